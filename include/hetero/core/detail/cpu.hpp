@@ -1,0 +1,37 @@
+/// @file
+/// How many cores this process may use, from its CPU affinity mask.
+#ifndef HETERO_CORE_DETAIL_CPU_HPP
+#define HETERO_CORE_DETAIL_CPU_HPP
+
+#include <algorithm>
+#include <thread>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+namespace hetero::detail {
+
+/// Cores in this process's affinity mask (all online cores where there is no mask).
+inline int affinity_cores() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+/// Host threads for one of `ranks_on_node` ranks sharing a node: when a launcher already
+/// bound this process to fewer cores than the node has, that binding is this rank's share;
+/// otherwise the node's cores are divided evenly (at least one each).
+inline int cores_per_rank(int ranks_on_node) {
+  const int online = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int mine = affinity_cores();
+  if (mine < online) return mine;
+  return std::max(1, online / std::max(1, ranks_on_node));
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_CORE_DETAIL_CPU_HPP

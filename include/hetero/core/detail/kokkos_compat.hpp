@@ -1,0 +1,71 @@
+/// @file
+/// The few places where Kokkos 3.4 and Kokkos 4.x/5.x differ, behind one interface.
+#ifndef HETERO_CORE_DETAIL_KOKKOS_COMPAT_HPP
+#define HETERO_CORE_DETAIL_KOKKOS_COMPAT_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <vector>
+
+#include "hetero/config.hpp"
+
+// config.hpp was written for one Kokkos; compiling against another with different backends
+// would silently select the wrong code paths.
+#if HETERO_HAS_CUDA() != defined(KOKKOS_ENABLE_CUDA) || HETERO_HAS_HIP() != defined(KOKKOS_ENABLE_HIP) || \
+    HETERO_HAS_OPENMP() != defined(KOKKOS_ENABLE_OPENMP) || HETERO_HAS_SERIAL() != defined(KOKKOS_ENABLE_SERIAL)
+#error \
+    "hetero: hetero/config.hpp was generated for a Kokkos with other backends than the one being compiled against; reconfigure hetero with this Kokkos (Kokkos_ROOT)"
+#endif
+
+namespace hetero::detail {
+
+/// True once Kokkos has been finalised in this process (Kokkos 4+ cannot start again then).
+inline bool kokkos_finalized() {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::is_finalized();
+#else
+  return false;  // Kokkos 3 may be initialised again after finalize
+#endif
+}
+
+/// The command-line flag that sets the host thread count.
+inline const char* kokkos_threads_flag() {
+#if KOKKOS_VERSION >= 30700
+  return "--kokkos-num-threads";
+#else
+  return "--kokkos-threads";
+#endif
+}
+
+/// The command-line flag that selects the device.
+inline const char* kokkos_device_flag() { return "--kokkos-device-id"; }
+
+/// Names of the execution spaces this Kokkos was built with, default first.
+inline std::vector<std::string> kokkos_backends() {
+  std::vector<std::string> names;
+  names.emplace_back(Kokkos::DefaultExecutionSpace::name());
+  auto add = [&](const char* name) {
+    if (names.front() != name) names.emplace_back(name);
+  };
+#if defined(KOKKOS_ENABLE_CUDA)
+  add(Kokkos::Cuda::name());
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  add("HIP");
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  add(Kokkos::OpenMP::name());
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+  add(Kokkos::Threads::name());
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+  add(Kokkos::Serial::name());
+#endif
+  return names;
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_CORE_DETAIL_KOKKOS_COMPAT_HPP

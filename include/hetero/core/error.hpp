@@ -1,0 +1,96 @@
+/// @file
+/// hetero's exception hierarchy and the contract macro `HETERO_EXPECTS`.
+#ifndef HETERO_CORE_ERROR_HPP
+#define HETERO_CORE_ERROR_HPP
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace hetero {
+
+/// Base of every exception hetero throws. Messages say what was wrong, the value seen and the
+/// values allowed.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An argument outside what a function accepts (a weight outside [0, 1], a negative range, ...).
+class invalid_argument : public error {
+ public:
+  using error::error;
+};
+
+/// A distribution that does not fit its index space or process grid.
+class distribution_error : public error {
+ public:
+  using error::error;
+};
+
+/// A failed MPI call; `call()` names it and `code()` is the MPI error code it returned.
+class mpi_error : public error {
+ public:
+  mpi_error(std::string call, int code, const std::string& message)
+      : error(message), m_call(std::move(call)), m_code(code) {}
+
+  /// The name of the MPI function that failed, e.g. "MPI_Send".
+  [[nodiscard]] const std::string& call() const noexcept { return m_call; }
+  /// The error code the call returned.
+  [[nodiscard]] int code() const noexcept { return m_code; }
+
+ private:
+  std::string m_call;
+  int m_code;
+};
+
+/// A backend (execution space, device runtime, actuator) that is missing or not supported.
+class backend_error : public error {
+ public:
+  using error::error;
+};
+
+/// A task graph or communication pattern that can no longer make progress.
+class deadlock_error : public error {
+ public:
+  using error::error;
+};
+
+/// The runtime was used in a state that does not allow it (e.g. MPI already finalised).
+class runtime_error : public error {
+ public:
+  using error::error;
+};
+
+namespace detail {
+
+/// Concatenates the stream representations of `parts` into one message.
+template <class... Parts>
+std::string message(const Parts&... parts) {
+  std::ostringstream out;
+  (out << ... << parts);
+  return out.str();
+}
+
+/// Throws `Error` with the concatenated message; kept out of line of the hot path.
+template <class Error = invalid_argument, class... Parts>
+[[noreturn]] void raise(const Parts&... parts) {
+  throw Error(message(parts...));
+}
+
+}  // namespace detail
+}  // namespace hetero
+
+/// Checks a precondition of a host function: throws `hetero::invalid_argument` with
+/// `message` (any streamable parts) when `cond` is false. Use in host code only; device code
+/// calls `Kokkos::abort`.
+/// @code
+/// HETERO_EXPECTS(w >= 0 && w <= 1, "cpu weight ", w, " is outside [0, 1]");
+/// @endcode
+#define HETERO_EXPECTS(cond, ...)                                                  \
+  do {                                                                             \
+    if (!(cond)) ::hetero::detail::raise<::hetero::invalid_argument>(__VA_ARGS__); \
+  } while (false)
+
+#endif  // HETERO_CORE_ERROR_HPP

@@ -1,0 +1,207 @@
+/// @file
+/// `hetero::runtime`: brings up MPI and Kokkos (only what is not already up), and tells a
+/// rank where it stands: world and node-local rank, the device it should use, its cores.
+#ifndef HETERO_CORE_RUNTIME_HPP
+#define HETERO_CORE_RUNTIME_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <stdlib.h>  // setenv (POSIX)
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hetero/core/detail/cpu.hpp"
+#include "hetero/core/detail/devices.hpp"
+#include "hetero/core/detail/kokkos_compat.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+
+namespace hetero {
+
+/// How `hetero::runtime` brings up what it initialises. Ignored for a library (MPI or Kokkos)
+/// that was already initialised by the application.
+struct runtime_options {
+  /// The MPI thread level to ask for; what MPI provided is `runtime::mpi_thread_level()`.
+  thread_level requested_thread_level = thread_level::multiple;
+  /// Kokkos host threads; 0 picks this rank's share of the node's cores, unless the command
+  /// line (`--kokkos-num-threads`) or the environment (`OMP_NUM_THREADS`,
+  /// `KOKKOS_NUM_THREADS`) already says.
+  int host_threads = 0;
+  /// The device Kokkos should use; -1 picks node-local rank modulo device count.
+  int device_id = -1;
+};
+
+/// RAII owner of MPI and Kokkos for one process. Initialises MPI (asking for
+/// `MPI_THREAD_MULTIPLE`) and Kokkos when they are not already initialised, and finalises, on
+/// destruction, only what it initialised; runtimes may nest.
+/// @code
+/// int main(int argc, char** argv) {
+///   hetero::runtime rt(argc, argv);
+///   std::printf("rank %d of %d\n", rt.world_rank(), rt.world_size());
+/// }
+/// @endcode
+class runtime {
+ public:
+  /// Brings up MPI and Kokkos without command-line arguments.
+  explicit runtime(runtime_options options = {}) {
+    int argc = 0;
+    char** argv = nullptr;
+    start(argc, argv, options);
+  }
+
+  /// Brings up MPI and Kokkos; Kokkos' `--kokkos-*` arguments are honoured and removed from
+  /// `argv`, as `Kokkos::initialize` does.
+  runtime(int& argc, char**& argv, runtime_options options = {}) { start(argc, argv, options); }
+
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+  runtime(runtime&&) = delete;
+  runtime& operator=(runtime&&) = delete;
+
+  ~runtime() { stop(); }
+
+  /// This process's rank in `MPI_COMM_WORLD`.
+  [[nodiscard]] int world_rank() const noexcept { return m_world_rank; }
+  /// Ranks in `MPI_COMM_WORLD`.
+  [[nodiscard]] int world_size() const noexcept { return m_world_size; }
+  /// This process's rank among the ranks sharing its node (`MPI_COMM_TYPE_SHARED`).
+  [[nodiscard]] int local_rank() const noexcept { return m_local_rank; }
+  /// Ranks sharing this node.
+  [[nodiscard]] int local_size() const noexcept { return m_local_size; }
+  /// The node-local communicator (owned by the runtime; errors are returned, not fatal).
+  [[nodiscard]] MPI_Comm local_comm() const noexcept { return m_local_comm; }
+  /// Devices visible to this rank (0 without a device backend).
+  [[nodiscard]] int device_count() const noexcept { return m_device_count; }
+  /// The device this rank should use: node-local rank modulo device count (-1 without one).
+  [[nodiscard]] int device_id() const noexcept { return m_device_id; }
+  /// Threads of Kokkos' default host execution space in this rank.
+  [[nodiscard]] int host_threads() const { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
+  /// The thread level MPI provided.
+  [[nodiscard]] thread_level mpi_thread_level() const noexcept { return m_thread_level; }
+  /// Whether this runtime initialised MPI (and so will finalise it).
+  [[nodiscard]] bool owns_mpi() const noexcept { return m_owns_mpi; }
+  /// Whether this runtime initialised Kokkos (and so will finalise it).
+  [[nodiscard]] bool owns_kokkos() const noexcept { return m_owns_kokkos; }
+
+ private:
+  void start(int& argc, char**& argv, const runtime_options& options) {
+    HETERO_EXPECTS(options.host_threads >= 0, "runtime_options::host_threads is ", options.host_threads,
+                   "; allowed: 0 (automatic) or a positive thread count");
+    HETERO_EXPECTS(options.device_id >= -1, "runtime_options::device_id is ", options.device_id,
+                   "; allowed: -1 (automatic) or a device number >= 0");
+    try {
+      start_mpi(argc, argv, options.requested_thread_level);
+      m_device_count = detail::device_count();
+      if (options.device_id >= 0) {
+        HETERO_EXPECTS(options.device_id < m_device_count, "runtime_options::device_id is ", options.device_id,
+                       " but this rank sees ", m_device_count, " device(s)");
+        m_device_id = options.device_id;
+      } else {
+        m_device_id = m_device_count > 0 ? m_local_rank % m_device_count : -1;
+      }
+      start_kokkos(argc, argv, options.host_threads);
+    } catch (...) {
+      stop();  // a throwing constructor runs no destructor: undo what was brought up
+      throw;
+    }
+  }
+
+  // Finalises what this runtime initialised, Kokkos before MPI.
+  void stop() noexcept {
+    if (m_owns_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
+    if (m_local_comm != MPI_COMM_NULL && !detail::mpi_finalized()) MPI_Comm_free(&m_local_comm);
+    if (m_owns_mpi && !detail::mpi_finalized()) MPI_Finalize();
+    m_owns_kokkos = m_owns_mpi = false;
+  }
+
+  void start_mpi(int& argc, char**& argv, thread_level requested) {
+    if (detail::mpi_finalized())
+      detail::raise<runtime_error>(
+          "MPI was already finalised in this process and cannot be initialised again; "
+          "create the hetero::runtime before MPI_Finalize");
+    int provided = MPI_THREAD_SINGLE;
+    if (detail::mpi_initialized()) {
+      HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+    } else {
+      HETERO_MPI_CHECK(MPI_Init_thread, argc > 0 ? &argc : nullptr, argc > 0 ? &argv : nullptr,
+                       static_cast<int>(requested), &provided);
+      m_owns_mpi = true;
+    }
+    m_thread_level = static_cast<thread_level>(provided);
+    HETERO_MPI_CHECK(MPI_Comm_rank, MPI_COMM_WORLD, &m_world_rank);
+    HETERO_MPI_CHECK(MPI_Comm_size, MPI_COMM_WORLD, &m_world_size);
+    HETERO_MPI_CHECK(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_world_rank, MPI_INFO_NULL,
+                     &m_local_comm);
+    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_local_comm, MPI_ERRORS_RETURN);
+    HETERO_MPI_CHECK(MPI_Comm_rank, m_local_comm, &m_local_rank);
+    HETERO_MPI_CHECK(MPI_Comm_size, m_local_comm, &m_local_size);
+  }
+
+  void start_kokkos(int& argc, char**& argv, int host_threads) {
+    if (Kokkos::is_initialized()) return;
+    if (detail::kokkos_finalized())
+      detail::raise<runtime_error>(
+          "Kokkos was already finalised in this process and cannot be initialised "
+          "again; create the hetero::runtime before Kokkos::finalize");
+    // Kokkos parses our additions together with the user's own --kokkos-* arguments; ours are
+    // added only where the user (command line or environment) said nothing.
+    std::vector<std::string> args;
+    args.emplace_back(argc > 0 ? argv[0] : "hetero");
+    bool threads_given = std::getenv("OMP_NUM_THREADS") || std::getenv("KOKKOS_NUM_THREADS");
+    bool device_given = std::getenv("KOKKOS_DEVICE_ID") != nullptr;
+    for (int i = 1; i < argc; ++i) {
+      std::string_view a = argv[i];
+      if (!a.starts_with("--kokkos-")) continue;
+      threads_given = threads_given || a.starts_with("--kokkos-threads") || a.starts_with("--kokkos-num-threads");
+      device_given = device_given || a.starts_with("--kokkos-device");
+      args.emplace_back(a);
+    }
+    if (!threads_given)
+      args.push_back(std::string(detail::kokkos_threads_flag()) + "=" +
+                     std::to_string(host_threads > 0 ? host_threads : detail::cores_per_rank(m_local_size)));
+    if (!device_given && m_device_id >= 0)
+      args.push_back(std::string(detail::kokkos_device_flag()) + "=" + std::to_string(m_device_id));
+
+    // OpenMP threads stay unbound unless the user asks (binding several ranks' threads to the
+    // same cores would serialise them). libgomp has read its environment already, so this only
+    // states its default explicitly, which silences Kokkos' warning about the unset variable.
+    if (!std::getenv("OMP_PROC_BIND")) setenv("OMP_PROC_BIND", "false", 0);
+
+    std::vector<char*> kokkos_argv;
+    for (auto& a : args) kokkos_argv.push_back(a.data());
+    kokkos_argv.push_back(nullptr);
+    int kokkos_argc = static_cast<int>(args.size());
+    Kokkos::initialize(kokkos_argc, kokkos_argv.data());
+    m_owns_kokkos = true;
+
+    // Remove the --kokkos-* arguments from the user's argv, as Kokkos::initialize would.
+    int kept = argc > 0 ? 1 : 0;
+    for (int i = 1; i < argc; ++i)
+      if (!std::string_view(argv[i]).starts_with("--kokkos-")) argv[kept++] = argv[i];
+    if (argc > 0) {
+      argc = kept;
+      argv[argc] = nullptr;
+    }
+  }
+
+  bool m_owns_mpi = false;
+  bool m_owns_kokkos = false;
+  thread_level m_thread_level = thread_level::single;
+  int m_world_rank = 0;
+  int m_world_size = 1;
+  int m_local_rank = 0;
+  int m_local_size = 1;
+  MPI_Comm m_local_comm = MPI_COMM_NULL;
+  int m_device_count = 0;
+  int m_device_id = -1;
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_CORE_RUNTIME_HPP
