@@ -1,0 +1,28 @@
+# hetero_add_header_check(<target> <include dir>): an object library with one translation unit
+# per public header, each including only that header (twice, to check its include guard).
+# Headers under a `backend/` folder are checked only when their backend is enabled.
+
+function(hetero_add_header_check target include_dir)
+  file(GLOB_RECURSE headers RELATIVE "${include_dir}" CONFIGURE_DEPENDS "${include_dir}/hetero/*.hpp")
+  set(sources)
+  foreach(header IN LISTS headers)
+    if(header MATCHES "/backend/([a-z_]+)\\.hpp$")
+      string(TOUPPER "${CMAKE_MATCH_1}" backend)
+      if(NOT backend IN_LIST Kokkos_DEVICES)
+        continue()
+      endif()
+    endif()
+    string(MAKE_C_IDENTIFIER "${header}" stem)
+    set(source "${CMAKE_CURRENT_BINARY_DIR}/${target}/${stem}.cpp")
+    set(text "#include <${header}>\n#include <${header}>\n")
+    if(EXISTS "${source}")
+      file(READ "${source}" old)
+    endif()
+    if(NOT old STREQUAL text)
+      file(WRITE "${source}" "${text}")
+    endif()
+    list(APPEND sources "${source}")
+  endforeach()
+  add_library(${target} OBJECT ${sources})
+  target_link_libraries(${target} PRIVATE hetero::hetero hetero_warnings)
+endfunction()
