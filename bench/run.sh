@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every benchmark of a build and summarises medians as ratios to each family's baseline.
+#   bench/run.sh <build dir> <results dir> <plots dir>
+# Environment: HETERO_BENCH_REPS (repetitions, default 7), HETERO_BENCH_FILTER (a regex on
+# benchmark names), HETERO_PLOTS=1 (write PNG plots to <plots dir>).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=$1
+results=$2
+plots=$3
+reps=${HETERO_BENCH_REPS:-7}
+mkdir -p "$results"
+
+shopt -s nullglob
+lists=("$build"/bench/list.d/*.txt)
+[ ${#lists[@]} -gt 0 ] || {
+  echo "no benchmarks in $build/bench/list.d" >&2
+  exit 1
+}
+failed=0
+for list in "${lists[@]}"; do
+  read -r name ranks exe <"$list"
+  echo "== $name on $ranks rank(s), $reps repetitions (medians) =="
+  args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
+    --benchmark_out="$results/$name.json" --benchmark_out_format=json)
+  [ -n "${HETERO_BENCH_FILTER:-}" ] && args+=(--benchmark_filter="$HETERO_BENCH_FILTER")
+  if ! mpiexec -n "$ranks" "$exe" "${args[@]}"; then
+    echo "$name FAILED" >&2
+    failed=1
+    continue
+  fi
+  "$here/report.sh" "$results/$name.json"
+  if [ "${HETERO_PLOTS:-0}" = 1 ]; then "$here/plot.sh" "$results/$name.json" "$plots"; fi
+done
+exit $failed
