@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Prints, for one Google Benchmark JSON file, each case's median time and its ratio to the
 # median of its family's baseline at the same arguments. Names follow
-# <family>/<variant>[/<args>...]; a variant named baseline_* is the family's baseline.
+# <family>/<variant>[/<args>...]; a variant named baseline_* is the family's baseline. The
+# median is over the rounds of a case (runs with the same name, see bench_main.hpp), or
+# Google Benchmark's own median aggregate where --benchmark_repetitions was used.
 #   bench/report.sh <results.json> [--tsv]
 set -euo pipefail
 json=$1
-# One row per median: family, args, variant, time (in the benchmark's unit), unit.
+# One row per case: family, args, variant, median time (in the benchmark's unit), unit, runs.
 rows=$(jq -r '
-  .benchmarks[] | select(.aggregate_name == "median")
-  | (.run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
-  | [$p[0], ($p[2:] | join("/")), $p[1], .real_time, .time_unit] | @tsv' "$json")
+  def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  [.benchmarks[] | select((.aggregate_name // "median") == "median")]
+  | group_by(.run_name)
+  | sort_by(.[0].family_index, .[0].per_family_instance_index)
+  | .[]
+  | (.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
+  | [$p[0], ($p[2:] | join("/")), $p[1], ([.[].real_time] | median), .[0].time_unit, length] | @tsv' "$json")
 if [ "${2:-}" = "--tsv" ]; then
   echo "$rows"
   exit 0
@@ -17,10 +23,10 @@ fi
 echo "$rows" | awk -F'\t' '
   { key = $1 "\t" $2; if ($3 ~ /^baseline/) base[key] = $4; t[NR] = $4; k[NR] = key; line[NR] = $0; n = NR }
   END {
-    printf "%-28s %-14s %-22s %14s %8s\n", "family", "args", "variant", "median", "ratio"
+    printf "%-28s %-14s %-22s %14s %8s %6s\n", "family", "args", "variant", "median", "ratio", "runs"
     for (i = 1; i <= n; ++i) {
       split(line[i], f, "\t")
       r = (k[i] in base && base[k[i]] > 0) ? sprintf("%.3f", t[i] / base[k[i]]) : "-"
-      printf "%-28s %-14s %-22s %11.4g %-2s %8s\n", f[1], (f[2] == "" ? "-" : f[2]), f[3], f[4], f[5], r
+      printf "%-28s %-14s %-22s %11.4g %-2s %8s %6s\n", f[1], (f[2] == "" ? "-" : f[2]), f[3], f[4], f[5], r, f[6]
     }
   }'

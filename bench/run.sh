@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every benchmark of a build and summarises medians as ratios to each family's baseline.
 #   bench/run.sh <build dir> <results dir> <plots dir>
-# Environment: HETERO_BENCH_REPS (repetitions, default 7), HETERO_BENCH_FILTER (a regex on
-# benchmark names), HETERO_PLOTS=1 (write PNG plots to <plots dir>).
+# Environment: HETERO_BENCH_ROUNDS (rounds of every case, default 7; see bench_main.hpp), HETERO_BENCH_FILTER (a regex on
+# benchmark names), HETERO_BENCH_TIMEOUT (seconds per benchmark program, default 1800),
+# HETERO_PLOTS=1 (write PNG plots to <plots dir>).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$1
 results=$2
 plots=$3
-reps=${HETERO_BENCH_REPS:-7}
+rounds=${HETERO_BENCH_ROUNDS:-7}
 mkdir -p "$results"
 
 shopt -s nullglob
@@ -20,11 +21,12 @@ lists=("$build"/bench/list.d/*.txt)
 failed=0
 for list in "${lists[@]}"; do
   read -r name ranks exe <"$list"
-  echo "== $name on $ranks rank(s), $reps repetitions (medians) =="
-  args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true
-    --benchmark_out="$results/$name.json" --benchmark_out_format=json)
+  echo "== $name on $ranks rank(s), $rounds rounds (medians over rounds) =="
+  # Not --benchmark_enable_random_interleaving: each rank would shuffle differently and wait
+  # forever in another benchmark's collective.
+  args=(--hetero_rounds="$rounds" --benchmark_out="$results/$name.json" --benchmark_out_format=json)
   [ -n "${HETERO_BENCH_FILTER:-}" ] && args+=(--benchmark_filter="$HETERO_BENCH_FILTER")
-  if ! mpiexec -n "$ranks" "$exe" "${args[@]}"; then
+  if ! timeout "${HETERO_BENCH_TIMEOUT:-1800}" mpiexec -n "$ranks" "$exe" "${args[@]}"; then
     echo "$name FAILED" >&2
     failed=1
     continue

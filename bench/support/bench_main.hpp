@@ -1,9 +1,16 @@
 // The main of hetero's benchmarks, for one or many MPI ranks: brings up hetero::runtime, runs
 // Google Benchmark on every rank, and lets only rank 0 report (console and --benchmark_out).
 //
+// Rounds: this machine's timings drift by 2x between phases of a run, so a baseline measured
+// before its rival is not comparable. Cases added with hetero::bench::add are registered once
+// per round, all cases in each round (--hetero_rounds=N, default 7): baseline and rival
+// alternate, and bench/report.sh takes the median over the rounds of each case.
+//
 // Benchmarks that communicate must give every rank the same iteration count, or ranks wait on
 // each other forever: use UseManualTime() and report the slowest rank's time with
 // hetero::bench::set_iteration_time (Google Benchmark then decides the same on every rank).
+// For the same reason, never --benchmark_enable_random_interleaving (each rank would shuffle
+// differently).
 #ifndef HETERO_BENCH_SUPPORT_BENCH_MAIN_HPP
 #define HETERO_BENCH_SUPPORT_BENCH_MAIN_HPP
 
@@ -12,7 +19,10 @@
 
 #include <hetero/core/runtime.hpp>
 
+#include <functional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hetero::bench {
@@ -22,6 +32,30 @@ inline void set_iteration_time(benchmark::State& state, double seconds, MPI_Comm
   double slowest = seconds;
   MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
   state.SetIterationTime(slowest);
+}
+
+/// One benchmark case: a name "<family>/<variant>[/...]" (a variant named baseline_* is the
+/// family's baseline), its function, and how to configure it (Args, UseManualTime, Unit...).
+struct bench_case {
+  std::string name;
+  void (*function)(benchmark::State&);
+  std::function<void(benchmark::internal::Benchmark*)> configure;
+};
+
+inline std::vector<bench_case>& registered_cases() {
+  static std::vector<bench_case> cases;
+  return cases;
+}
+
+/// Adds a case to every round; use at namespace scope through a static variable:
+/// @code
+/// const int registered = hetero::bench::add("triad/baseline_kokkos", triad_kokkos,
+///                                           [](auto* b) { b->Arg(1 << 20); });
+/// @endcode
+inline int add(std::string name, void (*function)(benchmark::State&),
+               std::function<void(benchmark::internal::Benchmark*)> configure = {}) {
+  registered_cases().push_back({std::move(name), function, std::move(configure)});
+  return static_cast<int>(registered_cases().size());
 }
 
 /// A reporter that prints nothing: ranks other than 0 run the benchmarks silently.
@@ -34,11 +68,24 @@ class silent_reporter : public benchmark::BenchmarkReporter {
 /// Runs the registered benchmarks under a hetero::runtime; returns main's exit code.
 inline int run_benchmarks(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
+  int rounds = 7;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--hetero_rounds=")) {
+      rounds = std::stoi(std::string(arg.substr(16)));
+      HETERO_EXPECTS(rounds >= 1, "--hetero_rounds is ", rounds, "; allowed: 1 or more");
+      continue;
+    }
     // Only rank 0 writes the output file; the others would truncate it under rank 0's feet.
-    if (rt.world_rank() != 0 && std::string_view(argv[i]).starts_with("--benchmark_out")) continue;
+    if (rt.world_rank() != 0 && arg.starts_with("--benchmark_out")) continue;
     args.push_back(argv[i]);
+  }
+  for (int round = 0; round < rounds; ++round) {
+    for (const auto& c : registered_cases()) {
+      auto* b = benchmark::RegisterBenchmark(c.name.c_str(), c.function);
+      if (c.configure) c.configure(b);
+    }
   }
   int count = static_cast<int>(args.size());
   args.push_back(nullptr);

@@ -6,11 +6,13 @@
 //   mpiexec -n 2 ./hello [intervals]
 #include <hetero/hetero.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <numbers>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -42,16 +44,20 @@ int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
   const long n = argc > 1 ? std::stol(argv[1]) : 10'000'000;
 
-  // Where each rank stands, printed in rank order.
-  for (int r = 0; r < rt.world_size(); ++r) {
-    if (r == rt.world_rank()) {
-      std::printf("rank %d of %d: node-local rank %d of %d, %d host thread(s), device %d of %d\n", rt.world_rank(),
-                  rt.world_size(), rt.local_rank(), rt.local_size(), rt.host_threads(), rt.device_id(),
-                  rt.device_count());
-      std::fflush(stdout);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
+  // Where each rank stands: every rank describes itself, rank 0 prints the lines in rank order
+  // (output of different ranks is not ordered by mpiexec).
+  std::array<char, 160> line{};
+  const std::string device = rt.device_count() > 0 ? "device " + std::to_string(rt.device_id()) + " of " +
+                                                         std::to_string(rt.device_count())
+                                                   : std::string("no device");
+  std::snprintf(line.data(), line.size(), "rank %d of %d: node-local rank %d of %d, %d host thread(s), %s",
+                rt.world_rank(), rt.world_size(), rt.local_rank(), rt.local_size(), rt.host_threads(),
+                device.c_str());
+  std::vector<char> lines(rt.world_rank() == 0 ? line.size() * static_cast<std::size_t>(rt.world_size()) : 0);
+  HETERO_MPI_CHECK(MPI_Gather, line.data(), static_cast<int>(line.size()), MPI_CHAR, lines.data(),
+                   static_cast<int>(line.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+  for (int r = 0; rt.world_rank() == 0 && r < rt.world_size(); ++r)
+    std::printf("%s\n", lines.data() + static_cast<std::size_t>(r) * line.size());
   if (rt.world_rank() == 0) {
     std::string backends;
     for (const auto& b : hetero::detail::kokkos_backends()) backends += (backends.empty() ? "" : ", ") + b;
