@@ -1,11 +1,14 @@
 /// @file
-/// The core module: runtime, errors, checked MPI calls, configuration.
+/// The core module: runtime, errors, checked MPI calls, timers, the wait/phase observer,
+/// configuration.
 #ifndef HETERO_CORE_HPP
 #define HETERO_CORE_HPP
 
 #include "hetero/config.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"
+#include "hetero/core/timer.hpp"
 
 #endif  // HETERO_CORE_HPP
