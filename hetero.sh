@@ -232,7 +232,9 @@ cmd_test() {
     "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
   build "$build_dir/test-asan"
   say "running the tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
-  (cd "$build_dir/test-asan" && ctest --output-on-failure -j "$jobs" -LE 'style|package') \
+  # hwloc's PCI plugin (libhwloc-plugins, pulled in by StarPU) leaks 1016 bytes and is unloaded
+  # before LeakSanitizer reports, so no suppression can name it; MPICH needs no PCI topology here.
+  (cd "$build_dir/test-asan" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs" -LE 'style|package') \
     || die "some tests failed under the sanitizers (ctest output above)"
   say "all tests passed in $((SECONDS - t0)) s (both builds, build and run)"
 }
