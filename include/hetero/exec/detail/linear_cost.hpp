@@ -1,0 +1,103 @@
+/// @file
+/// The cost of one side of a split loop as a fixed part plus a part per item, t = a + b * n,
+/// fitted robustly to that side's last few runs.
+#ifndef HETERO_EXEC_DETAIL_LINEAR_COST_HPP
+#define HETERO_EXEC_DETAIL_LINEAR_COST_HPP
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace hetero::detail {
+
+/// The median of `values` (which it reorders); 0 for none.
+inline double median_of(std::vector<double>& values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (values.size() % 2 == 1) return *middle;
+  return (*middle + *std::max_element(values.begin(), middle)) / 2;
+}
+
+/// t = fixed + per_item * n over a window of the last `window` runs of one side.
+///
+/// The fit is Theil-Sen: the slope is the median of the slopes between pairs of runs whose item
+/// counts differ by at least `min_spread`, the fixed part the median of t - slope * n. Medians
+/// make one preempted run (2x slower on this kind of machine) move nothing. While all runs have
+/// about the same n (a converged weight) the slope cannot be separated from the fixed part: the
+/// last fixed part is kept and only the slope follows the runs.
+class linear_cost {
+ public:
+  static constexpr int window = 8;
+  static constexpr double min_spread = 1.15;
+
+  /// Adds one run of `items` items that took `seconds`.
+  void add(double items, double seconds) {
+    if (items <= 0) return;
+    m_items[static_cast<std::size_t>(m_next)] = items;
+    m_seconds[static_cast<std::size_t>(m_next)] = std::max(seconds, 0.0);
+    m_next = (m_next + 1) % window;
+    m_count = std::min(m_count + 1, window);
+    fit();
+  }
+
+  /// Forgets every run.
+  void clear() noexcept { *this = linear_cost(); }
+
+  /// True once a run was added.
+  [[nodiscard]] bool known() const noexcept { return m_count > 0; }
+  /// Runs in the window.
+  [[nodiscard]] int samples() const noexcept { return m_count; }
+  /// The fixed part a, in seconds.
+  [[nodiscard]] double fixed_seconds() const noexcept { return m_fixed; }
+  /// The part per item b, in seconds.
+  [[nodiscard]] double seconds_per_item() const noexcept { return m_per_item; }
+  /// Predicted seconds for `items` items (0 for none: a side with nothing to do costs nothing).
+  [[nodiscard]] double predict(double items) const noexcept {
+    return items > 0 ? m_fixed + m_per_item * items : 0.0;
+  }
+
+ private:
+  void fit() {
+    std::vector<double> slopes;
+    for (int i = 0; i < m_count; ++i)
+      for (int j = i + 1; j < m_count; ++j) {
+        const double ni = m_items[static_cast<std::size_t>(i)], nj = m_items[static_cast<std::size_t>(j)];
+        if (std::max(ni, nj) < min_spread * std::min(ni, nj)) continue;
+        slopes.push_back((m_seconds[static_cast<std::size_t>(j)] - m_seconds[static_cast<std::size_t>(i)]) /
+                         (nj - ni));
+      }
+    std::vector<double> values;
+    if (!slopes.empty()) {
+      // A slope <= 0 means the time does not grow with n here: a (noisy) fixed cost.
+      m_per_item = std::max(median_of(slopes), 0.0);
+      for (int i = 0; i < m_count; ++i)
+        values.push_back(m_seconds[static_cast<std::size_t>(i)] - m_per_item * m_items[static_cast<std::size_t>(i)]);
+      m_fixed = median_of(values);
+      if (m_fixed >= 0) return;
+    } else {
+      for (int i = 0; i < m_count; ++i)
+        values.push_back((m_seconds[static_cast<std::size_t>(i)] - m_fixed) / m_items[static_cast<std::size_t>(i)]);
+      m_per_item = median_of(values);
+      if (m_per_item > 0) return;
+    }
+    // The fixed part came out negative (or swallowed the whole time): fall back to a purely
+    // proportional cost, which never predicts a negative time.
+    m_fixed = 0;
+    values.clear();
+    for (int i = 0; i < m_count; ++i)
+      values.push_back(m_seconds[static_cast<std::size_t>(i)] / m_items[static_cast<std::size_t>(i)]);
+    m_per_item = median_of(values);
+  }
+
+  std::array<double, window> m_items{};
+  std::array<double, window> m_seconds{};
+  int m_count = 0;
+  int m_next = 0;
+  double m_fixed = 0;
+  double m_per_item = 0;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_EXEC_DETAIL_LINEAR_COST_HPP
