@@ -54,10 +54,10 @@ class model_tuner final : public tuner {
   double next_weight(const split_sample& sample) override {
     const double n = static_cast<double>(sample.device_items + sample.host_items);
     if (n <= 0) return sample.weight;
-    m_device.add(static_cast<double>(sample.device_items), sample.device_seconds);
-    m_host.add(static_cast<double>(sample.host_items), sample.host_seconds);
     const bool probing = m_probing;
     m_probing = false;
+    m_device.add(static_cast<double>(sample.device_items), sample.device_seconds, probing);
+    m_host.add(static_cast<double>(sample.host_items), sample.host_seconds, probing);
 
     if (!m_device.known() || !m_host.known()) {  // one side never ran: try it now and then
       if (++m_single_side_runs < m_interval) return sample.weight;
@@ -71,7 +71,10 @@ class model_tuner final : public tuner {
         return best;
       }
       if (++m_single_side_runs < m_interval) return best;
-      return start_probe(balanced_weight(n));
+      // The probe gives the other side a share large enough to measure its cost per item.
+      const double balanced = balanced_weight(n);
+      return start_probe(best == 0.0 ? std::max(balanced, m_options.probe_weight)
+                                     : std::min(balanced, 1 - m_options.probe_weight));
     }
     if (probing) m_interval = m_options.probe_interval;  // the probe found a gain
     m_single_side_runs = 0;

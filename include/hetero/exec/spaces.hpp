@@ -9,6 +9,8 @@
 
 #include <type_traits>
 
+#include "hetero/config.hpp"
+
 namespace hetero {
 
 /// A Kokkos execution space type (`Kokkos::Cuda`, `Kokkos::OpenMP`, `Kokkos::Serial`, ...).

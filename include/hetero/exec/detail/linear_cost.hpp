@@ -31,13 +31,28 @@ class linear_cost {
   static constexpr int window = 8;
   static constexpr double min_spread = 1.15;
 
-  /// Adds one run of `items` items that took `seconds`.
-  void add(double items, double seconds) {
+  /// A run that misses the prediction by more than this fraction counts as a miss.
+  static constexpr double change = 0.25;
+
+  /// Adds one run of `items` items that took `seconds`. Two misses in a row in the same
+  /// direction mean the cost changed (other work on the CPU, a new phase of the application):
+  /// the older runs are forgotten. With `fresh` (a probe after a long pause) one miss is enough.
+  void add(double items, double seconds, bool fresh = false) {
     if (items <= 0) return;
-    m_items[static_cast<std::size_t>(m_next)] = items;
-    m_seconds[static_cast<std::size_t>(m_next)] = std::max(seconds, 0.0);
-    m_next = (m_next + 1) % window;
-    m_count = std::min(m_count + 1, window);
+    if (m_count > 0) {
+      const double predicted = predict(items);
+      const double miss = predicted > 0 ? (seconds - predicted) / predicted : 0.0;
+      const int direction = miss > change ? 1 : miss < -change ? -1 : 0;
+      if (direction != 0 && (fresh || direction == m_last_miss)) {
+        const std::size_t last = static_cast<std::size_t>((m_next + window - 1) % window);
+        const double last_items = m_items[last], last_seconds = m_seconds[last];
+        m_count = m_next = 0;
+        m_fixed = 0;
+        if (!fresh) push(last_items, last_seconds);
+      }
+      m_last_miss = direction;
+    }
+    push(items, seconds);
     fit();
   }
 
@@ -58,6 +73,13 @@ class linear_cost {
   }
 
  private:
+  void push(double items, double seconds) {
+    m_items[static_cast<std::size_t>(m_next)] = items;
+    m_seconds[static_cast<std::size_t>(m_next)] = std::max(seconds, 0.0);
+    m_next = (m_next + 1) % window;
+    m_count = std::min(m_count + 1, window);
+  }
+
   void fit() {
     std::vector<double> slopes;
     for (int i = 0; i < m_count; ++i)
@@ -94,6 +116,7 @@ class linear_cost {
   std::array<double, window> m_seconds{};
   int m_count = 0;
   int m_next = 0;
+  int m_last_miss = 0;
   double m_fixed = 0;
   double m_per_item = 0;
 };
