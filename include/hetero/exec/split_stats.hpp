@@ -109,6 +109,11 @@ class label_registry {
     raise<invalid_argument>("no split loop labelled '", label, "' has run or been given a weight in this process");
   }
 
+  bool contains(std::string_view label) const {
+    std::scoped_lock lock(m_mutex);
+    return m_labels.find(label) != m_labels.end();
+  }
+
   std::vector<std::string> labels() const {
     std::scoped_lock lock(m_mutex);
     std::vector<std::string> names;
@@ -155,9 +160,12 @@ inline void reset_weight(std::string_view label, double weight) {
   state->tuner->restart(weight);
 }
 
-/// The CPU weight the next run of `label` will use.
+/// The CPU weight the next run of `label` will use (for a label that has not run yet, the
+/// configured `split_config::initial_weight`).
 inline double cpu_weight(std::string_view label) {
-  auto state = detail::label_registry::instance().find(label);
+  auto& registry = detail::label_registry::instance();
+  if (!registry.contains(label)) return work_sharing_config().initial_weight;
+  auto state = registry.find(label);
   std::scoped_lock lock(state->mutex);
   return state->weight;
 }
