@@ -1,0 +1,118 @@
+// What hetero::parallel_for costs over a plain Kokkos::parallel_for when everything runs on one
+// space (the default in a CPU-only build: no split): a triad a = b + s c over N = 1e3 .. 1e8,
+// both fenced (hetero's call returns when the work is done). And the fixed cost of one call
+// (N = 1): plain Kokkos, hetero on one space, hetero split between OpenMP and Serial with all
+// work on one side (no hand-over), and split with work on both sides (the helper thread's
+// hand-over). A quick run (--benchmark_min_time below 0.1 s, the test command's smoke run)
+// stops at N = 1e6.
+#include <hetero/exec.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "bench_main.hpp"
+
+namespace {
+
+using index_policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+
+// One set of arrays at a time (1e8 doubles x 3 = 2.4 GB), kept while N stays the same.
+struct triad_arrays {
+  std::int64_t n = -1;
+  Kokkos::View<double*> a, b, c;
+};
+
+triad_arrays& arrays_for(std::int64_t n) {
+  static triad_arrays arrays;
+  static const bool hooked = (Kokkos::push_finalize_hook([] { arrays = triad_arrays{}; }), true);
+  (void)hooked;
+  if (arrays.n != n) {
+    arrays = triad_arrays{};
+    arrays.a = Kokkos::View<double*>("a", n);
+    arrays.b = Kokkos::View<double*>("b", n);
+    arrays.c = Kokkos::View<double*>("c", n);
+    Kokkos::deep_copy(arrays.b, 1.0);
+    Kokkos::deep_copy(arrays.c, 2.0);
+    arrays.n = n;
+  }
+  return arrays;
+}
+
+void set_bytes(benchmark::State& state, std::int64_t n) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * n * 3 * 8);
+}
+
+void triad_kokkos(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& t = arrays_for(n);
+  auto a = t.a, b = t.b, c = t.c;
+  for (auto _ : state) {
+    Kokkos::parallel_for("triad", index_policy(0, n), KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); });
+    Kokkos::DefaultExecutionSpace().fence();
+  }
+  set_bytes(state, n);
+}
+
+void triad_hetero(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& t = arrays_for(n);
+  auto a = t.a, b = t.b, c = t.c;
+  for (auto _ : state)
+    hetero::parallel_for("triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); });
+  set_bytes(state, n);
+}
+
+bool g_quick = false;  // a smoke run: sizes up to 1e6 only
+
+const auto sizes = [](benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(10)->Range(1000, g_quick ? 1'000'000 : 100'000'000)->Unit(benchmark::kMicrosecond);
+};
+
+// Fixed cost per call: one iteration of (almost) nothing.
+void call_kokkos(benchmark::State& state) {
+  auto a = arrays_for(1000).a;
+  for (auto _ : state) {
+    Kokkos::parallel_for("call", index_policy(0, 1), KOKKOS_LAMBDA(std::int64_t i) { a(i) += 1.0; });
+    Kokkos::DefaultExecutionSpace().fence();
+  }
+}
+
+void call_hetero(benchmark::State& state) {
+  auto a = arrays_for(1000).a;
+  for (auto _ : state) hetero::parallel_for("call", 1, KOKKOS_LAMBDA(std::int64_t i) { a(i) += 1.0; });
+}
+
+#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
+template <int Weight>  // in percent
+void call_split(benchmark::State& state) {
+  auto a = arrays_for(1000).a;
+  const hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial> policy =
+      hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial>(0, 2).weight(Weight / 100.0);
+  for (auto _ : state)
+    hetero::parallel_for("call_split", policy, KOKKOS_LAMBDA(std::int64_t i) { a(i) += 1.0; });
+}
+#endif
+
+const auto in_us = [](benchmark::internal::Benchmark* b) { b->Unit(benchmark::kMicrosecond); };
+
+const int registered[] = {
+    hetero::bench::add("triad/baseline_kokkos", triad_kokkos, sizes),
+    hetero::bench::add("triad/hetero_one_space", triad_hetero, sizes),
+    hetero::bench::add("call/baseline_kokkos", call_kokkos, in_us),
+    hetero::bench::add("call/hetero_one_space", call_hetero, in_us),
+#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
+    hetero::bench::add("call/hetero_split_one_side", call_split<0>, in_us),
+    hetero::bench::add("call/hetero_split_both_sides", call_split<50>, in_us),
+#endif
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a.starts_with("--benchmark_min_time=")) g_quick = std::stod(std::string(a.substr(21))) < 0.1;
+  }
+  return hetero::bench::run_benchmarks(argc, argv);
+}
