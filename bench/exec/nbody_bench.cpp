@@ -79,8 +79,9 @@ void step_device_only(benchmark::State& state) {
   const auto acc = p.acc.device_view();
   const nbody::forces forces{0, n, 0.05 * 0.05};
   for (auto _ : state) {
-    Kokkos::parallel_for("nbody_device_only", Kokkos::RangePolicy<device_space, Kokkos::IndexType<std::int64_t>>(0, n),
-                         KOKKOS_LAMBDA(std::int64_t i) { forces(i, all, acc); });
+    Kokkos::parallel_for(
+        "nbody_device_only", Kokkos::RangePolicy<device_space, Kokkos::IndexType<std::int64_t>>(0, n),
+        KOKKOS_LAMBDA(std::int64_t i) { forces(i, all, acc); });
     device_space().fence();
   }
 }
@@ -122,9 +123,8 @@ void convergence(benchmark::State& state) {
     }
     double best = trace.front().seconds;
     for (const auto& r : trace) best = std::min(best, r.seconds);
-    const auto first_near = std::find_if(trace.begin(), trace.end(), [&](const step_record& r) {
-      return r.seconds <= 1.05 * best;
-    });
+    const auto first_near =
+        std::find_if(trace.begin(), trace.end(), [&](const step_record& r) { return r.seconds <= 1.05 * best; });
     state.SetIterationTime(total);
     state.counters["steps_to_5pct"] = first_near->step;
     state.counters["final_weight"] = trace.back().weight;
@@ -176,9 +176,10 @@ int main(int argc, char** argv) {
   char** arguments = args.data();
   const int rc = hetero::bench::run_benchmarks(count, arguments);
   if (!g_steps_to_5pct[0].empty())
-    std::printf("convergence from w = 0.2, steps until the step time is within 5%% of its best (median over %zu "
-                "rounds): model tuner %.1f, fixed-step (paper) tuner %.1f\n",
-                g_steps_to_5pct[0].size(), median(g_steps_to_5pct[0]), median(g_steps_to_5pct[1]));
+    std::printf(
+        "convergence from w = 0.2, steps until the step time is within 5%% of its best (median over %zu "
+        "rounds): model tuner %.1f, fixed-step (paper) tuner %.1f\n",
+        g_steps_to_5pct[0].size(), median(g_steps_to_5pct[0]), median(g_steps_to_5pct[1]));
   if (!g_trace_file.empty()) {
     std::ofstream out(g_trace_file);
     out << "# tuner step device_seconds host_seconds weight step_seconds\n";

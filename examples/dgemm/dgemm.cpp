@@ -37,7 +37,8 @@ std::int64_t block_begin(std::int64_t n, int p, int r) { return r * (n / p) + st
 
 // Entry (i, j) of a matrix drawn from `seed`: the same on every rank without communication.
 double entry(std::uint64_t seed, std::int64_t i, std::int64_t j) {
-  std::mt19937_64 gen(seed ^ (static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(j)));
+  std::mt19937_64 gen(seed ^
+                      (static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(j)));
   return std::uniform_real_distribution<double>(-1, 1)(gen);
 }
 
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
   if (r == 0) {
     std::printf("dgemm: n = %lld on %d rank(s), device %s + host %s, tuner %s\n", static_cast<long long>(n), p,
                 device_space::name(), host_space::name(), tuner.c_str());
-    std::printf("%5s %12s %12s %8s %10s   (slowest rank)\n", "step", "device [s]", "host [s]", "weight", "GFLOP/s");
+    std::printf("%5s %12s %12s %8s %10s   (slowest rank)\n", "step", "device [s]", "host [s]", "weight",
+                "GFLOP/s");
   }
   for (int step = 1; step <= steps; ++step) {
     const double weight = hetero::cpu_weight("dgemm");

@@ -85,19 +85,22 @@ int main(int argc, char** argv) {
                                   : opt.tuner == "fixed_step" ? hetero::tuner_kind::fixed_step
                                                               : hetero::tuner_kind::manual;
   hetero::set_tuner("nbody_forces", kind);
-  if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file)) hetero::load_weights(opt.weights_file);
+  if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file))
+    hetero::load_weights(opt.weights_file);
 
   // Every rank draws all particles from one seed and keeps its block: a cold sphere of radius 1.
   array<double* [4]> all("all", n);  // x, y, z, m of every particle
   array<double* [4]> pos("pos", mine);
-  array<double* [3]> vel("vel", mine), acc("acc", mine);
+  array<double*[3]> vel("vel", mine), acc("acc", mine);
   {
     std::mt19937_64 gen(2024);
     std::uniform_real_distribution<double> u(-1, 1);
     auto a = all.host_view();
     for (std::int64_t i = 0; i < n; ++i) {
       double x, y, z;
-      do { x = u(gen), y = u(gen), z = u(gen); } while (x * x + y * y + z * z > 1);
+      do {
+        x = u(gen), y = u(gen), z = u(gen);
+      } while (x * x + y * y + z * z > 1);
       a(i, 0) = x, a(i, 1) = y, a(i, 2) = z, a(i, 3) = 1.0 / static_cast<double>(n);
     }
     for (std::int64_t i = 0; i < mine; ++i)
@@ -118,7 +121,8 @@ int main(int argc, char** argv) {
     all.modify_host();
   };
   auto compute_forces = [&] {
-    hetero::parallel_for("nbody_forces", policy(0, mine), hetero::access(hetero::replicated_in(all), hetero::out(acc)),
+    hetero::parallel_for("nbody_forces", policy(0, mine),
+                         hetero::access(hetero::replicated_in(all), hetero::out(acc)),
                          nbody::forces{first, n, softening2});
   };
   auto total_energy = [&] {

@@ -34,8 +34,7 @@ TEST_CASE("the interval set adds, removes and reports missing ranges", "[exec][m
   set.add(20, 25);  // touches [10, 20): merged
   REQUIRE(set.ranges().size() == 2);
   CHECK(set.ranges()[0] == std::pair<std::int64_t, std::int64_t>(10, 25));
-  CHECK(set.missing(0, 50) ==
-        std::vector<hetero::detail::interval_set::range>{{0, 10}, {25, 30}, {40, 50}});
+  CHECK(set.missing(0, 50) == std::vector<hetero::detail::interval_set::range>{{0, 10}, {25, 30}, {40, 50}});
   set.remove(12, 35);
   CHECK(set.ranges() == std::vector<hetero::detail::interval_set::range>{{10, 12}, {35, 40}});
   CHECK(set.contains(36, 40));
@@ -82,8 +81,8 @@ TEST_CASE("separate copies move only the rows a side lacks and count the bytes",
   a.sync_host();
   CHECK(a.bytes_to_host() == static_cast<std::uint64_t>(w1 - w0) * a.row_bytes());
   for (std::int64_t r = 0; r < n; ++r)
-    REQUIRE(a.host_view()(r, 1) == (r >= w0 && r < w1 ? -1.0 * static_cast<double>(r)
-                                                      : values[static_cast<std::size_t>(3 * r + 1)]));
+    REQUIRE(a.host_view()(r, 1) ==
+            (r >= w0 && r < w1 ? -1.0 * static_cast<double>(r) : values[static_cast<std::size_t>(3 * r + 1)]));
   a.reset_transfer_counters();
   CHECK(a.bytes_to_host() == 0);
   CHECK(a.bytes_to_device() == 0);
@@ -98,7 +97,8 @@ TEST_CASE("one allocation where the spaces share memory: nothing moves", "[exec]
   a.sync_device();
   a.sync_host();
   CHECK(a.bytes_to_device() + a.bytes_to_host() == 0);
-  hetero::mirrored_array<double**, device_space, host_space> copy = hetero::mirrored_array<double**, device_space, host_space>("m", 4, 5);
+  hetero::mirrored_array<double**, device_space, host_space> copy =
+      hetero::mirrored_array<double**, device_space, host_space>("m", 4, 5);
   CHECK(copy.extent(1) == 5);
   auto handle = copy;  // a handle: copies share data and bookkeeping
   CHECK(handle.device_view().data() == copy.device_view().data());
@@ -107,7 +107,8 @@ TEST_CASE("one allocation where the spaces share memory: nothing moves", "[exec]
 TEST_CASE("mirrored arrays refuse mismatched sizes and rows outside them, naming the values", "[exec][mirror]") {
   rows3 a(hetero::mirror_mode::separate, "pos", 10);
   std::vector<double> wrong(29);
-  CHECK_THROWS_WITH(a.assign_host(wrong), ContainsSubstring("'pos' holds 30 values") && ContainsSubstring("has 29"));
+  CHECK_THROWS_WITH(a.assign_host(wrong),
+                    ContainsSubstring("'pos' holds 30 values") && ContainsSubstring("has 29"));
   CHECK_THROWS_AS(a.assign_host(wrong), hetero::invalid_argument);
   CHECK_THROWS_WITH(a.sync_device(4, 12), ContainsSubstring("rows [4, 12)") && ContainsSubstring("10 rows"));
   CHECK_THROWS_WITH(a.modify_host(-1, 3), ContainsSubstring("rows [-1, 3)"));

@@ -12,7 +12,6 @@
 #include <random>
 #include <vector>
 
-
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
@@ -121,8 +120,8 @@ TEST_CASE("a host that cannot help (fixed cost above its share) ends at w = 0 an
   CHECK(w[3] == 0.0);
   int probes = 0;
   for (std::size_t run = 3; run < w.size(); ++run) probes += w[run] > 0 ? 1 : 0;
-  CHECK(probes >= 2);  // it does look again ...
-  CHECK(probes <= 6);  // ... rarely: after 50, then 100, 200, 400 runs
+  CHECK(probes >= 3);  // it does look again ...
+  CHECK(probes <= 8);  // ... rarely: after 8, then 16, 32, ... 512 runs (under 1 % of the runs)
   CHECK(w.back() == 0.0);
 }
 
@@ -149,8 +148,7 @@ TEST_CASE("a device that cannot help ends at w = 1", "[exec][tuner][model]") {
   CHECK(w.back() == 1.0);
 }
 
-TEST_CASE("a user who starts at w = 0 gets a probe of the host after the probe interval",
-          "[exec][tuner][model]") {
+TEST_CASE("a user who starts at w = 0 gets a probe of the host after the probe interval", "[exec][tuner][model]") {
   machine m{{0, 1e7}, {0, 1e7}};
   hetero::model_tuner tuner(hetero::model_tuner_options{.probe_interval = 5});
   const auto w = tune(tuner, m, 100000, 0.0, 12);

@@ -13,8 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -51,21 +51,23 @@ TEMPLATE_LIST_TEST_CASE("parallel_for and parallel_reduce equal a serial loop fo
     INFO("range [" << begin << ", " << begin + n << ") weight " << w);
     Kokkos::deep_copy(out, -1);
     hetero::reset_weight("test_for", w);
-    hetero::parallel_for("test_for", hetero::split_policy<device, host>(begin, begin + n),
-                         KOKKOS_LAMBDA(std::int64_t i) { out(i) = value_of(i); });
+    hetero::parallel_for(
+        "test_for", hetero::split_policy<device, host>(begin, begin + n),
+        KOKKOS_LAMBDA(std::int64_t i) { out(i) = value_of(i); });
     for (std::int64_t i = 0; i < 6000; ++i) REQUIRE(out(i) == (i >= begin && i < begin + n ? value_of(i) : -1));
 
     std::int64_t sum = 0, expected = 0;
     for (std::int64_t i = begin; i < begin + n; ++i) expected += value_of(i);
-    hetero::parallel_reduce("test_sum", hetero::split_policy<device, host>(begin, begin + n).weight(w),
-                            KOKKOS_LAMBDA(std::int64_t i, std::int64_t& s) { s += value_of(i); }, sum);
+    hetero::parallel_reduce(
+        "test_sum", hetero::split_policy<device, host>(begin, begin + n).weight(w),
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t & s) { s += value_of(i); }, sum);
     CHECK(sum == expected);
 
     std::int64_t largest = 0, expected_largest = std::numeric_limits<std::int64_t>::lowest();
     for (std::int64_t i = begin; i < begin + n; ++i) expected_largest = std::max(expected_largest, value_of(i));
     hetero::parallel_reduce(
         "test_max", hetero::split_policy<device, host>(begin, begin + n).weight(w),
-        KOKKOS_LAMBDA(std::int64_t i, std::int64_t& m) { m = std::max(m, value_of(i)); },
+        KOKKOS_LAMBDA(std::int64_t i, std::int64_t & m) { m = std::max(m, value_of(i)); },
         Kokkos::Max<std::int64_t>(largest));
     CHECK(largest == expected_largest);
   }
@@ -101,7 +103,7 @@ TEMPLATE_LIST_TEST_CASE("partitioned and replicated arrays move exactly the rows
           yv(i) = xv(i) * tv(n - 1 - i, 1);
         });
     CHECK(x.bytes_to_device() == device_rows * sizeof(double));  // the device's rows only
-    CHECK(x.bytes_to_host() == 0);                                // the host had them
+    CHECK(x.bytes_to_host() == 0);                               // the host had them
     CHECK(table.bytes_to_device() == (device_rows > 0 ? static_cast<std::uint64_t>(n) * 2 * sizeof(double) : 0));
     CHECK(table.bytes_to_host() == 0);
     CHECK(y.bytes_to_device() + y.bytes_to_host() == 0);  // out: nothing read
@@ -112,16 +114,17 @@ TEMPLATE_LIST_TEST_CASE("partitioned and replicated arrays move exactly the rows
     y.sync_host();  // the device's rows come back, no more
     CHECK(y.bytes_to_host() == device_rows * sizeof(double));
     for (std::int64_t i = 0; i < n; ++i)
-      REQUIRE(y.host_view()(i) == xs[static_cast<std::size_t>(i)] * ts[static_cast<std::size_t>(2 * (n - 1 - i) + 1)]);
+      REQUIRE(y.host_view()(i) ==
+              xs[static_cast<std::size_t>(i)] * ts[static_cast<std::size_t>(2 * (n - 1 - i) + 1)]);
 
     // inout with the other weight: each side lacks the rows the other side held last time.
     const double w2 = 1.0 - w;
     const auto plan2 = hetero::detail::make_split_plan(0, n, single ? 0.0 : w2, 1);
     x.reset_transfer_counters();
     y.modify_host();  // the host holds the newest y everywhere now
-    hetero::parallel_for("test_access", hetero::split_policy<device, host>(0, n).weight(w2),
-                         hetero::access(hetero::inout(y)),
-                         KOKKOS_LAMBDA(std::int64_t i, const auto& yv) { yv(i) += 1.0; });
+    hetero::parallel_for(
+        "test_access", hetero::split_policy<device, host>(0, n).weight(w2), hetero::access(hetero::inout(y)),
+        KOKKOS_LAMBDA(std::int64_t i, const auto& yv) { yv(i) += 1.0; });
     CHECK(y.bytes_to_device() == static_cast<std::uint64_t>(plan2.device_items()) * sizeof(double));
     y.sync_host();
     for (std::int64_t i = 0; i < n; ++i)
@@ -164,18 +167,18 @@ TEST_CASE("bad weights, counts and sizes raise invalid_argument naming the value
   CHECK_THROWS_WITH(hetero::reset_weight("bad", 1.5), ContainsSubstring("1.5") && ContainsSubstring("[0, 1]"));
   CHECK_THROWS_WITH(hetero::reset_weight("bad", -0.25), ContainsSubstring("-0.25"));
   CHECK_THROWS_AS(hetero::reset_weight("bad", std::nan("")), hetero::invalid_argument);
-  CHECK_THROWS_WITH(hetero::parallel_for("bad", -5, KOKKOS_LAMBDA(std::int64_t) {}),
+  CHECK_THROWS_WITH(hetero::parallel_for("bad", -5, KOKKOS_LAMBDA(std::int64_t){}),
                     ContainsSubstring("iteration count is -5"));
   hetero::mirrored_array<double*> small("small", 10);
   CHECK_THROWS_WITH(hetero::parallel_for("bad", 12, hetero::access(hetero::out(small)),
-                                         KOKKOS_LAMBDA(std::int64_t, const auto&) {}),
+                                         KOKKOS_LAMBDA(std::int64_t, const auto&){}),
                     ContainsSubstring("'small' has 10 rows") && ContainsSubstring("[0, 12)"));
   CHECK_THROWS_WITH(hetero::parallel_for("bad", 10, hetero::access(hetero::in(small), hetero::out(small)),
-                                         KOKKOS_LAMBDA(std::int64_t, const auto&, const auto&) {}),
+                                         KOKKOS_LAMBDA(std::int64_t, const auto&, const auto&){}),
                     ContainsSubstring("appears twice"));
   hetero::mirrored_array<double*> big("big", 5);
   CHECK_NOTHROW(hetero::parallel_for("ok", 3, hetero::access(hetero::replicated_in(big)),
-                                     KOKKOS_LAMBDA(std::int64_t, const auto&) {}));
+                                     KOKKOS_LAMBDA(std::int64_t, const auto&){}));
 }
 
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()

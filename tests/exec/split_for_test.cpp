@@ -42,20 +42,22 @@ TEMPLATE_LIST_TEST_CASE("split_for hands each side its instance and chunks that 
   for (int trial = 0; trial < 30; ++trial) {
     const std::int64_t begin = std::uniform_int_distribution<std::int64_t>(0, 100)(gen);
     const std::int64_t n = std::uniform_int_distribution<std::int64_t>(0, 2000)(gen);
-    const double w = trial % 3 == 0 ? 0.0 : trial % 3 == 1 ? 1.0 : std::uniform_real_distribution<double>(0, 1)(gen);
+    const double w = trial % 3 == 0   ? 0.0
+                     : trial % 3 == 1 ? 1.0
+                                      : std::uniform_real_distribution<double>(0, 1)(gen);
     const int chunks = std::uniform_int_distribution<int>(1, 4)(gen);
     INFO("range [" << begin << ", " << begin + n << ") weight " << w << " host chunks " << chunks);
     std::mutex mutex;
     std::vector<chunk> seen;
-    hetero::split_for("test_chunks", hetero::split_policy<device, host>(begin, begin + n).weight(w).host_chunks(chunks),
+    hetero::split_for("test_chunks",
+                      hetero::split_policy<device, host>(begin, begin + n).weight(w).host_chunks(chunks),
                       [&](const auto& space, std::int64_t b, std::int64_t e) {
                         using space_t = std::decay_t<decltype(space)>;
                         std::scoped_lock lock(mutex);
                         seen.push_back({std::is_same_v<space_t, device>, b, e});
                       });
-    const auto plan =
-        hetero::detail::make_split_plan(begin, begin + n, single ? 0.0 : w,
-                                        std::min<int>(chunks, static_cast<int>(host().concurrency())));
+    const auto plan = hetero::detail::make_split_plan(
+        begin, begin + n, single ? 0.0 : w, std::min<int>(chunks, static_cast<int>(host().concurrency())));
     std::sort(seen.begin(), seen.end(), [](const chunk& a, const chunk& b) { return a.begin < b.begin; });
     const std::size_t expected_calls = (plan.device_items() > 0 ? 1u : 0u) +
                                        (plan.host_items() > 0 ? static_cast<std::size_t>(plan.host_chunks) : 0u);
@@ -100,7 +102,8 @@ TEMPLATE_LIST_TEST_CASE("split_for bodies get their side's views after the missi
   c.sync_host();
   CHECK(c.bytes_to_host() == static_cast<std::uint64_t>(plan.device_items() * m) * sizeof(double));
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < m; ++j) REQUIRE(c.host_view()(i, j) == 3 * values[static_cast<std::size_t>(i * m + j)]);
+    for (std::int64_t j = 0; j < m; ++j)
+      REQUIRE(c.host_view()(i, j) == 3 * values[static_cast<std::size_t>(i * m + j)]);
 }
 
 TEMPLATE_LIST_TEST_CASE("an exception of a host chunk reaches the caller after the device chunk finished",

@@ -26,14 +26,14 @@ TEST_CASE("reset_weight sets the next run's weight; unknown labels are named in 
   CHECK(hetero::split_statistics("loop a").tuner == "model");
   hetero::set_tuner("loop a", hetero::tuner_kind::fixed_step);
   CHECK(hetero::split_statistics("loop a").tuner == "fixed_step");
-  CHECK_THROWS_WITH(hetero::set_tuner("loop a", std::unique_ptr<hetero::tuner>()), ContainsSubstring("null tuner"));
+  CHECK_THROWS_WITH(hetero::set_tuner("loop a", std::unique_ptr<hetero::tuner>()),
+                    ContainsSubstring("null tuner"));
   hetero::forget_split_labels();
   CHECK(hetero::split_labels().empty());
 }
 
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
-TEST_CASE("gpu_seconds and cpu_seconds are the last device and host times; statistics run on",
-          "[exec][stats]") {
+TEST_CASE("gpu_seconds and cpu_seconds are the last device and host times; statistics run on", "[exec][stats]") {
   hetero::forget_split_labels();
   hetero::set_tuner("timed", hetero::tuner_kind::manual);
   hetero::reset_weight("timed", 0.5);
@@ -68,7 +68,8 @@ TEST_CASE("gpu_seconds and cpu_seconds are the last device and host times; stati
 
 TEST_CASE("a loop on one space runs whole on it and reports its time as the device's", "[exec][stats]") {
   hetero::forget_split_labels();
-  hetero::parallel_for("single", hetero::split_policy<hetero::default_host_space, hetero::default_host_space>(0, 4),
+  hetero::parallel_for("single",
+                       hetero::split_policy<hetero::default_host_space, hetero::default_host_space>(0, 4),
                        [](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
   const auto s = hetero::split_statistics("single");
   CHECK(s.runs == 1);

@@ -4,11 +4,11 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <string>
-#include <unistd.h>
 
 #include "random.hpp"
 
@@ -54,7 +54,8 @@ TEST_CASE("unreadable files and malformed lines are refused, naming the file and
   CHECK_THROWS_AS(hetero::load_weights(path), hetero::invalid_argument);
   CHECK(hetero::split_labels().empty());  // nothing was set
   write("1.5 too much\n");
-  CHECK_THROWS_WITH(hetero::load_weights(path), ContainsSubstring("weight 1.5") && ContainsSubstring("'too much'"));
+  CHECK_THROWS_WITH(hetero::load_weights(path),
+                    ContainsSubstring("weight 1.5") && ContainsSubstring("'too much'"));
   write("0.25\n");
   CHECK_THROWS_WITH(hetero::load_weights(path), ContainsSubstring("line 1"));
   std::remove(path.c_str());

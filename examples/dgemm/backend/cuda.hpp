@@ -15,7 +15,8 @@ namespace dgemm {
 inline cublasHandle_t cublas_handle() {
   static cublasHandle_t handle = [] {
     cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) hetero::detail::raise<hetero::backend_error>("cublasCreate failed");
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+      hetero::detail::raise<hetero::backend_error>("cublasCreate failed");
     return h;
   }();
   return handle;
@@ -23,7 +24,8 @@ inline cublasHandle_t cublas_handle() {
 
 /// C (rows x n) = A (rows x n) * B (n x n), all row-major in device memory, on `space`'s stream.
 /// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS multiplies B^T (n x n) by A^T.
-inline void gemm_rows_cuda(const Kokkos::Cuda& space, int rows, int n, const double* a, const double* b, double* c) {
+inline void gemm_rows_cuda(const Kokkos::Cuda& space, int rows, int n, const double* a, const double* b,
+                           double* c) {
   const cublasHandle_t handle = cublas_handle();
   if (cublasSetStream(handle, space.cuda_stream()) != CUBLAS_STATUS_SUCCESS)
     hetero::detail::raise<hetero::backend_error>("cublasSetStream failed");

@@ -46,16 +46,24 @@ concept mirrored = is_mirrored_array<T>;
 
 /// Rows of `a` partitioned like the loop's iterations, read by each side.
 template <mirrored Array>
-array_access<Array, access_mode::in> in(Array& a) noexcept { return {&a}; }
+array_access<Array, access_mode::in> in(Array& a) noexcept {
+  return {&a};
+}
 /// Rows of `a` partitioned like the loop's iterations, written by each side.
 template <mirrored Array>
-array_access<Array, access_mode::out> out(Array& a) noexcept { return {&a}; }
+array_access<Array, access_mode::out> out(Array& a) noexcept {
+  return {&a};
+}
 /// Rows of `a` partitioned like the loop's iterations, read and written by each side.
 template <mirrored Array>
-array_access<Array, access_mode::inout> inout(Array& a) noexcept { return {&a}; }
+array_access<Array, access_mode::inout> inout(Array& a) noexcept {
+  return {&a};
+}
 /// All rows of `a`, read by both sides.
 template <mirrored Array>
-array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept { return {&a}; }
+array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept {
+  return {&a};
+}
 
 /// The mirrored arrays of one loop with their modes; their views are passed to the loop body
 /// after the index, in this order (device views on the device, host views on the host).
@@ -100,8 +108,8 @@ void check_accesses(const Policy& policy, const access_list<A...>& list) {
                             "hetero: a mirrored array must have the same device and host spaces as the loop");
               if (std::decay_t<decltype(a)>::mode != access_mode::replicated_in)
                 HETERO_EXPECTS(a.array->rows() >= policy.end(), "mirrored array '", a.array->label(), "' has ",
-                               a.array->rows(), " rows, but the loop's range [", policy.begin(), ", ", policy.end(),
-                               ") partitions it and needs at least ", policy.end());
+                               a.array->rows(), " rows, but the loop's range [", policy.begin(), ", ",
+                               policy.end(), ") partitions it and needs at least ", policy.end());
             }(),
             ...);
         const void* arrays[] = {static_cast<const void*>(a.array)..., nullptr};

@@ -23,10 +23,12 @@ struct model_tuner_options {
   /// fraction: measurement noise does not make the weight wander.
   double deadband = 0.02;
   /// Runs on one side alone before the other side is tried again; doubled after every probe that
-  /// confirms it (up to `max_probe_interval`), reset when a probe finds a gain.
-  int probe_interval = 50;
+  /// confirms it (up to `max_probe_interval`), reset when a probe finds a gain. Starting short
+  /// undoes soon a drop to one side caused by one disturbed run; the doubling makes probes rare
+  /// (7 in the first 1000 runs, then one per 4096).
+  int probe_interval = 8;
   /// The longest interval between probes.
-  int max_probe_interval = 3200;
+  int max_probe_interval = 4096;
   /// The weight of a probe while the other side was never measured.
   double probe_weight = 0.05;
 };

@@ -69,9 +69,10 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
   detail::split_run(
       label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
-        Kokkos::parallel_for(state.device_kernel,
-                             detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
-                             body(detail::side_views<true>(arrays)));
+        Kokkos::parallel_for(
+            state.device_kernel,
+            detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+            body(detail::side_views<true>(arrays)));
         policy.device().fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {

@@ -31,8 +31,7 @@ inline constexpr bool is_single_space = std::is_same_v<Device, Host>;
 
 /// True when the two spaces use the same memory, so a mirrored array needs one allocation.
 template <execution_space Device, execution_space Host>
-inline constexpr bool shares_memory =
-    std::is_same_v<typename Device::memory_space, typename Host::memory_space>;
+inline constexpr bool shares_memory = std::is_same_v<typename Device::memory_space, typename Host::memory_space>;
 
 /// True for a space whose memory the host cannot address (a GPU): such a device is driven by one
 /// host core, which work sharing can leave out of the host part (`split_config`).

@@ -46,8 +46,9 @@ void split_for(std::string_view label, const Range& range, const access_list<Acc
   detail::split_run(
       label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state&) {
-        std::apply([&](const auto&... views) { body(policy.device(), plan.device_begin, plan.device_end, views...); },
-                   detail::side_views<true>(arrays));
+        std::apply(
+            [&](const auto&... views) { body(policy.device(), plan.device_begin, plan.device_end, views...); },
+            detail::side_views<true>(arrays));
         policy.device().fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
@@ -62,16 +63,17 @@ void split_for(std::string_view label, const Range& range, const access_list<Acc
           // An exception must not leave a parallel region: keep the first, rethrow after it.
           std::mutex error_mutex;
           std::exception_ptr error;
-          Kokkos::parallel_for(state.host_kernel,
-                               Kokkos::RangePolicy<host_space>(policy.host(), 0, plan.host_chunks).set_chunk_size(1),
-                               [&](int chunk) {
-                                 try {
-                                   run_chunk(chunk);
-                                 } catch (...) {
-                                   std::scoped_lock lock(error_mutex);
-                                   if (!error) error = std::current_exception();
-                                 }
-                               });
+          Kokkos::parallel_for(
+              state.host_kernel,
+              Kokkos::RangePolicy<host_space>(policy.host(), 0, plan.host_chunks).set_chunk_size(1),
+              [&](int chunk) {
+                try {
+                  run_chunk(chunk);
+                } catch (...) {
+                  std::scoped_lock lock(error_mutex);
+                  if (!error) error = std::current_exception();
+                }
+              });
           if (error) std::rethrow_exception(error);
         }
         policy.host().fence();

@@ -87,7 +87,9 @@ class split_policy {
   /// [begin, end) on the given instances.
   template <std::integral Begin, std::integral End>
   split_policy(Device device, Host host, Begin begin, End end)
-      : m_device(std::move(device)), m_host(std::move(host)), m_begin(to_index(begin, "begin")),
+      : m_device(std::move(device)),
+        m_host(std::move(host)),
+        m_begin(to_index(begin, "begin")),
         m_end(to_index(end, "end")) {
     HETERO_EXPECTS(m_begin <= m_end, "split_policy range [", m_begin, ", ", m_end,
                    ") is negative (begin > end); allowed: 0 <= begin <= end");

@@ -46,15 +46,15 @@ struct time_stats {
 
 /// What the runs of one labelled split loop measured.
 struct split_stats {
-  std::uint64_t runs = 0;        ///< completed runs
-  double weight = 0;             ///< the CPU weight the next run will use
-  double last_weight = 0;        ///< the CPU weight of the last run
-  std::int64_t device_items = 0; ///< iterations of the last run on the device
-  std::int64_t host_items = 0;   ///< iterations of the last run on the host
-  time_stats device;             ///< device part, moves to the device included ("GPU time")
-  time_stats host;               ///< host part, moves to the host included ("CPU time")
-  time_stats step;               ///< the whole call: moves, both parts, bookkeeping
-  std::string tuner;             ///< the tuner's name
+  std::uint64_t runs = 0;         ///< completed runs
+  double weight = 0;              ///< the CPU weight the next run will use
+  double last_weight = 0;         ///< the CPU weight of the last run
+  std::int64_t device_items = 0;  ///< iterations of the last run on the device
+  std::int64_t host_items = 0;    ///< iterations of the last run on the host
+  time_stats device;              ///< device part, moves to the device included ("GPU time")
+  time_stats host;                ///< host part, moves to the host included ("CPU time")
+  time_stats step;                ///< the whole call: moves, both parts, bookkeeping
+  std::string tuner;              ///< the tuner's name
 };
 
 /// Which tuner a label uses.
@@ -69,7 +69,9 @@ namespace detail {
 /// One label's weight, tuner and statistics; guarded by its own mutex.
 struct label_state {
   explicit label_state(std::string_view label, double initial_weight)
-      : device_kernel(label), host_kernel(std::string(label) + " (host)"), weight(initial_weight),
+      : device_kernel(label),
+        host_kernel(std::string(label) + " (host)"),
+        weight(initial_weight),
         tuner(std::make_unique<model_tuner>()) {}
 
   std::mutex mutex;

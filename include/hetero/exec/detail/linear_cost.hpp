@@ -94,12 +94,14 @@ class linear_cost {
       // A slope <= 0 means the time does not grow with n here: a (noisy) fixed cost.
       m_per_item = std::max(median_of(slopes), 0.0);
       for (int i = 0; i < m_count; ++i)
-        values.push_back(m_seconds[static_cast<std::size_t>(i)] - m_per_item * m_items[static_cast<std::size_t>(i)]);
+        values.push_back(m_seconds[static_cast<std::size_t>(i)] -
+                         m_per_item * m_items[static_cast<std::size_t>(i)]);
       m_fixed = median_of(values);
       if (m_fixed >= 0) return;
     } else {
       for (int i = 0; i < m_count; ++i)
-        values.push_back((m_seconds[static_cast<std::size_t>(i)] - m_fixed) / m_items[static_cast<std::size_t>(i)]);
+        values.push_back((m_seconds[static_cast<std::size_t>(i)] - m_fixed) /
+                         m_items[static_cast<std::size_t>(i)]);
       m_per_item = median_of(values);
       if (m_per_item > 0) return;
     }
