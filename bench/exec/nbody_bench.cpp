@@ -26,13 +26,8 @@
 
 namespace {
 
-#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
-using device_space = Kokkos::OpenMP;
-using host_space = Kokkos::Serial;
-#else
-using device_space = hetero::default_device_space;
-using host_space = hetero::default_host_space;
-#endif
+using device_space = hetero::split_spaces::device;  // OpenMP in this CPU-only build
+using host_space = hetero::split_spaces::host;      // Serial
 using policy = hetero::split_policy<device_space, host_space>;
 template <class T>
 using array = hetero::mirrored_array<T, device_space, host_space>;

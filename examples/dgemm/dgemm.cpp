@@ -22,15 +22,10 @@
 
 namespace {
 
-#if HETERO_HAS_DEVICE() || !(HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL())
-using device_space = hetero::default_device_space;
-using host_space = hetero::default_host_space;
-#else
-// A CPU-only build: OpenMP stands in for the device and Serial is the host, so that the split
-// and its tuning are visible on a machine without a GPU.
-using device_space = Kokkos::OpenMP;
-using host_space = Kokkos::Serial;
-#endif
+// The default spaces; in a CPU-only build OpenMP stands in for the device and Serial is the
+// host, so that the split and its tuning are visible on a machine without a GPU.
+using device_space = hetero::split_spaces::device;
+using host_space = hetero::split_spaces::host;
 using matrix = hetero::mirrored_array<double**, device_space, host_space>;
 
 std::int64_t block_begin(std::int64_t n, int p, int r) { return r * (n / p) + std::min<std::int64_t>(r, n % p); }

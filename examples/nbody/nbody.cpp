@@ -25,15 +25,10 @@
 
 namespace {
 
-#if HETERO_HAS_DEVICE() || !(HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL())
-using device_space = hetero::default_device_space;
-using host_space = hetero::default_host_space;
-#else
-// A CPU-only build: OpenMP stands in for the device and Serial is the host, so that the split
-// and its tuning are visible on a machine without a GPU.
-using device_space = Kokkos::OpenMP;
-using host_space = Kokkos::Serial;
-#endif
+// The default spaces; in a CPU-only build OpenMP stands in for the device and Serial is the
+// host, so that the split and its tuning are visible on a machine without a GPU.
+using device_space = hetero::split_spaces::device;
+using host_space = hetero::split_spaces::host;
 using policy = hetero::split_policy<device_space, host_space>;
 template <class T>
 using array = hetero::mirrored_array<T, device_space, host_space>;

@@ -16,13 +16,8 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
-using device_space = Kokkos::OpenMP;
-using host_space = Kokkos::Serial;
-#else
-using device_space = hetero::default_device_space;
-using host_space = hetero::default_host_space;
-#endif
+using device_space = hetero::split_spaces::device;
+using host_space = hetero::split_spaces::host;
 using rows3 = hetero::mirrored_array<double* [3], device_space, host_space>;
 
 }  // namespace

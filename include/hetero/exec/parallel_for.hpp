@@ -59,25 +59,18 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
   using policy_t = std::decay_t<decltype(policy)>;
   using device_space = typename policy_t::device_space;
   using host_space = typename policy_t::host_space;
-  auto body = [&](auto views) {
-    if constexpr (sizeof...(Accesses) == 0) {
-      return functor;
-    } else {
-      return detail::bind_for(functor, views);
-    }
-  };
   detail::split_run(
       label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         Kokkos::parallel_for(
             state.device_kernel,
             detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
-            body(detail::side_views<true>(arrays)));
+            detail::side_body<void>(functor, detail::side_views<true>(arrays)));
         policy.device().fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         Kokkos::parallel_for(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
-                             body(detail::side_views<false>(arrays)));
+                             detail::side_body<void>(functor, detail::side_views<false>(arrays)));
         policy.host().fence();
       });
 }
@@ -92,13 +85,6 @@ void split_reduce(std::string_view label, const Range& range, const access_list<
   using policy_t = std::decay_t<decltype(policy)>;
   using device_space = typename policy_t::device_space;
   using host_space = typename policy_t::host_space;
-  auto body = [&](auto views) {
-    if constexpr (sizeof...(Accesses) == 0) {
-      return functor;
-    } else {
-      return bind_reduce<value_type>(functor, views);
-    }
-  };
   value_type device_value, host_value;
   reducer.init(device_value);
   reducer.init(host_value);
@@ -107,12 +93,12 @@ void split_reduce(std::string_view label, const Range& range, const access_list<
       [&](const split_plan& plan, const label_state& state) {
         Kokkos::parallel_reduce(state.device_kernel,
                                 part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
-                                body(side_views<true>(arrays)), Reducer(device_value));
+                                side_body<value_type>(functor, side_views<true>(arrays)), Reducer(device_value));
         policy.device().fence();
       },
       [&](const split_plan& plan, const label_state& state) {
         Kokkos::parallel_reduce(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
-                                body(side_views<false>(arrays)), Reducer(host_value));
+                                side_body<value_type>(functor, side_views<false>(arrays)), Reducer(host_value));
         policy.host().fence();
       });
   value_type joined;

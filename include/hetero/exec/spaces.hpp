@@ -39,6 +39,20 @@ template <execution_space Space>
 inline constexpr bool is_gpu_space =
     !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible;
 
+/// Two spaces between which a loop really splits in any build: the default device and host
+/// spaces when the build has a device; in a CPU-only build with OpenMP and Serial, OpenMP stands
+/// in for the device and Serial is the host. For examples, benchmarks and development on a
+/// machine without a GPU.
+struct split_spaces {
+#if HETERO_HAS_DEVICE() || !(HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL())
+  using device = default_device_space;
+  using host = default_host_space;
+#else
+  using device = Kokkos::OpenMP;
+  using host = Kokkos::Serial;
+#endif
+};
+
 namespace detail {
 
 /// True for a space that runs in parallel only when launched from the thread that initialised

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace hetero::detail {
@@ -78,6 +79,19 @@ auto bind_reduce(const Functor& f, const std::tuple<Views...>& views) {
   using pack = view_pack<Views...>;
   return reduce_body<Functor, pack, Value, std::index_sequence_for<Views...>>{
       f, std::apply([](const auto&... v) { return make_view_pack(v...); }, views)};
+}
+
+/// The body one side runs: the user's functor itself without mirrored arrays, else the functor
+/// bound to that side's views (`Value`: void for `parallel_for`, the reduction's value type).
+template <class Value, class Functor, class... Views>
+auto side_body(const Functor& f, const std::tuple<Views...>& views) {
+  if constexpr (sizeof...(Views) == 0) {
+    return f;
+  } else if constexpr (std::is_void_v<Value>) {
+    return bind_for(f, views);
+  } else {
+    return bind_reduce<Value>(f, views);
+  }
 }
 
 }  // namespace hetero::detail
