@@ -165,3 +165,21 @@ TEST_CASE("model tuner options are checked", "[exec][tuner][model]") {
   CHECK_THROWS_WITH(hetero::model_tuner(hetero::model_tuner_options{.probe_weight = 1.0}),
                     ContainsSubstring("probe_weight is 1"));
 }
+
+TEST_CASE("one disturbed early run does not drop a helpful host", "[exec][tuner][model]") {
+  // Equal sides; the first host run is preempted (3x): two runs then make a line with a large
+  // fixed part, which alone would predict that the host cannot help.
+  machine m{{0, 1e7}, {0, 1e7}};
+  hetero::model_tuner tuner;
+  const std::int64_t n = 1'000'000;
+  auto first = m.run(n, 0.2);
+  first.host_seconds *= 3;
+  double w = tuner.next_weight(first);
+  for (int r = 0; r < 6; ++r) {
+    INFO("run " << r + 2 << " weight " << w);
+    CHECK(w > 0.1);  // neither device alone ...
+    CHECK(w < 0.9);  // ... nor host alone
+    w = tuner.next_weight(m.run(n, w));
+  }
+  CHECK(std::abs(w - 0.5) < 0.02);
+}

@@ -67,6 +67,13 @@ class model_tuner final : public tuner {
     }
     const double best = best_weight(n);
     if (best == 0.0 || best == 1.0) {
+      // The model says one side alone; but if the split just measured beat that side's predicted
+      // time, a disturbed run in the window misled the fit (two runs make an exact line through
+      // an outlier): keep the split until more runs settle the fit.
+      const double alone = best == 0.0 ? m_device.predict(n) : m_host.predict(n);
+      const double measured = std::max(sample.device_seconds, sample.host_seconds);
+      if (sample.weight > 0 && sample.weight < 1 && measured < alone * (1 - m_options.min_gain))
+        return sample.weight;
       if (probing) m_interval = std::min(2 * m_interval, m_options.max_probe_interval);
       if (sample.weight != best) {
         m_single_side_runs = 0;

@@ -23,7 +23,8 @@ inline double median_of(std::vector<double>& values) {
 ///
 /// The fit is Theil-Sen: the slope is the median of the slopes between pairs of runs whose item
 /// counts differ by at least `min_spread`, the fixed part the median of t - slope * n. Medians
-/// make one preempted run (2x slower on this kind of machine) move nothing. While all runs have
+/// make one preempted run (2x slower on this kind of machine) move nothing once there are a few
+/// runs; a slope <= 0 (time falling as items grow) is not believed. While all runs have
 /// about the same n (a converged weight) the slope cannot be separated from the fixed part: the
 /// last fixed part is kept and only the slope follows the runs.
 class linear_cost {
@@ -90,23 +91,24 @@ class linear_cost {
                          (nj - ni));
       }
     std::vector<double> values;
-    if (!slopes.empty()) {
-      // A slope <= 0 means the time does not grow with n here: a (noisy) fixed cost.
-      m_per_item = std::max(median_of(slopes), 0.0);
+    const double slope = slopes.empty() ? 0.0 : median_of(slopes);
+    if (slope > 0) {
+      m_per_item = slope;
       for (int i = 0; i < m_count; ++i)
         values.push_back(m_seconds[static_cast<std::size_t>(i)] -
                          m_per_item * m_items[static_cast<std::size_t>(i)]);
       m_fixed = median_of(values);
       if (m_fixed >= 0) return;
-    } else {
+    } else if (slopes.empty()) {
       for (int i = 0; i < m_count; ++i)
         values.push_back((m_seconds[static_cast<std::size_t>(i)] - m_fixed) /
                          m_items[static_cast<std::size_t>(i)]);
       m_per_item = median_of(values);
       if (m_per_item > 0) return;
     }
-    // The fixed part came out negative (or swallowed the whole time): fall back to a purely
-    // proportional cost, which never predicts a negative time.
+    // The fixed part came out negative or swallowed the whole time, or the time fell as the
+    // items grew (loop work does not do that: a disturbed run, and through two runs the line
+    // goes exactly through it): fall back to a purely proportional cost.
     m_fixed = 0;
     values.clear();
     for (int i = 0; i < m_count; ++i)
