@@ -29,7 +29,8 @@ enum class mirror_mode {
 
 /// An array of rank 1 or more (`double*`, `double**`, `double*[3]`, ...), row-major, with one
 /// copy in the device's memory and one in the host's. Rows (the first index) are the unit of
-/// partitioning and of moves. A cheap handle: copies share the data and its bookkeeping.
+/// partitioning and of moves. A cheap handle: copies share the data and its bookkeeping, which
+/// is not locked (use one array from one thread at a time, as a loop's access list does).
 /// @code
 /// hetero::mirrored_array<double*[3], Kokkos::OpenMP, Kokkos::Serial> pos("pos", n);
 /// auto h = pos.host_view();       // fill on the host ...
