@@ -1,0 +1,189 @@
+// nbody: direct all-pairs N-body (double precision, softening, leapfrog), the force loop shared
+// between the device and the host of every rank by hetero's work sharing, as in the seed paper's
+// N-body benchmark. Particles are block-distributed over MPI ranks; all positions are gathered
+// every step (replicated in for the force loop). Prints per step the device time, the host time
+// and the CPU weight of the force loop (the paper's Figure 5), and the total energy at the start
+// and the end; checks the first forces against a serial loop and the energy drift.
+//   mpiexec -n 2 ./nbody [particles] [steps] [--tuner=model|fixed_step|manual] [--weights=FILE]
+// With --weights=FILE the tuned weights are loaded from FILE when it exists and saved to it at
+// the end, so a second run starts balanced.
+#include <hetero/hetero.hpp>
+
+#include <hetero/exec.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nbody_kernels.hpp"
+
+namespace {
+
+// The default spaces; in a CPU-only build OpenMP stands in for the device and Serial is the
+// host, so that the split and its tuning are visible on a machine without a GPU.
+using device_space = hetero::split_spaces::device;
+using host_space = hetero::split_spaces::host;
+using policy = hetero::split_policy<device_space, host_space>;
+template <class T>
+using array = hetero::mirrored_array<T, device_space, host_space>;
+
+constexpr double softening2 = 0.05 * 0.05;
+
+struct options {
+  std::int64_t particles = 4096;
+  int steps = 10;
+  std::string tuner = "model";
+  std::string weights_file;
+};
+
+options parse(int argc, char** argv) {
+  options o;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a.starts_with("--tuner=")) {
+      o.tuner = a.substr(8);
+    } else if (a.starts_with("--weights=")) {
+      o.weights_file = a.substr(10);
+    } else if (positional == 0) {
+      o.particles = std::stoll(argv[i]), ++positional;
+    } else {
+      o.steps = std::stoi(argv[i]), ++positional;
+    }
+  }
+  HETERO_EXPECTS(o.particles >= 2 && o.steps >= 1, "nbody needs at least 2 particles and 1 step; got ",
+                 o.particles, " and ", o.steps);
+  HETERO_EXPECTS(o.tuner == "model" || o.tuner == "fixed_step" || o.tuner == "manual", "--tuner=", o.tuner,
+                 "; allowed: model, fixed_step, manual");
+  return o;
+}
+
+// Balanced blocks: the first n % p ranks get one particle more.
+std::int64_t block_begin(std::int64_t n, int p, int r) { return r * (n / p) + std::min<std::int64_t>(r, n % p); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hetero::runtime rt(argc, argv);
+  const options opt = parse(argc, argv);
+  const int p = rt.world_size(), r = rt.world_rank();
+  const std::int64_t n = opt.particles, first = block_begin(n, p, r), mine = block_begin(n, p, r + 1) - first;
+  const double dt = 1e-3;
+  hetero::set_work_sharing_config(hetero::split_config_for(rt));
+  const hetero::tuner_kind kind = opt.tuner == "model"        ? hetero::tuner_kind::model
+                                  : opt.tuner == "fixed_step" ? hetero::tuner_kind::fixed_step
+                                                              : hetero::tuner_kind::manual;
+  hetero::set_tuner("nbody_forces", kind);
+  if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file))
+    hetero::load_weights(opt.weights_file);
+
+  // Every rank draws all particles from one seed and keeps its block: a cold sphere of radius 1.
+  array<double* [4]> all("all", n);  // x, y, z, m of every particle
+  array<double* [4]> pos("pos", mine);
+  array<double*[3]> vel("vel", mine), acc("acc", mine);
+  {
+    std::mt19937_64 gen(2024);
+    std::uniform_real_distribution<double> u(-1, 1);
+    auto a = all.host_view();
+    for (std::int64_t i = 0; i < n; ++i) {
+      double x, y, z;
+      do {
+        x = u(gen), y = u(gen), z = u(gen);
+      } while (x * x + y * y + z * z > 1);
+      a(i, 0) = x, a(i, 1) = y, a(i, 2) = z, a(i, 3) = 1.0 / static_cast<double>(n);
+    }
+    for (std::int64_t i = 0; i < mine; ++i)
+      for (int d = 0; d < 4; ++d) pos.host_view()(i, d) = a(first + i, d);
+    all.modify_host();
+    pos.modify_host();
+  }
+  std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+  for (int q = 0; q < p; ++q) {
+    displs[static_cast<std::size_t>(q)] = hetero::detail::mpi_count(4 * block_begin(n, p, q), "displacement");
+    counts[static_cast<std::size_t>(q)] =
+        hetero::detail::mpi_count(4 * (block_begin(n, p, q + 1) - block_begin(n, p, q)), "count");
+  }
+  auto gather_positions = [&] {  // every rank's block of (x, y, z, m) into `all`, on the host
+    pos.sync_host();
+    HETERO_MPI_CHECK(MPI_Allgatherv, pos.host_view().data(), counts[static_cast<std::size_t>(r)], MPI_DOUBLE,
+                     all.host_view().data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+    all.modify_host();
+  };
+  auto compute_forces = [&] {
+    hetero::parallel_for("nbody_forces", policy(0, mine),
+                         hetero::access(hetero::replicated_in(all), hetero::out(acc)),
+                         nbody::forces{first, n, softening2});
+  };
+  auto total_energy = [&] {
+    double kinetic = 0, potential = 0;
+    hetero::parallel_reduce("nbody_kinetic", policy(0, mine),
+                            hetero::access(hetero::in(vel), hetero::replicated_in(all)),
+                            nbody::kinetic_energy{first}, kinetic);
+    hetero::parallel_reduce("nbody_potential", policy(0, mine), hetero::access(hetero::replicated_in(all)),
+                            nbody::potential_energy{first, n, softening2}, potential);
+    double local = kinetic + potential, total = 0;
+    HETERO_MPI_CHECK(MPI_Allreduce, &local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+  };
+
+  // Check the split force loop against a serial loop for a few particles of each rank.
+  compute_forces();
+  acc.sync_host();
+  double worst = 0;
+  for (std::int64_t i = 0; i < mine; i += std::max<std::int64_t>(1, mine / 16)) {
+    double expected[3] = {0, 0, 0};
+    auto a = all.host_view();
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double dx = a(j, 0) - a(first + i, 0), dy = a(j, 1) - a(first + i, 1), dz = a(j, 2) - a(first + i, 2);
+      const double inv = 1.0 / std::sqrt(dx * dx + dy * dy + dz * dz + softening2);
+      const double s = a(j, 3) * inv * inv * inv;
+      expected[0] += s * dx, expected[1] += s * dy, expected[2] += s * dz;
+    }
+    for (int d = 0; d < 3; ++d)
+      worst = std::max(worst, std::abs(acc.host_view()(i, d) - expected[d]) / (std::abs(expected[d]) + 1e-300));
+  }
+  const double energy0 = total_energy();
+  if (r == 0) {
+    std::printf("nbody: %lld particles on %d rank(s), device %s + host %s, tuner %s, dt %g\n",
+                static_cast<long long>(n), p, device_space::name(), host_space::name(), opt.tuner.c_str(), dt);
+    std::printf("%5s %12s %12s %8s %12s   (slowest rank's device and host time of the force loop)\n", "step",
+                "device [s]", "host [s]", "weight", "step [s]");
+  }
+
+  for (int step = 1; step <= opt.steps; ++step) {
+    const double weight = hetero::cpu_weight("nbody_forces");
+    hetero::stopwatch watch;
+    hetero::parallel_for("nbody_kick_drift", policy(0, mine),
+                         hetero::access(hetero::inout(vel), hetero::inout(pos), hetero::in(acc)),
+                         nbody::kick_drift{dt});
+    gather_positions();
+    compute_forces();
+    hetero::parallel_for("nbody_kick", policy(0, mine), hetero::access(hetero::inout(vel), hetero::in(acc)),
+                         nbody::kick{dt});
+    double times[3] = {hetero::gpu_seconds("nbody_forces"), hetero::cpu_seconds("nbody_forces"), watch.seconds()};
+    double slowest[3];
+    HETERO_MPI_CHECK(MPI_Reduce, times, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (r == 0) std::printf("%5d %12.6f %12.6f %8.4f %12.6f\n", step, slowest[0], slowest[1], weight, slowest[2]);
+    hetero::mark_phase();
+  }
+
+  const double energy1 = total_energy();
+  const double drift = std::abs((energy1 - energy0) / energy0);
+  double worst_all = 0;
+  HETERO_MPI_CHECK(MPI_Allreduce, &worst, &worst_all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const bool forces_ok = worst_all < 1e-12, energy_ok = drift < 1e-4;
+  if (r == 0) {
+    std::printf("total energy: start %.12f, end %.12f, relative drift %.2e (%s)\n", energy0, energy1, drift,
+                energy_ok ? "ok, < 1e-4" : "TOO LARGE");
+    std::printf("forces against a serial loop: largest relative difference %.1e (%s)\n", worst_all,
+                forces_ok ? "ok" : "WRONG");
+  }
+  if (!opt.weights_file.empty() && r == 0) hetero::save_weights(opt.weights_file);
+  return forces_ok && energy_ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,181 @@
+/// @file
+/// Access modes of the mirrored arrays a work-sharing loop uses: partitioned `in`, `out`,
+/// `inout` (each side needs only the rows it computes) and `replicated_in` (each side needs all
+/// rows, e.g. all positions in N-body or matrix B in DGEMM). Before a run the rows each side
+/// lacks are moved; afterwards the rows each side wrote are recorded as newest there.
+#ifndef HETERO_EXEC_ACCESS_HPP
+#define HETERO_EXEC_ACCESS_HPP
+
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/timer.hpp"
+#include "hetero/exec/mirrored_array.hpp"
+#include "hetero/exec/split_policy.hpp"
+
+namespace hetero {
+
+/// How a loop uses one mirrored array.
+enum class access_mode {
+  in,            ///< each side reads the rows of its own part
+  out,           ///< each side writes the rows of its own part (their old values are not read)
+  inout,         ///< each side reads and writes the rows of its own part
+  replicated_in  ///< each side reads all rows
+};
+
+/// A mirrored array `Array` used in mode `Mode` by one loop.
+template <class Array, access_mode Mode>
+struct array_access {
+  using array_type = Array;
+  static constexpr access_mode mode = Mode;
+  Array* array;
+};
+
+/// True for a `hetero::mirrored_array`.
+template <class T>
+inline constexpr bool is_mirrored_array = false;
+template <class D, class Dev, class H>
+inline constexpr bool is_mirrored_array<mirrored_array<D, Dev, H>> = true;
+
+/// A `hetero::mirrored_array` of any data type and spaces.
+template <class T>
+concept mirrored = is_mirrored_array<T>;
+
+/// Rows of `a` partitioned like the loop's iterations, read by each side.
+template <mirrored Array>
+array_access<Array, access_mode::in> in(Array& a) noexcept {
+  return {&a};
+}
+/// Rows of `a` partitioned like the loop's iterations, written by each side.
+template <mirrored Array>
+array_access<Array, access_mode::out> out(Array& a) noexcept {
+  return {&a};
+}
+/// Rows of `a` partitioned like the loop's iterations, read and written by each side.
+template <mirrored Array>
+array_access<Array, access_mode::inout> inout(Array& a) noexcept {
+  return {&a};
+}
+/// All rows of `a`, read by both sides.
+template <mirrored Array>
+array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept {
+  return {&a};
+}
+
+/// The mirrored arrays of one loop with their modes; their views are passed to the loop body
+/// after the index, in this order (device views on the device, host views on the host).
+/// @code
+/// hetero::parallel_for("force", n, hetero::access(hetero::replicated_in(pos), hetero::out(acc)),
+///                      KOKKOS_LAMBDA(std::int64_t i, const auto& pos, const auto& acc) { ... });
+/// @endcode
+template <class... Accesses>
+struct access_list {
+  std::tuple<Accesses...> accesses;
+};
+
+/// Groups the accesses of one loop.
+template <mirrored... Arrays, access_mode... Modes>
+access_list<array_access<Arrays, Modes>...> access(array_access<Arrays, Modes>... accesses) {
+  return {std::tuple<array_access<Arrays, Modes>...>(accesses...)};
+}
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_access_list = false;
+template <class... A>
+inline constexpr bool is_access_list<access_list<A...>> = true;
+
+/// Seconds spent moving rows towards each side before a run.
+struct move_seconds {
+  double to_device = 0, to_host = 0;
+};
+
+/// Refuses arrays of other spaces than the loop's, arrays shorter than the loop's range, and an
+/// array named twice.
+template <class Policy, class... A>
+void check_accesses(const Policy& policy, const access_list<A...>& list) {
+  std::apply(
+      [&](const auto&... a) {
+        (
+            [&] {
+              using array_t = typename std::decay_t<decltype(a)>::array_type;
+              static_assert(std::is_same_v<typename array_t::device_space, typename Policy::device_space> &&
+                                std::is_same_v<typename array_t::host_space, typename Policy::host_space>,
+                            "hetero: a mirrored array must have the same device and host spaces as the loop");
+              if (std::decay_t<decltype(a)>::mode != access_mode::replicated_in)
+                HETERO_EXPECTS(a.array->rows() >= policy.end(), "mirrored array '", a.array->label(), "' has ",
+                               a.array->rows(), " rows, but the loop's range [", policy.begin(), ", ",
+                               policy.end(), ") partitions it and needs at least ", policy.end());
+            }(),
+            ...);
+        const void* arrays[] = {static_cast<const void*>(a.array)..., nullptr};
+        constexpr std::size_t count = sizeof...(A);
+        for (std::size_t i = 0; i + 1 < count + 1; ++i)
+          for (std::size_t j = i + 1; j < count; ++j)
+            HETERO_EXPECTS(arrays[i] != arrays[j], "a mirrored array appears twice in one access list (arguments ",
+                           i + 1, " and ", j + 1, "); give it once, with the mode that covers both uses");
+      },
+      list.accesses);
+}
+
+/// Moves, before a run, the rows each side lacks; returns the seconds spent per side.
+template <class... A>
+move_seconds prepare_accesses(const access_list<A...>& list, const split_plan& plan) {
+  move_seconds spent;
+  const bool device_runs = plan.device_items() > 0, host_runs = plan.host_items() > 0;
+  auto prepare = [&](const auto& a) {
+    constexpr access_mode mode = std::decay_t<decltype(a)>::mode;
+    if constexpr (mode == access_mode::out) return;
+    stopwatch watch;
+    if (mode == access_mode::replicated_in) {
+      if (device_runs) a.array->sync_device();
+    } else if (device_runs) {
+      a.array->sync_device(plan.device_begin, plan.device_end);
+    }
+    spent.to_device += watch.restart();
+    if (mode == access_mode::replicated_in) {
+      if (host_runs) a.array->sync_host();
+    } else if (host_runs) {
+      a.array->sync_host(plan.host_begin, plan.host_end);
+    }
+    spent.to_host += watch.seconds();
+  };
+  std::apply([&](const auto&... a) { (prepare(a), ...); }, list.accesses);
+  return spent;
+}
+
+/// Records, after a run, the rows each side wrote as newest there.
+template <class... A>
+void finish_accesses(const access_list<A...>& list, const split_plan& plan) {
+  auto finish = [&](const auto& a) {
+    constexpr access_mode mode = std::decay_t<decltype(a)>::mode;
+    if constexpr (mode == access_mode::out || mode == access_mode::inout) {
+      a.array->modify_device(plan.device_begin, plan.device_end);
+      a.array->modify_host(plan.host_begin, plan.host_end);
+    }
+  };
+  std::apply([&](const auto&... a) { (finish(a), ...); }, list.accesses);
+}
+
+/// The views one side passes to the body, in access-list order.
+template <bool Device, class... A>
+auto side_views(const access_list<A...>& list) {
+  return std::apply(
+      [](const auto&... a) {
+        if constexpr (Device) {
+          return std::make_tuple(a.array->device_view()...);
+        } else {
+          return std::make_tuple(a.array->host_view()...);
+        }
+      },
+      list.accesses);
+}
+
+}  // namespace detail
+}  // namespace hetero
+
+#endif  // HETERO_EXEC_ACCESS_HPP

@@ -1,0 +1,109 @@
+/// @file
+/// Runs the device part and the host part of one split loop at the same time, one on the
+/// calling thread and one on the helper thread, times each, and hands exceptions back only
+/// after both parts have finished.
+#ifndef HETERO_EXEC_DETAIL_RUN_SIDES_HPP
+#define HETERO_EXEC_DETAIL_RUN_SIDES_HPP
+
+#include <exception>
+#include <mutex>
+#include <string_view>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/timer.hpp"
+#include "hetero/exec/detail/helper_thread.hpp"
+#include "hetero/exec/spaces.hpp"
+
+namespace hetero::detail {
+
+/// The label of the split loop whose part this thread is running (empty outside one).
+inline thread_local std::string_view t_running_split;
+
+/// Marks this thread as running a part of split loop `label` while in scope.
+class running_split_scope {
+ public:
+  explicit running_split_scope(std::string_view label) noexcept : m_previous(t_running_split) {
+    t_running_split = label;
+  }
+  ~running_split_scope() { t_running_split = m_previous; }
+  running_split_scope(const running_split_scope&) = delete;
+  running_split_scope& operator=(const running_split_scope&) = delete;
+
+ private:
+  std::string_view m_previous;
+};
+
+/// Seconds of each side of one run.
+struct side_seconds {
+  double device = 0, host = 0;
+};
+
+template <class Part>
+struct helper_job {
+  Part* part;
+  std::string_view label;
+  double seconds = 0;
+
+  static void run(void* context) {
+    auto& job = *static_cast<helper_job*>(context);
+    running_split_scope scope(job.label);
+    stopwatch watch;
+    (*job.part)();
+    job.seconds = watch.seconds();
+  }
+};
+
+/// Runs `device_part()` and `host_part()` concurrently when both have work (otherwise the one
+/// with work on this thread). A space that Kokkos 3 drives only from its master thread (OpenMP,
+/// Threads) keeps the calling thread; the other side goes to the helper thread. Returns after
+/// both finished; then rethrows the host part's exception, else the device part's.
+template <class Device, class Host, class DevicePart, class HostPart>
+side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart& host_part, bool device_runs,
+                       bool host_runs) {
+  side_seconds seconds;
+  if (!device_runs || !host_runs) {
+    stopwatch watch;
+    if (device_runs) device_part();
+    if (host_runs) host_part();
+    (device_runs ? seconds.device : seconds.host) = watch.seconds();
+    return seconds;
+  }
+  if (!t_running_split.empty())
+    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
+                         "'; split loops do not nest (both would need the helper thread): run the inner loop "
+                         "with a plain Kokkos::parallel_for on the part's execution space");
+  auto& helper = helper_thread::instance();
+  std::scoped_lock lock(helper.run_mutex());
+  constexpr bool device_on_caller = runs_on_master_thread<Device>;
+  std::exception_ptr device_error, host_error;
+  auto run_here = [&](auto& part, double& spent, std::exception_ptr& error) {
+    running_split_scope scope(label);
+    stopwatch watch;
+    try {
+      part();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    spent = watch.seconds();
+  };
+  if constexpr (device_on_caller) {
+    helper_job<HostPart> job{&host_part, label};
+    helper.post(&helper_job<HostPart>::run, &job);
+    run_here(device_part, seconds.device, device_error);
+    host_error = helper.wait();
+    seconds.host = job.seconds;
+  } else {
+    helper_job<DevicePart> job{&device_part, label};
+    helper.post(&helper_job<DevicePart>::run, &job);
+    run_here(host_part, seconds.host, host_error);
+    device_error = helper.wait();
+    seconds.device = job.seconds;
+  }
+  if (host_error) std::rethrow_exception(host_error);
+  if (device_error) std::rethrow_exception(device_error);
+  return seconds;
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_EXEC_DETAIL_RUN_SIDES_HPP

@@ -1,0 +1,142 @@
+/// @file
+/// The element form of work sharing: `hetero::parallel_for` and `hetero::parallel_reduce` run
+/// one functor over a range cut into a device part (one contiguous chunk) and a host part (one
+/// chunk per core), both at the same time; the CPU weight is the host's share.
+#ifndef HETERO_EXEC_PARALLEL_FOR_HPP
+#define HETERO_EXEC_PARALLEL_FOR_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hetero/exec/access.hpp"
+#include "hetero/exec/detail/split_run.hpp"
+#include "hetero/exec/detail/view_pack.hpp"
+#include "hetero/exec/split_policy.hpp"
+
+namespace hetero {
+
+/// A Kokkos reducer (`Kokkos::Sum<double>`, `Kokkos::Max<int>`, `Kokkos::MinLoc<...>`, ...):
+/// it can be rebuilt on another value of its `value_type`, and has `init`, `join`, `reference`.
+template <class R>
+concept kokkos_reducer = requires(const R& r, typename R::value_type& v, const typename R::value_type& c) {
+  typename R::reducer;
+  R(v);
+  r.init(v);
+  r.join(v, c);
+  { r.reference() } -> std::same_as<typename R::value_type&>;
+};
+
+/// Runs `functor(i)` for every i of `range` (a count n for [0, n), or a `split_policy`), the
+/// device part and the host part at the same time, with the CPU weight of `label` (set by its
+/// tuner or by `reset_weight`). Returns when both parts are done. With one space (the default in
+/// a CPU-only build) the whole range runs on it. An exception of the host part reaches the caller
+/// after the device part has finished.
+/// @code
+/// hetero::parallel_for("triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
+/// @endcode
+template <split_range Range, class Functor>
+void parallel_for(std::string_view label, const Range& range, const Functor& functor) {
+  parallel_for(label, range, access_list<>{}, functor);
+}
+
+/// As above, with mirrored arrays: `functor(i, views...)` receives the views of `arrays` (device
+/// views on the device, host views on the host, in the order given), and the rows each side
+/// lacks are moved before the run.
+/// @code
+/// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
+///                      KOKKOS_LAMBDA(std::int64_t i, const auto& x, const auto& y) { y(i) = 2 * x(i); });
+/// @endcode
+template <split_range Range, class... Accesses, class Functor>
+void parallel_for(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
+                  const Functor& functor) {
+  const auto policy = detail::to_split_policy(range);
+  using policy_t = std::decay_t<decltype(policy)>;
+  using device_space = typename policy_t::device_space;
+  using host_space = typename policy_t::host_space;
+  detail::split_run(
+      label, policy, arrays,
+      [&](const detail::split_plan& plan, const detail::label_state& state) {
+        Kokkos::parallel_for(
+            state.device_kernel,
+            detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+            detail::side_body<void>(functor, detail::side_views<true>(arrays)));
+        policy.device().fence();
+      },
+      [&](const detail::split_plan& plan, const detail::label_state& state) {
+        Kokkos::parallel_for(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
+                             detail::side_body<void>(functor, detail::side_views<false>(arrays)));
+        policy.host().fence();
+      });
+}
+
+namespace detail {
+
+template <split_range Range, class... Accesses, class Functor, kokkos_reducer Reducer>
+void split_reduce(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
+                  const Functor& functor, const Reducer& reducer) {
+  using value_type = typename Reducer::value_type;
+  const auto policy = to_split_policy(range);
+  using policy_t = std::decay_t<decltype(policy)>;
+  using device_space = typename policy_t::device_space;
+  using host_space = typename policy_t::host_space;
+  value_type device_value, host_value;
+  reducer.init(device_value);
+  reducer.init(host_value);
+  split_run(
+      label, policy, arrays,
+      [&](const split_plan& plan, const label_state& state) {
+        Kokkos::parallel_reduce(state.device_kernel,
+                                part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+                                side_body<value_type>(functor, side_views<true>(arrays)), Reducer(device_value));
+        policy.device().fence();
+      },
+      [&](const split_plan& plan, const label_state& state) {
+        Kokkos::parallel_reduce(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
+                                side_body<value_type>(functor, side_views<false>(arrays)), Reducer(host_value));
+        policy.host().fence();
+      });
+  value_type joined;
+  reducer.init(joined);
+  reducer.join(joined, device_value);
+  reducer.join(joined, host_value);
+  reducer.reference() = joined;
+}
+
+}  // namespace detail
+
+/// Reduces `functor(i, update)` over `range`, split like `parallel_for`: each side reduces its
+/// part, and the two partial results are joined into `result`, which is either a scalar (summed)
+/// or a Kokkos reducer.
+/// @code
+/// double sum = 0;
+/// hetero::parallel_reduce("sum", n, KOKKOS_LAMBDA(std::int64_t i, double& s) { s += x(i); }, sum);
+/// @endcode
+template <split_range Range, class Functor, class Result>
+void parallel_reduce(std::string_view label, const Range& range, const Functor& functor, Result&& result) {
+  parallel_reduce(label, range, access_list<>{}, functor, std::forward<Result>(result));
+}
+
+/// As above, with mirrored arrays: `functor(i, views..., update)`.
+template <split_range Range, class... Accesses, class Functor, class Result>
+void parallel_reduce(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
+                     const Functor& functor, Result&& result) {
+  using result_t = std::remove_cvref_t<Result>;
+  if constexpr (kokkos_reducer<result_t>) {
+    detail::split_reduce(label, range, arrays, functor, result);
+  } else {
+    static_assert(std::is_arithmetic_v<result_t> && !std::is_const_v<std::remove_reference_t<Result>>,
+                  "hetero: parallel_reduce's result must be a modifiable arithmetic variable (summed) or a Kokkos "
+                  "reducer such as Kokkos::Max<double>(x)");
+    detail::split_reduce(label, range, arrays, functor, Kokkos::Sum<result_t>(result));
+  }
+}
+
+}  // namespace hetero
+
+#endif  // HETERO_EXEC_PARALLEL_FOR_HPP
