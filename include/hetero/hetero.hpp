@@ -4,5 +4,6 @@
 #define HETERO_HETERO_HPP
 
 #include "hetero/core.hpp"
+#include "hetero/exec.hpp"
 
 #endif  // HETERO_HETERO_HPP
