@@ -62,7 +62,9 @@ TEST_CASE("wait scopes count as waiting, everything else as active", "[power][mo
     waited += wait_for(0.01);
   }
   hetero::mark_phase();
+  hetero::stopwatch between;
   busy_for(0.01);
+  const double phase = between.seconds();
   hetero::mark_phase();
   m.uninstall();
   flush(m);
@@ -71,7 +73,7 @@ TEST_CASE("wait scopes count as waiting, everything else as active", "[power][mo
   CHECK(m.work_ghz_seconds() == Catch::Approx(m.active_seconds()));  // 1 GHz by default
   const auto marks = m.marks_since(0);
   REQUIRE(marks.size() == 2);
-  CHECK(marks[1].active_seconds - marks[0].active_seconds == Catch::Approx(0.01).margin(slack));
+  CHECK(marks[1].active_seconds - marks[0].active_seconds == Catch::Approx(phase).margin(slack));
   CHECK(m.lost_events() == 0);
 }
 
@@ -82,9 +84,11 @@ TEST_CASE("frames hold the activity; frequency changes weigh the work", "[power]
   m.install();
   m.set_frequency(2.0);
   m.align_frames(hetero::wall_seconds());
+  hetero::stopwatch span;
   busy_for(0.004);
-  (void)wait_for(0.006);
+  const double waited = wait_for(0.006);
   busy_for(0.004);
+  const double until_idle = span.seconds();
   (void)wait_for(0.005);  // the last, unfinished frame holds no activity
   m.uninstall();
   m.update();  // up to one frame ago
@@ -100,7 +104,8 @@ TEST_CASE("frames hold the activity; frequency changes weigh the work", "[power]
     work += frames[i].work_ghz_seconds;
   }
   CHECK(work == Catch::Approx(2.0 * active));
-  CHECK(active == Catch::Approx(0.008).margin(slack));
+  CHECK(active >= 0.008);  // both busy stretches lie within the frames
+  CHECK(active <= until_idle - waited + slack);
   CHECK(m.finished_frames() == static_cast<std::int64_t>(frames.size()));
   CHECK_THROWS_AS(m.set_frequency(0.0), hetero::invalid_argument);
 }
@@ -108,7 +113,7 @@ TEST_CASE("frames hold the activity; frequency changes weigh the work", "[power]
 TEST_CASE("the rank waits only while every reporting thread waits", "[power][monitor]") {
   monitor m;
   m.install();
-  (void)wait_for(0.001);  // the main thread reports: it is tracked
+  const double first = wait_for(0.001);  // the main thread reports: it is tracked
   std::atomic<int> stage{0};
   double overlap = 0;
   std::thread helper([&] {
@@ -125,7 +130,7 @@ TEST_CASE("the rank waits only while every reporting thread waits", "[power][mon
   m.uninstall();
   flush(m);
   const double waited = m.accounted_seconds() - m.active_seconds();
-  CHECK(waited == Catch::Approx(overlap + 0.001).margin(slack));
+  CHECK(waited == Catch::Approx(overlap + first).margin(slack));
 }
 
 TEST_CASE("waits from many threads are recorded without loss; slots are reused", "[power][monitor]") {
@@ -173,7 +178,7 @@ TEST_CASE("only the first thread, and ignored threads, as asked", "[power][monit
   monitor m(options);
   m.install();
   busy_for(0.002);
-  (void)wait_for(0.001);                             // the first thread to report
+  const double tracked = wait_for(0.001);            // the first thread to report
   std::thread([] { (void)wait_for(0.02); }).join();  // not tracked: the rank stays active
   std::thread([] {
     monitor::ignore_calling_thread();
@@ -181,7 +186,7 @@ TEST_CASE("only the first thread, and ignored threads, as asked", "[power][monit
   }).join();
   m.uninstall();
   flush(m);
-  CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(0.001).margin(slack));
+  CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(tracked).margin(slack));
   CHECK(m.untracked_threads() == 0);
 }
 

@@ -41,28 +41,40 @@ struct phase_estimate {
   double correlation = 0.0;    ///< the normalised autocorrelation at the period (1 = perfectly periodic)
 };
 
-/// The normalised autocorrelation r(0..max_lag) of `series` (mean removed; each lag averaged over
-/// its n - lag products and divided by the variance, so r(0) = 1). A constant series gives all
-/// zeros (nothing to correlate).
-inline std::vector<double> autocorrelation(std::span<const double> series, std::size_t max_lag) {
+/// The autocovariance c(0..max_lag) of `series`: mean removed, each lag averaged over its n - lag
+/// products (c(0) is the variance). Several ranks' functions add up to the group's, in which a
+/// rank that never changes its activity weighs nothing.
+inline std::vector<double> autocovariance(std::span<const double> series, std::size_t max_lag) {
   const std::size_t n = series.size();
   HETERO_EXPECTS(max_lag < n, "autocorrelation up to lag ", max_lag, " of a series of ", n,
                  " frames; the lag must be below the series length");
   double mean = 0.0;
   for (double x : series) mean += x;
   mean /= static_cast<double>(n);
-  double variance = 0.0;
-  for (double x : series) variance += (x - mean) * (x - mean);
-  variance /= static_cast<double>(n);
-  std::vector<double> r(max_lag + 1, 0.0);
-  // Relative to the mean's size: a series that is constant up to rounding has no period.
-  if (!(variance > 1e-24 * (1.0 + mean * mean))) return r;
+  std::vector<double> c(max_lag + 1, 0.0);
   for (std::size_t lag = 0; lag <= max_lag; ++lag) {
     double sum = 0.0;
     for (std::size_t t = 0; t + lag < n; ++t) sum += (series[t] - mean) * (series[t + lag] - mean);
-    r[lag] = sum / static_cast<double>(n - lag) / variance;
+    c[lag] = sum / static_cast<double>(n - lag);
   }
-  return r;
+  return c;
+}
+
+/// Normalises an autocovariance (or a sum of them) to the autocorrelation r = c / c(0), so
+/// r(0) = 1. A series that is constant up to rounding (relative to `scale`, its typical value)
+/// has no period: all zeros.
+inline std::vector<double> normalised(std::vector<double> c, double scale = 1.0) {
+  const double variance = c.empty() ? 0.0 : c[0];
+  if (!(variance > 1e-24 * (1.0 + scale * scale))) return std::vector<double>(c.size(), 0.0);
+  for (double& x : c) x /= variance;
+  return c;
+}
+
+/// The normalised autocorrelation r(0..max_lag) of `series`.
+inline std::vector<double> autocorrelation(std::span<const double> series, std::size_t max_lag) {
+  double scale = 0.0;
+  for (double x : series) scale = std::max(scale, std::abs(x));
+  return normalised(autocovariance(series, max_lag), scale);
 }
 
 namespace detail {

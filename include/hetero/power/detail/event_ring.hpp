@@ -26,9 +26,9 @@ enum class activity_event_type : std::uint32_t {
 /// One transition of one thread, at `time_ns` on the monitor's clock (steady clock, ns since the
 /// monitor's epoch).
 struct activity_event {
-  std::int64_t time_ns = 0;
-  activity_event_type type = activity_event_type::attach;
-  std::uint32_t kind = 0;  ///< the `hetero::wait_kind` of a wait_begin
+  std::int64_t time_ns;
+  activity_event_type type;
+  std::uint32_t kind;  ///< the `hetero::wait_kind` of a wait_begin
 };
 
 /// A single-producer single-consumer ring of events. The producer publishes with a release
@@ -42,7 +42,8 @@ class event_ring {
                    "; allowed: 2 to 2^30 events");
     std::size_t size = 2;
     while (size < capacity) size *= 2;
-    m_events = std::make_unique<activity_event[]>(size);
+    // Default-initialised (not zeroed): pages are touched only as events are written.
+    m_events.reset(new activity_event[size]);
     m_mask = size - 1;
   }
 
