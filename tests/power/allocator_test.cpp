@@ -138,6 +138,11 @@ TEST_CASE("Algorithm 1 matches a plain reference on random tables and criticalit
       used += table.power(expected[i]);
     }
     CHECK(a.used_watts == Catch::Approx(used));
+    // The seed's queue, one table per device (used for a node's GPU and CPU), agrees too.
+    std::vector<std::size_t> queued;
+    hetero::power::detail::greedy_steps(
+        c, [&](std::size_t) -> const frequency_table& { return table; }, budget, queued);
+    CHECK(queued == expected);
     CHECK(a.used_watts <= budget);
     const double share = (budget - used) / static_cast<double>(c.size());
     for (std::size_t i = 0; i < c.size(); ++i)

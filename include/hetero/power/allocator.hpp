@@ -43,7 +43,9 @@ struct allocation {
 /// the table when the total P(f) stays within the budget, and leaves the queue otherwise or at
 /// f_max. What is left is spread evenly over the CPUs' power budgets; each CPU's frequency is
 /// then the highest whose P(f) fits its budget (the seed's f_P(P), which the spread never
-/// raises). O(M N log N) for M steps and N CPUs.
+/// raises). The seed's queue costs O(M N log N) for M steps and N CPUs; since every CPU shares
+/// the table, the same order of raises comes here from one sort and a merge of M - 1 lists,
+/// O(N log N + M N log M) (see detail/greedy.hpp).
 ///
 /// Throws `hetero::invalid_argument` for a budget below N * P(f_min) (the message states the
 /// minimum) or a negative or non-finite criticality.
@@ -60,8 +62,7 @@ inline allocation allocate(std::span<const double> criticality, const frequency_
   std::vector<std::size_t> steps;
   allocation result;
   result.budget_watts = budget_watts;
-  result.used_watts = detail::greedy_steps(
-      criticality, [&](std::size_t) -> const frequency_table& { return table; }, budget_watts, steps);
+  result.used_watts = detail::greedy_steps_common_table(criticality, table, budget_watts, steps);
   const double share = result.leftover_watts() / static_cast<double>(criticality.size());
   result.settings.resize(criticality.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
