@@ -8,8 +8,8 @@
 
 #include <mpi.h>
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -53,6 +53,10 @@ struct controller_options {
   std::size_t learning_frames = 250;
   phase_detection_options detection = {};  ///< how the period is picked (min_frames: shortest phase)
   std::size_t fallback_phase_frames = 25;  ///< the phase length when no period is found
+  /// Frames between two wake-ups of the helper thread; 0: every frame under the dynamic policy
+  /// (phase ends are seen within a frame), every 16 frames under the even one (it only drains
+  /// the monitor's rings, and waking less often costs the application less).
+  std::size_t tick_frames = 0;
 };
 
 /// What a controller knows now.
@@ -119,7 +123,11 @@ class controller {
   void stop() {
     if (m_stopped) return;
     m_stopped = true;
-    m_stop.store(true);
+    {
+      std::lock_guard lock(m_wake_mutex);
+      m_stop = true;
+    }
+    m_wake.notify_all();
     if (m_helper.joinable()) m_helper.join();
     if (m_options.mode == policy::dynamic && !m_channel_broken) drain();
     m_channel.reset();
@@ -152,13 +160,19 @@ class controller {
 
   void run() {
     monitor::ignore_calling_thread();  // its MPI calls are not the application's waits
-    const auto frame = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(m_monitor.frame_seconds()));
+    const std::size_t frames = m_options.tick_frames > 0           ? m_options.tick_frames
+                               : m_options.mode == policy::dynamic ? 1
+                                                                   : 16;
+    const auto tick_period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(m_monitor.frame_seconds() * static_cast<double>(frames)));
     auto next = m_origin;
-    while (!m_stop.load()) {
-      next += frame;
-      if (const auto now = std::chrono::steady_clock::now(); next < now - frame) next = now;
-      std::this_thread::sleep_until(next);
+    for (;;) {
+      next += tick_period;
+      if (const auto now = std::chrono::steady_clock::now(); next < now - tick_period) next = now;
+      {
+        std::unique_lock lock(m_wake_mutex);
+        if (m_wake.wait_until(lock, next, [this] { return m_stop; })) return;  // stop() woke us
+      }
       try {
         tick();
       } catch (...) {
@@ -341,7 +355,9 @@ class controller {
   bool m_actuator_failed = false;
   bool m_channel_broken = false;
   bool m_stopped = false;
-  std::atomic<bool> m_stop{false};
+  std::mutex m_wake_mutex;  // with m_wake: the helper sleeps between ticks, stop() wakes it
+  std::condition_variable m_wake;
+  bool m_stop = false;
   std::thread m_helper;
   mutable std::mutex m_status_mutex;
   controller_status m_status;
