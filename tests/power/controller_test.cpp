@@ -87,6 +87,26 @@ void check_shift(const std::vector<std::vector<power_setting>>& rounds, const fr
   if (std::min(per_group, n) > 1) CHECK(shifted * 2 > rounds.size() - 1);
 }
 
+// The imbalanced loop for `seconds` under a dynamic controller with `options` (emulated DVFS on
+// the seed's table); what the controller ended with.
+struct controlled_run {
+  controller_status status;
+  std::vector<std::vector<power_setting>> rounds;  // common_rounds
+  std::size_t history = 0;
+  double frequency = 0;  // the emulated CPU's at the end
+};
+
+controlled_run run_controlled(const controller_options& options, double seconds, bool mark) {
+  monitor m;
+  m.install();
+  emulated_actuator cpu(frequency_table::xeon_e5_2630l());
+  controller c(MPI_COMM_WORLD, m, cpu, options);
+  imbalanced_steps(cpu, seconds, mark);
+  c.stop();
+  m.uninstall();
+  return {c.status(), common_rounds(c), c.history().size(), cpu.frequency()};
+}
+
 }  // namespace
 
 TEST_CASE("policy even: every rank at the even step, monitoring running", "[power][controller]") {
@@ -113,45 +133,29 @@ TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[pow
   const auto table = frequency_table::xeon_e5_2630l();
   const double budget = size_of() * table.power(4);
   const int group = size_of() == 3 ? 2 : 0;  // on 3 ranks: groups {0, 1} and {2}
-  monitor m;
-  m.install();
-  emulated_actuator cpu(table);
   // Automatic phases: marks seen on every rank while learning (64 frames) take over.
-  controller c(MPI_COMM_WORLD, m, cpu, {.budget_watts = budget, .group_size = group, .learning_frames = 64});
-  imbalanced_steps(cpu, 0.7, true);
-  c.stop();
-  m.uninstall();
-  const auto status = c.status();
-  const auto rounds = common_rounds(c);
-  CHECK(status.planned);
-  CHECK(status.markers);
-  CHECK(status.settings > 5);
-  CHECK(c.history().size() == status.settings + 1);
-  CHECK(cpu.frequency() == status.setting.frequency_ghz);
-  check_shift(rounds, table, budget, group);
+  const auto run = run_controlled({.budget_watts = budget, .group_size = group, .learning_frames = 64}, 0.7, true);
+  CHECK(run.status.planned);
+  CHECK(run.status.markers);
+  CHECK(run.status.settings > 5);
+  CHECK(run.history == run.status.settings + 1);
+  CHECK(run.frequency == run.status.setting.frequency_ghz);
+  check_shift(run.rounds, table, budget, group);
 }
 
 TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
   const auto table = frequency_table::xeon_e5_2630l();
   const double budget = size_of() * table.power(4);
-  monitor m;
-  m.install();
-  emulated_actuator cpu(table);
-  controller c(MPI_COMM_WORLD, m, cpu,
-               {.budget_watts = budget, .learning_frames = 64, .detection = {.min_frames = 10}});
-  imbalanced_steps(cpu, 0.9, false);
-  c.stop();
-  m.uninstall();
-  const auto status = c.status();
-  const auto rounds = common_rounds(c);
-  CHECK(status.planned);
-  CHECK_FALSE(status.markers);
-  CHECK(status.phase_frames >= 10);
-  CHECK(status.settings > 2);
+  const auto run =
+      run_controlled({.budget_watts = budget, .learning_frames = 64, .detection = {.min_frames = 10}}, 0.9, false);
+  CHECK(run.status.planned);
+  CHECK_FALSE(run.status.markers);
+  CHECK(run.status.phase_frames >= 10);
+  CHECK(run.status.settings > 2);
   // One rank alone never waits: no period. Three ranks share two cores here: the period is
   // there but blurred, so it is checked where each rank has its core.
-  if (size_of() == 2) CHECK(status.period_frames > 0.0);
-  check_shift(rounds, table, budget, 0);
+  if (size_of() == 2) CHECK(run.status.period_frames > 0.0);
+  check_shift(run.rounds, table, budget, 0);
 }
 
 TEST_CASE("the controller refuses bad options and reports actuator failures at stop", "[power][controller]") {

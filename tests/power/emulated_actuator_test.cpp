@@ -5,18 +5,11 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include "busy.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 using hetero::power::frequency_table;
-
-namespace {
-
-void busy_for(double seconds) {
-  const double end = hetero::wall_seconds() + seconds;
-  while (hetero::wall_seconds() < end) {
-  }
-}
-
-}  // namespace
+using hetero::testing::busy_for;
 
 TEST_CASE("emulated DVFS stretches marked compute by f_max / f", "[power][emulated]") {
   hetero::power::emulated_actuator cpu(frequency_table::xeon_e5_2630l());

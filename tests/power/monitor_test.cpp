@@ -10,16 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "busy.hpp"
+
 using hetero::power::monitor;
 using hetero::power::monitor_options;
+using hetero::testing::busy_for;
 
 namespace {
-
-void busy_for(double seconds) {
-  const double end = hetero::wall_seconds() + seconds;
-  while (hetero::wall_seconds() < end) {
-  }
-}
 
 // A wait of `seconds` inside a user wait scope; returns the time the scope took as seen from
 // inside it (what the monitor must count as waiting, up to the clock reads around it).
