@@ -17,6 +17,11 @@
 
 namespace hetero::power::detail {
 
+/// A step fits when the new total is within the budget up to 1e-12 relative: the running total
+/// is a sum of differences of P(f), whose rounding must not refuse a step that fits exactly
+/// (a budget of N * P(f_max) must let every device reach f_max).
+inline constexpr double fit_slack = 1 + 1e-12;
+
 /// An entry of the priority queue: the predicted time C * f_min / f of one device at its
 /// current frequency.
 struct queued_device {
@@ -71,7 +76,7 @@ double greedy_steps(std::span<const double> criticality, TableOf&& table_of, dou
     const frequency_table& table = table_of(i);
     const std::size_t next = steps[i] + 1;
     const double with_next = used - table.power(steps[i]) + table.power(next);
-    if (with_next > budget_watts) {  // does not fit: this device keeps its step
+    if (with_next > budget_watts * fit_slack) {  // does not fit: this device keeps its step
       heap.pop_back();
       continue;
     }
@@ -136,7 +141,7 @@ inline double greedy_steps_common_table(std::span<const double> criticality, con
     head[k] = cursor[k] < n ? sorted[cursor[k]] * ratio[k] : -1.0;
     if (left[i]) continue;  // this device already left the queue; its later raises are void
     const double with_next = used - table.power(k) + table.power(k + 1);
-    if (with_next > budget_watts) {
+    if (with_next > budget_watts * fit_slack) {
       left[i] = 1;
       continue;
     }
