@@ -44,10 +44,10 @@ enum class phase_source {
 
 /// How a controller runs. Must be the same on every rank.
 struct controller_options {
-  double budget_watts = 0.0;  ///< for all ranks of the communicator together; >= N * P(f_min)
-  policy mode = policy::dynamic;
-  int group_size = 0;  ///< ranks controlled together (seed 004: 8 nodes); 0: all in one group
-  phase_source phases = phase_source::automatic;
+  double budget_watts = 0.0;      ///< for all ranks of the communicator together; >= N * P(f_min)
+  policy mode = policy::dynamic;  ///< dynamic shifting, or the even setting ("policy off")
+  int group_size = 0;             ///< ranks controlled together (seed 004: 8 nodes); 0: all in one group
+  phase_source phases = phase_source::automatic;  ///< marks, detection, or marks when all ranks make them
   /// Frames run at the even setting while the phase length is learnt (seed: a test run of a few
   /// seconds; here online, 1 s at 4 ms frames). The longest detectable period is half of it.
   std::size_t learning_frames = 250;
@@ -83,6 +83,8 @@ struct controller_status {
 /// @endcode
 class controller {
  public:
+  /// Starts the loop (collective over `comm`); throws `hetero::invalid_argument` for a budget below
+  /// N * P(f_min) or bad options, `hetero::runtime_error` without MPI_THREAD_MULTIPLE (dynamic).
   controller(MPI_Comm comm, monitor& activity, actuator& device, controller_options options)
       : m_monitor(activity), m_actuator(device), m_table(device.table()), m_options(options) {
     int ranks = 0;

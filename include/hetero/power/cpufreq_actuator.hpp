@@ -27,9 +27,9 @@ enum class cpufreq_mode {
 /// Where and how a `cpufreq_actuator` writes.
 struct cpufreq_options {
   std::filesystem::path sysfs_root = "/sys/devices/system/cpu";  ///< holds cpu<N>/cpufreq/
-  std::vector<int> cpus;  ///< CPUs to set; empty: every CPU this process may run on
-  cpufreq_mode mode = cpufreq_mode::scaling_max_freq;
-  bool restore = true;  ///< write the original values back on destruction
+  std::vector<int> cpus;                               ///< CPUs to set; empty: every CPU this process may run on
+  cpufreq_mode mode = cpufreq_mode::scaling_max_freq;  ///< which file sets the frequency
+  bool restore = true;                                 ///< write the original values back on destruction
 };
 
 /// Sets the frequency of this rank's CPUs to the steps of a table, through
@@ -43,6 +43,8 @@ struct cpufreq_options {
 /// @endcode
 class cpufreq_actuator final : public actuator {
  public:
+  /// Checks the files of every CPU (see the class); throws `hetero::backend_error` naming the
+  /// first that is missing or not writable, `hetero::invalid_argument` for a table the CPU cannot run.
   cpufreq_actuator(frequency_table table, cpufreq_options options = {})
       : m_table(std::move(table)), m_options(std::move(options)) {
     if (m_options.cpus.empty()) m_options.cpus = allowed_cpus();

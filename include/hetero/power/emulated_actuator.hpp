@@ -46,6 +46,7 @@ class emulated_actuator final : public actuator {
   /// effect when the scope began.
   class slowed {
    public:
+    /// Starts timing compute at `cpu`'s present slow-down.
     explicit slowed(const emulated_actuator& cpu) noexcept : m_factor(cpu.slowdown()) {}
     ~slowed() { stretch(m_watch.seconds() * (m_factor - 1.0)); }
     slowed(const slowed&) = delete;

@@ -78,7 +78,8 @@ inline imbalance_pattern synthetic_imbalance(std::size_t ranks, synthetic_option
 /// packed largest first onto the least loaded of `processes_per_rank` * ranks processes (the
 /// seed ran 96 processes on 16 nodes); a rank's (node's) work is its slowest process's.
 struct btmz_options {
-  std::size_t zones_x = 16, zones_y = 16;
+  std::size_t zones_x = 16;             ///< zones along x (class C: 16)
+  std::size_t zones_y = 16;             ///< zones along y (class C: 16)
   double ratio = 4.5;                   ///< largest over smallest zone side, per axis
   std::size_t processes_per_rank = 6;   ///< the seed's 6 cores per node
   double max_gigacycles = 0.168 * 2.0;  ///< the busiest rank's work: the seed's 42-frame period at 2 GHz

@@ -31,12 +31,12 @@ enum class tracked_threads {
 
 /// How a monitor records.
 struct monitor_options {
-  double frame_seconds = 0.004;          ///< frame length (seed 004: 4 ms); must be positive
-  std::size_t frames_kept = 4096;        ///< finished frames (and phase marks) kept: 16 s at 4 ms
-  std::size_t events_per_thread = 8192;  ///< ring capacity per thread between two `update()`s
-  std::size_t max_threads = 64;          ///< threads tracked at once; more are not seen
-  tracked_threads threads = tracked_threads::reporting;
-  double frequency_ghz = 1.0;  ///< the frequency in effect until `set_frequency`
+  double frame_seconds = 0.004;                          ///< frame length (seed 004: 4 ms); must be positive
+  std::size_t frames_kept = 4096;                        ///< finished frames (and phase marks) kept: 16 s at 4 ms
+  std::size_t events_per_thread = 8192;                  ///< ring capacity per thread between two `update()`s
+  std::size_t max_threads = 64;                          ///< threads tracked at once; more are not seen
+  tracked_threads threads = tracked_threads::reporting;  ///< whose waits count
+  double frequency_ghz = 1.0;                            ///< the frequency in effect until `set_frequency`
 };
 
 /// Records this rank's active and waiting time. Writers (any thread that waits) are lock-free:
@@ -61,6 +61,8 @@ struct monitor_options {
 /// @endcode
 class monitor final : public observer {
  public:
+  /// A monitor with its clock starting now; throws `hetero::invalid_argument` for a frame length
+  /// that is not positive, or no frames or threads kept.
   explicit monitor(monitor_options options = {})
       : m_options(options),
         m_shared(std::make_shared<detail::thread_slots>(options.max_threads, options.events_per_thread,

@@ -46,8 +46,9 @@ class node_power_shifter {
  public:
   node_power_shifter(frequency_table gpu, frequency_table cpu) : m_gpu(std::move(gpu)), m_cpu(std::move(cpu)) {}
 
-  /// The GPU's table and the CPU's table.
+  /// The GPU's table (graphics clocks and board power).
   [[nodiscard]] const frequency_table& gpu_table() const noexcept { return m_gpu; }
+  /// The CPU's table (frequencies and package power).
   [[nodiscard]] const frequency_table& cpu_table() const noexcept { return m_cpu; }
 
   /// The split for `node_budget_watts` (>= P_gpu(f_min) + P_cpu(f_min)) given the times measured

@@ -24,9 +24,9 @@ enum class nvml_control {
 
 /// Which GPU and how.
 struct nvml_options {
-  unsigned device = 0;                        ///< NVML device index (e.g. `runtime::device_id()`)
-  std::string library = "libnvidia-ml.so.1";  ///< what dlopen opens
-  nvml_control control = nvml_control::power_limit;
+  unsigned device = 0;                               ///< NVML device index (e.g. `runtime::device_id()`)
+  std::string library = "libnvidia-ml.so.1";         ///< what dlopen opens
+  nvml_control control = nvml_control::power_limit;  ///< power limit or locked clocks
   bool restore = true;  ///< put back the original limit, or unlock clocks, on destruction
 };
 
@@ -40,6 +40,8 @@ struct nvml_options {
 /// @endcode
 class nvml_actuator final : public actuator {
  public:
+  /// Opens NVML and the device; throws `hetero::backend_error` when NVML or the device is not
+  /// there, `hetero::invalid_argument` for a table outside the device's limits.
   nvml_actuator(frequency_table table, nvml_options options = {})
       : m_table(std::move(table)),
         m_options(std::move(options)),

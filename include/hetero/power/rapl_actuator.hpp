@@ -33,6 +33,8 @@ struct rapl_options {
 /// @endcode
 class rapl_actuator final : public actuator {
  public:
+  /// Checks the zone's limit file; throws `hetero::backend_error` naming it when it is missing or
+  /// not writable, `hetero::invalid_argument` for a table above the zone's maximum.
   rapl_actuator(frequency_table table, rapl_options options = {})
       : m_table(std::move(table)), m_options(std::move(options)) {
     m_limit_file = m_options.zone / "constraint_0_power_limit_uw";
