@@ -1,0 +1,373 @@
+/// @file
+/// `hetero::power::controller`: the control loop of seed 004 sec. 5. Every phase each group's
+/// leader gathers its ranks' criticalities, runs Algorithm 1 and sends each rank its setting,
+/// which the rank's actuator applies; all of it on a helper thread, with non-blocking
+/// collectives polled once per frame, off the application's critical path.
+#ifndef HETERO_POWER_CONTROLLER_HPP
+#define HETERO_POWER_CONTROLLER_HPP
+
+#include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/power/actuator.hpp"
+#include "hetero/power/allocator.hpp"
+#include "hetero/power/detail/control_channel.hpp"
+#include "hetero/power/monitor.hpp"
+#include "hetero/power/phase_detection.hpp"
+
+namespace hetero::power {
+
+/// What the controller does with the budget.
+enum class policy {
+  even,    ///< every rank at the highest frequency the budget allows all of them ("policy off")
+  dynamic  ///< Algorithm 1 on the last phase's criticalities, every phase
+};
+
+/// Where phases come from.
+enum class phase_source {
+  automatic,  ///< the application's phase marks if every rank made some while learning, else detected
+  markers,    ///< `hetero::mark_phase()` (one call per time step), from the start
+  detected    ///< the period of the active-time series found while learning
+};
+
+/// How a controller runs. Must be the same on every rank.
+struct controller_options {
+  double budget_watts = 0.0;      ///< for all ranks of the communicator together; >= N * P(f_min)
+  policy mode = policy::dynamic;  ///< dynamic shifting, or the even setting ("policy off")
+  int group_size = 0;             ///< ranks controlled together (seed 004: 8 nodes); 0: all in one group
+  phase_source phases = phase_source::automatic;  ///< marks, detection, or marks when all ranks make them
+  /// Frames run at the even setting while the phase length is learnt (seed: a test run of a few
+  /// seconds; here online, 1 s at 4 ms frames). The longest detectable period is half of it.
+  std::size_t learning_frames = 250;
+  phase_detection_options detection = {};  ///< how the period is picked (min_frames: shortest phase)
+  std::size_t fallback_phase_frames = 25;  ///< the phase length when no period is found
+  /// Frames between two wake-ups of the helper thread; 0: every frame under the dynamic policy
+  /// (phase ends are seen within a frame), every 16 frames under the even one (it only drains
+  /// the monitor's rings, and waking less often costs the application less).
+  std::size_t tick_frames = 0;
+};
+
+/// What a controller knows now.
+struct controller_status {
+  bool planned = false;          ///< phases are known (learning done, or markers from the start)
+  bool markers = false;          ///< phases come from phase marks (else from frames)
+  std::size_t phase_frames = 0;  ///< the phase length in frames, when detected
+  double period_frames = 0.0;    ///< the detected period (0: none found)
+  std::uint64_t settings = 0;    ///< settings received from the leader
+  power_setting setting = {};    ///< the setting in effect on this rank
+};
+
+/// Runs the power-shifting loop for the ranks of `comm` (collective construction and `stop()`).
+/// The monitor must be fed (installed as hetero's observer, or the PMPI layer, or both) and
+/// keep running while the controller does; the actuator's table is the one allocated from. The
+/// dynamic policy needs MPI_THREAD_MULTIPLE (hetero::runtime asks for it).
+/// @code
+/// hetero::power::monitor m;
+/// m.install();
+/// hetero::power::emulated_actuator cpu(hetero::power::frequency_table::xeon_e5_2630l());
+/// hetero::power::controller control(MPI_COMM_WORLD, m, cpu, {.budget_watts = 2 * 82.0});
+/// run_time_steps();  // hetero::mark_phase() once per step, optionally
+/// control.stop();
+/// @endcode
+class controller {
+ public:
+  /// Starts the loop (collective over `comm`); throws `hetero::invalid_argument` for a budget below
+  /// N * P(f_min) or bad options, `hetero::runtime_error` without MPI_THREAD_MULTIPLE (dynamic).
+  controller(MPI_Comm comm, monitor& activity, actuator& device, controller_options options)
+      : m_monitor(activity), m_actuator(device), m_table(device.table()), m_options(options) {
+    int ranks = 0;
+    HETERO_MPI_CHECK(MPI_Comm_size, comm, &ranks);
+    m_table.check_budget(m_options.budget_watts, static_cast<std::size_t>(ranks));
+    HETERO_EXPECTS(m_options.group_size >= 0, "controller_options::group_size is ", m_options.group_size,
+                   "; allowed: 0 (one group) or a positive number of ranks");
+    HETERO_EXPECTS(m_options.phases == phase_source::markers || m_options.learning_frames >= 16,
+                   "controller_options::learning_frames is ", m_options.learning_frames, "; need at least 16");
+    HETERO_EXPECTS(m_options.fallback_phase_frames >= 1, "controller_options::fallback_phase_frames is 0");
+    if (m_options.mode == policy::dynamic) {
+      int provided = MPI_THREAD_SINGLE;
+      HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+      if (provided < MPI_THREAD_MULTIPLE)
+        ::hetero::detail::raise<runtime_error>(
+            "the dynamic power policy calls MPI from a helper thread and needs MPI_THREAD_MULTIPLE, but MPI "
+            "provides only ",
+            to_string(static_cast<thread_level>(provided)),
+            "; initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) (hetero::runtime asks for it)");
+    }
+    m_channel = std::make_unique<detail::control_channel>(comm, m_options.group_size);
+    m_group_budget = m_options.budget_watts * m_channel->size() / ranks;
+    // Every rank starts at the even setting, as in the seed's phase-estimation run, and counts
+    // frames from a moment the group agrees on.
+    m_channel->synchronise();
+    m_origin = std::chrono::steady_clock::now();
+    m_monitor.align_frames(std::chrono::duration<double>(m_origin.time_since_epoch()).count());
+    m_first_mark = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
+    const std::size_t even = m_table.even_step(m_options.budget_watts, static_cast<std::size_t>(ranks));
+    m_history.push_back({even, m_table.frequency(even), m_options.budget_watts / ranks});
+    apply(m_history.back());
+    if (m_options.mode == policy::dynamic && m_options.phases == phase_source::markers) plan(true, 0, 0, 0.0);
+    m_helper = std::thread([this] { run(); });
+  }
+
+  /// Stops the loop (collective: call it on every rank of the communicator, as the destructor
+  /// does). Rethrows the first error the helper thread met (an actuator's, say).
+  void stop() {
+    if (m_stopped) return;
+    m_stopped = true;
+    {
+      std::lock_guard lock(m_wake_mutex);
+      m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_helper.joinable()) m_helper.join();
+    if (m_options.mode == policy::dynamic && !m_channel_broken) drain();
+    m_channel.reset();
+    if (m_error) std::rethrow_exception(m_error);
+  }
+
+  ~controller() {
+    try {
+      stop();
+    } catch (...) {  // reported by an explicit stop(); a destructor must not throw
+    }
+  }
+  controller(const controller&) = delete;
+  controller& operator=(const controller&) = delete;
+
+  /// A copy of what the controller knows now.
+  [[nodiscard]] controller_status status() const {
+    std::lock_guard lock(m_status_mutex);
+    return m_status;
+  }
+  /// This rank's setting of every round, oldest first: the even setting, then each one received
+  /// from the leader (entry k of every rank of a group comes from the same allocation).
+  [[nodiscard]] std::vector<power_setting> history() const {
+    std::lock_guard lock(m_status_mutex);
+    return m_history;
+  }
+
+ private:
+  static constexpr int plan_values = 4;  // markers?, phase frames, first mark, period
+
+  void run() {
+    monitor::ignore_calling_thread();  // its MPI calls are not the application's waits
+    const std::size_t frames = m_options.tick_frames > 0           ? m_options.tick_frames
+                               : m_options.mode == policy::dynamic ? 1
+                                                                   : 16;
+    const auto tick_period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(m_monitor.frame_seconds() * static_cast<double>(frames)));
+    auto next = m_origin;
+    for (;;) {
+      next += tick_period;
+      if (const auto now = std::chrono::steady_clock::now(); next < now - tick_period) next = now;
+      {
+        std::unique_lock lock(m_wake_mutex);
+        if (m_wake.wait_until(lock, next, [this] { return m_stop; })) return;  // stop() woke us
+      }
+      try {
+        tick();
+      } catch (...) {
+        remember(std::current_exception());
+        m_channel_broken = true;  // an MPI failure: the exchange sequence can no longer be trusted
+        return;
+      }
+    }
+  }
+
+  void tick() {
+    if (m_raise) {  // a raise waits one frame (see receive)
+      apply(*m_raise);
+      m_raise.reset();
+    }
+    m_monitor.update();
+    if (m_options.mode == policy::even) return;
+    if (!m_learning_posted && m_options.phases != phase_source::markers &&
+        m_monitor.finished_frames() >= static_cast<std::int64_t>(m_options.learning_frames)) {
+      m_channel->post(learning_message(), plan_values, true);
+      m_learning_posted = true;
+    }
+    if (m_channel->leader())
+      while (detail::exchange* e = m_channel->next_to_answer()) answer(*e);
+    std::vector<double> values;
+    while (m_channel->next_answer(values)) receive(values);
+    while (m_status.planned && m_channel->pending() < max_pending) {
+      const std::optional<double> c = criticality(m_next_phase);
+      if (!c) break;
+      m_channel->post({*c}, 2, false);
+      ++m_next_phase;
+    }
+  }
+
+  // Phase marks seen since the start, then the autocovariance of the learning frames.
+  std::vector<double> learning_message() const {
+    const auto frames = m_monitor.frames_since(0);
+    std::vector<double> series;
+    for (std::size_t i = 0; i < m_options.learning_frames && i < frames.size(); ++i)
+      series.push_back(frames[i].active_seconds);
+    series.resize(m_options.learning_frames, 0.0);
+    const auto marks = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
+    std::vector<double> message = {static_cast<double>(marks - m_first_mark)};
+    const auto c = autocovariance(series, m_options.learning_frames / 2);
+    message.insert(message.end(), c.begin(), c.end());
+    return message;
+  }
+
+  // Leader: the plan from everybody's learning message, or the allocation from their
+  // criticalities.
+  void answer(detail::exchange& e) {
+    const auto n = static_cast<std::size_t>(m_channel->size());
+    const std::size_t each = e.up.size();
+    if (e.broadcast) {
+      // The group's autocovariance: ranks whose activity varies most weigh most, and a rank
+      // that never waits (on the critical path throughout) adds nothing but noise-free zeros.
+      double fewest_marks = e.gathered[0], most_marks = 0;
+      std::vector<double> c(each - 1, 0.0);
+      for (std::size_t rank = 0; rank < n; ++rank) {
+        fewest_marks = std::min(fewest_marks, e.gathered[rank * each]);
+        most_marks = std::max(most_marks, e.gathered[rank * each]);
+        for (std::size_t lag = 0; lag + 1 < each; ++lag) c[lag] += e.gathered[rank * each + 1 + lag];
+      }
+      const bool markers = m_options.phases == phase_source::automatic && fewest_marks >= 2;
+      const phase_estimate found =
+          detect_phase(normalised(std::move(c), m_monitor.frame_seconds()), m_options.detection);
+      const double frames = found.found ? static_cast<double>(found.frames) : m_options.fallback_phase_frames;
+      m_channel->answer(e, {markers ? 1.0 : 0.0, frames, most_marks, found.period_frames});
+      return;
+    }
+    std::vector<double> criticality(e.gathered.begin(), e.gathered.end());
+    const allocation a = allocate(criticality, m_table, m_group_budget);
+    std::vector<double> settings;
+    for (const auto& s : a.settings) settings.insert(settings.end(), {static_cast<double>(s.step), s.power_watts});
+    m_channel->answer(e, std::move(settings));
+  }
+
+  void receive(const std::vector<double>& values) {
+    if (!m_status.planned) {
+      plan(values[0] != 0.0, static_cast<std::size_t>(values[1]), static_cast<std::uint64_t>(values[2]),
+           values[3]);
+      return;
+    }
+    const auto step = static_cast<std::size_t>(values[0]);
+    const power_setting setting = {step, m_table.frequency(step), values[1]};
+    {
+      std::lock_guard lock(m_status_mutex);
+      ++m_status.settings;
+      m_history.push_back(setting);
+    }
+    // The ranks of a group receive a round's settings within about a frame of each other. Those
+    // that lower their power do so at once; those that raise it wait one frame, so that the sum
+    // stays within the budget while the round takes effect.
+    if (step > m_status.setting.step) {
+      m_raise = setting;
+    } else {
+      m_raise.reset();
+      apply(setting);
+    }
+  }
+
+  void plan(bool markers, std::size_t frames, std::uint64_t first_mark, double period) {
+    std::lock_guard lock(m_status_mutex);
+    m_status.planned = true;
+    m_status.markers = markers;
+    m_status.phase_frames = markers ? 0 : frames;
+    m_status.period_frames = period;
+    m_phase_first_mark = m_first_mark + first_mark;
+  }
+
+  // The criticality of phase k (seconds of activity at f_min), once the phase is over.
+  std::optional<double> criticality(std::uint64_t k) const {
+    if (m_status.markers) {
+      const auto marks = m_monitor.marks_since(m_phase_first_mark + k);
+      if (marks.size() < 2 || marks[0].index != m_phase_first_mark + k) return std::nullopt;
+      return (marks[1].work_ghz_seconds - marks[0].work_ghz_seconds) / m_table.min_frequency();
+    }
+    const auto length = static_cast<std::int64_t>(m_status.phase_frames);
+    const auto first =
+        static_cast<std::int64_t>(m_options.learning_frames) + static_cast<std::int64_t>(k) * length;
+    if (m_monitor.finished_frames() < first + length) return std::nullopt;
+    double work = 0;
+    for (const frame& f : m_monitor.frames_since(first))
+      if (f.id < first + length) work += f.work_ghz_seconds;
+    return work / m_table.min_frequency();
+  }
+
+  void apply(const power_setting& setting) {
+    {
+      std::lock_guard lock(m_status_mutex);
+      m_status.setting = setting;
+    }
+    if (m_actuator_failed) return;
+    try {
+      m_actuator.apply(setting);
+      m_monitor.set_frequency(setting.frequency_ghz);
+    } catch (...) {  // keep taking part in the exchanges (others wait for us); report at stop()
+      m_actuator_failed = true;
+      remember(std::current_exception());
+    }
+  }
+
+  void remember(std::exception_ptr e) {
+    std::lock_guard lock(m_status_mutex);
+    if (!m_error) m_error = e;
+  }
+
+  // After the helper: every rank posts the same number of exchanges, the leader answers them
+  // all, and every rank completes them, so no message is left in flight.
+  void drain() {
+    const std::size_t total = m_channel->agree_on_max(m_channel->posted());
+    while (m_channel->posted() < total) {
+      const bool learning = m_channel->posted() == 0 && m_options.phases != phase_source::markers;
+      if (learning) {
+        m_channel->post(std::vector<double>(m_options.learning_frames / 2 + 2, 0.0), plan_values, true);
+      } else {
+        m_channel->post({0.0}, 2, false);
+      }
+    }
+    if (m_channel->leader())
+      while (detail::exchange* e = m_channel->next_to_answer(true)) answer(*e);
+    std::vector<double> ignored;
+    while (m_channel->next_answer(ignored, true)) {
+    }
+  }
+
+  static constexpr std::size_t max_pending = 64;
+
+  monitor& m_monitor;
+  actuator& m_actuator;
+  frequency_table m_table;
+  controller_options m_options;
+  std::unique_ptr<detail::control_channel> m_channel;
+  double m_group_budget = 0.0;
+  std::chrono::steady_clock::time_point m_origin;
+  std::uint64_t m_first_mark = 0;        // marks made before the controller started
+  std::uint64_t m_phase_first_mark = 0;  // the mark that starts phase 0
+  std::uint64_t m_next_phase = 0;
+  bool m_learning_posted = false;
+  bool m_actuator_failed = false;
+  bool m_channel_broken = false;
+  bool m_stopped = false;
+  std::mutex m_wake_mutex;  // with m_wake: the helper sleeps between ticks, stop() wakes it
+  std::condition_variable m_wake;
+  bool m_stop = false;
+  std::thread m_helper;
+  mutable std::mutex m_status_mutex;
+  controller_status m_status;
+  std::vector<power_setting> m_history;
+  std::optional<power_setting> m_raise;  // a raise received, applied at the next tick
+  std::exception_ptr m_error;
+};
+
+}  // namespace hetero::power
+
+#endif  // HETERO_POWER_CONTROLLER_HPP

@@ -1,0 +1,197 @@
+#include <hetero/core/timer.hpp>
+#include <hetero/power/monitor.hpp>
+
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "busy.hpp"
+
+using hetero::power::monitor;
+using hetero::power::monitor_options;
+using hetero::testing::busy_for;
+
+namespace {
+
+// A wait of `seconds` inside a user wait scope; returns the time the scope took as seen from
+// inside it (what the monitor must count as waiting, up to the clock reads around it).
+double wait_for(double seconds) {
+  hetero::wait_scope waiting(hetero::wait_kind::user, "test wait");
+  hetero::stopwatch watch;
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return watch.seconds();
+}
+
+// Everything recorded so far, merged.
+void flush(monitor& m) { m.update_until(m.seconds()); }
+
+// Tolerance for comparing the monitor's clock with the test's own (both steady clocks read
+// microseconds apart; a preemption between them is the rare exception this margin covers).
+constexpr double slack = 0.003;
+
+}  // namespace
+
+TEST_CASE("install and uninstall put back the previous observer", "[power][monitor]") {
+  monitor outer, inner;
+  REQUIRE(hetero::current_observer() == nullptr);
+  outer.install();
+  inner.install();
+  CHECK(inner.installed());
+  inner.uninstall();
+  CHECK(outer.installed());
+  outer.uninstall();
+  CHECK(hetero::current_observer() == nullptr);
+}
+
+TEST_CASE("wait scopes count as waiting, everything else as active", "[power][monitor]") {
+  monitor m;
+  m.install();
+  busy_for(0.01);
+  double waited = wait_for(0.02);
+  {
+    hetero::wait_scope outer(hetero::wait_kind::collective, "outer");
+    hetero::wait_scope nested(hetero::wait_kind::point_to_point, "nested");  // counts once
+    waited += wait_for(0.01);
+  }
+  hetero::mark_phase();
+  hetero::stopwatch between;
+  busy_for(0.01);
+  const double phase = between.seconds();
+  hetero::mark_phase();
+  m.uninstall();
+  flush(m);
+  const double elapsed = m.accounted_seconds();
+  CHECK(elapsed - m.active_seconds() == Catch::Approx(waited).margin(slack));
+  CHECK(m.work_ghz_seconds() == Catch::Approx(m.active_seconds()));  // 1 GHz by default
+  const auto marks = m.marks_since(0);
+  REQUIRE(marks.size() == 2);
+  CHECK(marks[1].active_seconds - marks[0].active_seconds == Catch::Approx(phase).margin(slack));
+  CHECK(m.lost_events() == 0);
+}
+
+TEST_CASE("frames hold the activity; frequency changes weigh the work", "[power][monitor]") {
+  monitor_options options;
+  options.frame_seconds = 0.002;
+  monitor m(options);
+  m.install();
+  m.set_frequency(2.0);
+  m.align_frames(hetero::wall_seconds());
+  hetero::stopwatch span;
+  busy_for(0.004);
+  const double waited = wait_for(0.006);
+  busy_for(0.004);
+  const double until_idle = span.seconds();
+  (void)wait_for(0.005);  // the last, unfinished frame holds no activity
+  m.uninstall();
+  m.update();  // up to one frame ago
+  CHECK(m.accounted_seconds() <= m.seconds() - 0.002);
+  flush(m);
+  const auto frames = m.frames_since(0);
+  REQUIRE(frames.size() >= 6);
+  double active = 0, work = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    CHECK(frames[i].id == static_cast<std::int64_t>(i));
+    CHECK(frames[i].active_seconds <= 0.002 + 1e-9);
+    active += frames[i].active_seconds;
+    work += frames[i].work_ghz_seconds;
+  }
+  CHECK(work == Catch::Approx(2.0 * active));
+  CHECK(active >= 0.008);  // both busy stretches lie within the frames
+  CHECK(active <= until_idle - waited + slack);
+  CHECK(m.finished_frames() == static_cast<std::int64_t>(frames.size()));
+  CHECK_THROWS_AS(m.set_frequency(0.0), hetero::invalid_argument);
+}
+
+TEST_CASE("the rank waits only while every reporting thread waits", "[power][monitor]") {
+  monitor m;
+  m.install();
+  const double first = wait_for(0.001);  // the main thread reports: it is tracked
+  std::atomic<int> stage{0};
+  double overlap = 0;
+  std::thread helper([&] {
+    hetero::wait_scope waiting(hetero::wait_kind::task, "helper");
+    stage = 1;
+    while (stage.load() != 2) std::this_thread::yield();
+  });
+  while (stage.load() != 1) std::this_thread::yield();
+  busy_for(0.01);            // helper waits, main computes: active
+  overlap = wait_for(0.02);  // both wait
+  stage = 2;
+  helper.join();
+  busy_for(0.005);
+  m.uninstall();
+  flush(m);
+  const double waited = m.accounted_seconds() - m.active_seconds();
+  CHECK(waited == Catch::Approx(overlap + first).margin(slack));
+}
+
+TEST_CASE("waits from many threads are recorded without loss; slots are reused", "[power][monitor]") {
+  monitor_options options;
+  options.max_threads = 4;
+  monitor m(options);
+  m.install();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 2000; ++i) {
+        hetero::wait_scope w(hetero::wait_kind::collective, "many");
+      }
+    });
+  for (auto& t : threads) t.join();
+  flush(m);
+  CHECK(m.lost_events() == 0);
+  CHECK(m.untracked_threads() == 0);
+  // One thread after another: each gives its slot back when it exits.
+  for (int t = 0; t < 10; ++t) {
+    std::thread([] { hetero::wait_scope w(hetero::wait_kind::halo, "one"); }).join();
+    flush(m);
+  }
+  CHECK(m.untracked_threads() == 0);
+  // Five threads alive at once with four slots: one is not tracked, and says so.
+  std::atomic<int> inside{0};
+  std::atomic<bool> leave{false};
+  threads.clear();
+  for (int t = 0; t < 5; ++t)
+    threads.emplace_back([&] {
+      { hetero::wait_scope w(hetero::wait_kind::task, "crowd"); }
+      ++inside;
+      while (!leave.load()) std::this_thread::yield();
+    });
+  while (inside.load() != 5) std::this_thread::yield();
+  leave = true;
+  for (auto& t : threads) t.join();
+  m.uninstall();
+  CHECK(m.untracked_threads() == 1);
+}
+
+TEST_CASE("only the first thread, and ignored threads, as asked", "[power][monitor]") {
+  monitor_options options;
+  options.threads = hetero::power::tracked_threads::first;
+  monitor m(options);
+  m.install();
+  busy_for(0.002);
+  const double tracked = wait_for(0.001);            // the first thread to report
+  std::thread([] { (void)wait_for(0.02); }).join();  // not tracked: the rank stays active
+  std::thread([] {
+    monitor::ignore_calling_thread();
+    (void)wait_for(0.001);
+  }).join();
+  m.uninstall();
+  flush(m);
+  CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(tracked).margin(slack));
+  CHECK(m.untracked_threads() == 0);
+}
+
+TEST_CASE("a monitor with a zero frame length is refused", "[power][monitor]") {
+  monitor_options options;
+  options.frame_seconds = 0;
+  CHECK_THROWS_WITH(monitor(options), Catch::Matchers::ContainsSubstring("frame length is 0 s"));
+  options.frame_seconds = 0.004;
+  options.max_threads = 0;
+  CHECK_THROWS_AS(monitor(options), hetero::invalid_argument);
+}

@@ -1,0 +1,80 @@
+#include <hetero/power/dry_run_actuator.hpp>
+#include <hetero/power/node_shift.hpp>
+#include <hetero/power/simulator.hpp>
+
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+using Catch::Matchers::ContainsSubstring;
+using namespace hetero::power;
+
+namespace {
+const frequency_table gpu({1.0, 2.0}, {100.0, 200.0});
+const frequency_table cpu({1.0, 2.0}, {50.0, 100.0});
+}  // namespace
+
+TEST_CASE("the node's budget goes to the side with the longer time", "[power][node]") {
+  const node_power_shifter shifter(gpu, cpu);
+  // At 2 GHz the GPU took 2 s and the CPU 1 s: 4 s and 2 s at f_min. From 150 W at f_min the GPU
+  // is raised first (250 W, its f_max); the CPU's step would need 300 W.
+  const auto s = shifter.split({.gpu_seconds = 2.0, .cpu_seconds = 1.0}, gpu.setting(1), cpu.setting(1), 250.0);
+  CHECK(s.gpu.step == 1);
+  CHECK(s.cpu.step == 0);
+  CHECK(s.gpu.power_watts == 200.0);
+  CHECK(s.cpu.power_watts == 50.0);
+  CHECK(s.predicted_seconds == Catch::Approx(2.0));
+  // The reverse when the CPU was the slow side; 10 W left are shared.
+  const auto r = shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 3.0}, gpu.setting(1), cpu.setting(1), 210.0);
+  CHECK(r.gpu.step == 0);
+  CHECK(r.cpu.step == 1);
+  CHECK(r.gpu.power_watts == 105.0);
+  CHECK(r.cpu.power_watts == 105.0);
+  // Times measured at f_min count as they are.
+  const auto t = shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 1.5}, gpu.setting(0), cpu.setting(1), 250.0);
+  CHECK(t.gpu.step == 0);  // GPU 1 s at f_min vs CPU 3 s: the CPU goes up (200 W); the GPU's step needs 300 W
+  CHECK(t.cpu.step == 1);
+  CHECK(t.gpu.power_watts == 125.0);
+}
+
+TEST_CASE("the shifter applies through actuators and remembers the settings", "[power][node]") {
+  node_power_shifter shifter(gpu, cpu);
+  dry_run_actuator gpu_log(gpu), cpu_log(cpu);
+  // First call: measured at the tables' tops (the shifter's assumption until told).
+  shifter.apply({.gpu_seconds = 2.0, .cpu_seconds = 1.0}, 250.0, gpu_log, cpu_log);
+  // Second: the CPU ran at 1 GHz and took 2 s (1 s at 2 GHz): the GPU at 2 GHz took 1 s.
+  const auto s = shifter.apply({.gpu_seconds = 1.0, .cpu_seconds = 2.0}, 250.0, gpu_log, cpu_log);
+  // 2 s at f_min on both sides, both at f_min: the tie goes to the lower device number, the GPU.
+  CHECK(s.gpu.step == 1);
+  CHECK(s.cpu.step == 0);
+  REQUIRE(gpu_log.history().size() == 2);
+  REQUIRE(cpu_log.history().size() == 2);
+  CHECK(gpu_log.history()[1].setting.step == s.gpu.step);
+  CHECK(cpu_log.history()[0].setting.step == 0);
+}
+
+TEST_CASE("node split: bad input is refused with the minimum", "[power][node]") {
+  const node_power_shifter shifter(gpu, cpu);
+  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, gpu.setting(0), cpu.setting(0), 149.0),
+                    ContainsSubstring("node budget 149 W is below the minimum") && ContainsSubstring("= 150 W"));
+  CHECK_THROWS_WITH(shifter.split({-1.0, 1.0}, gpu.setting(0), cpu.setting(0), 200.0),
+                    ContainsSubstring("must be finite and >= 0"));
+  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, {0, 1.5, 100.0}, cpu.setting(0), 200.0),
+                    ContainsSubstring("GPU now): frequency 1.5 GHz is not step 0"));
+}
+
+TEST_CASE("simulated node: shifting never loses to the fixed split, and wins in between", "[power][node]") {
+  const auto g = gpu_board_model(), c = cpu_package_model();
+  const auto pattern = alternating_node_pattern(25);
+  double best = 0;
+  for (double b = g.min_power() + c.min_power(); b <= g.max_power() + c.max_power(); b += 10) {
+    const auto r = simulate_node_shift(pattern, b, 200);
+    CHECK(r.shifted_seconds <= r.fixed_seconds * (1 + 1e-12));
+    best = std::max(best, 1 - r.shifted_seconds / r.fixed_seconds);
+  }
+  CHECK(best > 0.15);
+  // At the top budget both run everything at f_max: 100 steps of 20 ms and 100 of 20 ms.
+  const auto top = simulate_node_shift(pattern, g.max_power() + c.max_power(), 200);
+  CHECK(top.fixed_seconds == Catch::Approx(4.0));
+  CHECK(top.shifted_seconds == Catch::Approx(4.0));
+}
