@@ -1,3 +1,5 @@
+#include <hetero/config.hpp>
+#include <hetero/exec/split_for.hpp>
 #include <hetero/power/dry_run_actuator.hpp>
 #include <hetero/power/node_shift.hpp>
 #include <hetero/power/simulator.hpp>
@@ -5,6 +7,11 @@
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <type_traits>
 
 using Catch::Matchers::ContainsSubstring;
 using namespace hetero::power;
@@ -51,6 +58,32 @@ TEST_CASE("the shifter applies through actuators and remembers the settings", "[
   REQUIRE(cpu_log.history().size() == 2);
   CHECK(gpu_log.history()[1].setting.step == s.gpu.step);
   CHECK(cpu_log.history()[0].setting.step == 0);
+}
+
+TEST_CASE("the shifter reads a work-sharing loop's measured device and host times", "[power][node]") {
+#if HETERO_HAS_OPENMP()
+  // A real split (device = OpenMP, host = Serial) whose device chunk takes 4x the host's.
+  hetero::split_for("power_node_times", hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial>(0, 2).weight(0.5),
+                    [](const auto& space, std::int64_t, std::int64_t) {
+                      constexpr bool on_device = std::is_same_v<std::decay_t<decltype(space)>, Kokkos::OpenMP>;
+                      std::this_thread::sleep_for(std::chrono::milliseconds(on_device ? 40 : 10));
+                    });
+  const device_host_times t = measured_times("power_node_times");
+  CHECK(t.gpu_seconds == hetero::gpu_seconds("power_node_times"));
+  CHECK(t.cpu_seconds == hetero::cpu_seconds("power_node_times"));
+  CHECK(t.gpu_seconds >= 0.040);
+  CHECK(t.cpu_seconds >= 0.010);
+  // The measured times feed the shifter as they are: the longer side gets the step up.
+  node_power_shifter shifter(gpu, cpu);
+  dry_run_actuator gpu_log(gpu), cpu_log(cpu);
+  const auto s = shifter.apply(t, 250.0, gpu_log, cpu_log);
+  const bool gpu_longer = t.gpu_seconds >= t.cpu_seconds;  // 40 ms vs 10 ms unless badly preempted
+  CHECK(s.gpu.step == (gpu_longer ? 1u : 0u));
+  CHECK(s.cpu.step == (gpu_longer ? 0u : 1u));
+#else
+  SKIP("needs Kokkos::OpenMP to emulate a device beside Kokkos::Serial");
+#endif
+  CHECK_THROWS_WITH(measured_times("never_ran"), ContainsSubstring("no split loop labelled 'never_ran'"));
 }
 
 TEST_CASE("node split: bad input is refused with the minimum", "[power][node]") {

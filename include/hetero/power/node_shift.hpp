@@ -9,10 +9,12 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "hetero/core/error.hpp"
+#include "hetero/exec/split_stats.hpp"
 #include "hetero/power/actuator.hpp"
 #include "hetero/power/detail/greedy.hpp"
 #include "hetero/power/frequency_table.hpp"
@@ -26,6 +28,18 @@ struct device_host_times {
   double gpu_seconds = 0.0;  ///< time the GPU's part took
   double cpu_seconds = 0.0;  ///< time the CPU's part took
 };
+
+/// The device and host times of the last run of the work-sharing loop `label` (the exec
+/// module's `hetero::gpu_seconds(label)` and `hetero::cpu_seconds(label)`), ready for
+/// `node_power_shifter::apply`. Throws `hetero::invalid_argument` when no loop of that label has
+/// run in this process.
+/// @code
+/// hetero::parallel_for("forces", policy, body);
+/// shifter.apply(hetero::power::measured_times("forces"), 400.0, gpu_actuator, cpu_actuator);
+/// @endcode
+[[nodiscard]] inline device_host_times measured_times(std::string_view label) {
+  return {.gpu_seconds = hetero::gpu_seconds(label), .cpu_seconds = hetero::cpu_seconds(label)};
+}
 
 /// How a node's budget is split.
 struct node_split {
