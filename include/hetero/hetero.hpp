@@ -5,5 +5,6 @@
 
 #include "hetero/core.hpp"
 #include "hetero/exec.hpp"
+#include "hetero/power.hpp"
 
 #endif  // HETERO_HETERO_HPP
