@@ -13,6 +13,7 @@
 #include "hetero/comm/parameters.hpp"
 #include "hetero/comm/reduce_ops.hpp"
 #include "hetero/comm/request.hpp"
+#include "hetero/comm/tune.hpp"
 #include "hetero/comm/tuning.hpp"
 
 #endif  // HETERO_COMM_HPP

@@ -120,6 +120,23 @@ TEST_CASE("allgather returns results and iallgather completes", "[comm][allgathe
   }
 }
 
+TEST_CASE("iallgatherv equals MPI_Allgatherv on every buffer path", "[comm][allgather]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    const v_layout l = random_layout(750, comm.size(), sizeof(int));
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const auto mine = values_of<int>(750, comm.rank(), static_cast<std::size_t>(l.counts[me]));
+    std::vector<int> expected(l.extent, -1), got = expected;
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto theirs = values_of<int>(750, r, static_cast<std::size_t>(l.counts[static_cast<std::size_t>(r)]));
+      std::copy(theirs.begin(), theirs.end(), expected.begin() + l.displs[static_cast<std::size_t>(r)]);
+    }
+    auto request = comm.iallgatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs));
+    while (!request.test()) std::this_thread::yield();
+    check_equal(as_span(got), as_span(expected), "iallgatherv");
+  }
+}
+
 TEST_CASE("allgather rejects bad arguments", "[comm][allgather][errors]") {
   communicator& comm = default_comm();
   const auto p = static_cast<std::size_t>(comm.size());

@@ -168,7 +168,8 @@ inline v_layout random_layout(std::uint64_t stream, int ranks, std::size_t eleme
   v_layout l;
   l.counts.resize(static_cast<std::size_t>(ranks));
   l.displs.resize(static_cast<std::size_t>(ranks));
-  for (auto& c : l.counts) c = gen() % 4 == 0 ? 0 : static_cast<int>(random_count(gen, element_bytes) % 3000);
+  // Up to 12000 elements: blocks on both sides of a 64 KiB slot.
+  for (auto& c : l.counts) c = gen() % 4 == 0 ? 0 : static_cast<int>(random_count(gen, element_bytes) % 12000);
   for (int r = ranks - 1; r >= 0; --r) {
     const auto i = static_cast<std::size_t>(r);
     l.displs[i] = static_cast<int>(l.extent + gen() % 3);

@@ -67,8 +67,15 @@ TEST_CASE("gatherv equals MPI_Gatherv with gaps, zero counts and any root", "[co
                      MPI_DOUBLE, to, MPI_COMM_WORLD, &r);
         polite_wait(r);
         INFO("algorithm " << to_string(a) << ", root " << to);
-        comm.gatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to),
-                     force_algorithm(a));
+        const auto run = [&] {
+          comm.gatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to),
+                       force_algorithm(a));
+        };
+        if (!runnable(comm, collective::gatherv, a, 0)) {
+          CHECK_THROWS_AS(run(), invalid_argument);
+          continue;
+        }
+        run();
         check_equal(as_span(got), as_span(expected), "gatherv");
       }
     }
@@ -99,6 +106,25 @@ TEST_CASE("gather returns results and igather completes", "[comm][gather]") {
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < h.extent(0); ++i) wrong += h(i) != static_cast<int>(i / 3000);
     CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("igatherv equals MPI_Gatherv on every buffer path", "[comm][gather]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    const v_layout l = random_layout(350, comm.size(), sizeof(int));
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const int to = comm.size() - 1;
+    const auto mine = values_of<int>(350, comm.rank(), static_cast<std::size_t>(l.counts[me]));
+    std::vector<int> expected(comm.rank() == to ? l.extent : 0, -1), got = expected;
+    MPI_Request r;
+    MPI_Igatherv(mine.data(), l.counts[me], MPI_INT, expected.data(), l.counts.data(), l.displs.data(), MPI_INT,
+                 to, MPI_COMM_WORLD, &r);
+    polite_wait(r);
+    auto request =
+        comm.igatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to));
+    request.wait();
+    check_equal(as_span(got), as_span(expected), "igatherv");
   }
 }
 

@@ -68,8 +68,15 @@ TEST_CASE("scatterv equals MPI_Scatterv with gaps, zero counts and any root", "[
                       MPI_DOUBLE, from, MPI_COMM_WORLD, &r);
         polite_wait(r);
         INFO("algorithm " << to_string(a) << ", root " << from);
-        comm.scatterv(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got),
-                      recv_count(expected.size()), root(from), force_algorithm(a));
+        const auto run = [&] {
+          comm.scatterv(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got),
+                        recv_count(expected.size()), root(from), force_algorithm(a));
+        };
+        if (!runnable(comm, collective::scatterv, a, 0)) {
+          CHECK_THROWS_AS(run(), invalid_argument);
+          continue;
+        }
+        run();
         got.resize(expected.size());
         check_equal(as_span(got), as_span(expected), "scatterv");
       }
@@ -90,6 +97,23 @@ TEST_CASE("iscatter completes with test()", "[comm][scatter]") {
   }
 }
 
+TEST_CASE("iscatterv equals MPI_Scatterv on every buffer path", "[comm][scatter]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    const v_layout l = random_layout(550, comm.size(), sizeof(int));
+    const auto me = static_cast<std::size_t>(comm.rank());
+    const auto all = values_of<int>(550, comm.rank(), l.extent);
+    std::vector<int> expected(static_cast<std::size_t>(l.counts[me])), got(expected.size());
+    MPI_Request r;
+    MPI_Iscatterv(all.data(), l.counts.data(), l.displs.data(), MPI_INT, expected.data(), l.counts[me], MPI_INT, 0,
+                  MPI_COMM_WORLD, &r);
+    polite_wait(r);
+    auto request = comm.iscatterv(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got));
+    request.wait();
+    check_equal(as_span(got), as_span(expected), "iscatterv");
+  }
+}
+
 TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
   communicator& comm = default_comm();
   const auto p = static_cast<std::size_t>(comm.size());
@@ -106,4 +130,15 @@ TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
   check_rejected_everywhere(
       checked, 0, [&] { checked.scatterv(send_buf(all), send_counts(counts), recv_buf(mine)); },
       "scatterv: send_counts[root] is 2 but the root receives 3 element(s)");
+  if (comm.size() > 1 && comm.has_shared_memory()) {
+    // Each rank reads its own region's count on the shared-memory path: rank 1 expects 2, gets 3.
+    std::vector<int> out(3);
+    if (comm.rank() == 1)
+      CHECK_THROWS_WITH(
+          comm.scatterv(send_buf(all), send_counts(std::vector<int>(p, 3)), recv_buf(out), recv_count(2)),
+          ContainsSubstring("scatterv: the root sends 3 element(s) to rank 1 where it expects 2"));
+    else
+      CHECK_NOTHROW(comm.scatterv(send_buf(all), send_counts(std::vector<int>(p, 3)), recv_buf(out)));
+    CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable
+  }
 }

@@ -36,7 +36,8 @@ inline constexpr std::array<collective, 10> all_collectives{
 enum class comm_algorithm : std::uint8_t {
   automatic,           ///< chosen by message size from the tuning table
   mpi,                 ///< MPI's own collective call
-  shm,                 ///< the node's shared-memory window (small messages, all ranks on one node)
+  shm,                 ///< the node's shared-memory window (small messages, all ranks on one node;
+                       ///< gatherv and scatterv send the blocks that do not fit as messages)
   binomial,            ///< binomial tree: broadcast, scatter, gather, reduce
   linear,              ///< root talks to every rank: scatter(v), gather(v), reduce (host-side combine)
   linear_device,       ///< reduce: gather to the root, combine with one Kokkos kernel (device-side path)
@@ -117,7 +118,7 @@ constexpr bool implements(collective c, comm_algorithm a) noexcept {
     case collective::scatter:
     case collective::gather: return a == A::shm || a == A::binomial || a == A::linear;
     case collective::scatterv:
-    case collective::gatherv: return a == A::linear;
+    case collective::gatherv: return a == A::shm || a == A::linear;
     case collective::reduce: return a == A::shm || a == A::binomial || a == A::linear || a == A::linear_device;
     case collective::allgather: return a == A::shm || a == A::recursive_doubling || a == A::ring || a == A::bruck;
     case collective::allgatherv: return a == A::shm || a == A::ring;

@@ -41,8 +41,8 @@ void allgatherv_with(comm_state& st, comm_algorithm a, const T* send, T* recv, s
         if (send) Ops::copy(recv + displs[0], send, counts[0]);
         return;
       }
-      const std::vector<int> c = mpi_counts(counts, "allgatherv count");
-      const std::vector<int> d = mpi_counts(displs, "allgatherv displacement");
+      const std::vector<int>& c = mpi_counts(counts, "allgatherv count", st.int_list(0));
+      const std::vector<int>& d = mpi_counts(displs, "allgatherv displacement", st.int_list(1));
       const int count = c[static_cast<std::size_t>(st.rank())];
       const void* from = send ? static_cast<const void*>(send) : MPI_IN_PLACE;
       call_mpi(
@@ -135,8 +135,8 @@ class allgatherv_interface {
       std::vector<int> mpi_counts, mpi_displs;
     };
     auto keep = std::make_shared<keep_alive>();
-    keep->counts = std::move(call.counts);
-    keep->displs = std::move(call.displs);
+    keep->counts.assign(call.counts.begin(), call.counts.end());
+    keep->displs.assign(call.displs.begin(), call.displs.end());
     const auto me = static_cast<std::size_t>(st.rank());
     const T* send = call.send;
     T* recv = call.out.data;
@@ -166,8 +166,8 @@ class allgatherv_interface {
       if (finish) finish();
       return {};
     }
-    keep->mpi_counts = mpi_counts(keep->counts, "allgatherv count");
-    keep->mpi_displs = mpi_counts(keep->displs, "allgatherv displacement");
+    mpi_counts(keep->counts, "allgatherv count", keep->mpi_counts);
+    mpi_counts(keep->displs, "allgatherv displacement", keep->mpi_displs);
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Iallgatherv, send ? static_cast<const void*>(send) : MPI_IN_PLACE, keep->mpi_counts[me],
                      mpi_type<T>(), recv, keep->mpi_counts.data(), keep->mpi_displs.data(), mpi_type<T>(),
@@ -180,7 +180,7 @@ class allgatherv_interface {
   struct v_call {
     const T* send = nullptr;  // null in place
     buffer_ref<T, M> out;
-    std::vector<std::size_t> counts, displs;
+    std::span<const std::size_t> counts, displs;  // the communicator's lists
   };
 
   template <class... Args>
@@ -209,14 +209,14 @@ class allgatherv_interface {
     const auto me = static_cast<std::size_t>(st.rank());
     buffer_ref<const T, M> in;
     v_call<T, M> call;
-    auto& counts = call.counts;
-    auto& displs = call.displs;
+    std::vector<std::size_t>& counts = st.size_list(0);
+    std::vector<std::size_t>& displs = st.size_list(1);
     auto& out = call.out;
     const auto check_counts = [&] {
       if constexpr (has_parameter<parameter::recv_displs, Args...>)
-        displs = to_sizes(get<parameter::recv_displs>(args...), counts.size(), "allgatherv", "recv_displs");
+        to_sizes(get<parameter::recv_displs>(args...), counts.size(), "allgatherv", "recv_displs", displs);
       else
-        displs = packed_displs(counts);
+        packed_displs(counts, displs);
       if constexpr (in_place) {
         require_size(out, extent_of(counts, displs), "allgatherv", "send_recv_buf", "recv_counts and recv_displs");
       } else {
@@ -228,7 +228,7 @@ class allgatherv_interface {
           static_assert(comm_buffer<B> && writable_argument<B>() && std::is_same_v<buffer_element_t<B>, T> &&
                             std::is_same_v<buffer_space_t<B>, M>,
                         "hetero: recv_buf must be a writable buffer of send_buf's element type and memory space");
-          out = as_buffer(get<parameter::recv_buf>(args...), "allgatherv: recv_buf");
+          out = as_buffer(get<parameter::recv_buf>(args...), "allgatherv", "recv_buf");
           require_size(out, extent_of(counts, displs), "allgatherv", "recv_buf", "recv_counts and recv_displs");
         }
       }
@@ -238,13 +238,13 @@ class allgatherv_interface {
       s = signature;
       if constexpr (in_place) {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
-        out = as_buffer(source, "allgatherv: send_recv_buf");
+        out = as_buffer(source, "allgatherv", "send_recv_buf");
       } else {
-        in = as_buffer(source, "allgatherv: send_buf");
+        in = as_buffer(source, "allgatherv", "send_buf");
       }
       if constexpr (has_parameter<parameter::recv_counts, Args...>) {
-        counts = to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), "allgatherv",
-                          "recv_counts");
+        to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), "allgatherv",
+                 "recv_counts", counts);
         check_counts();
       }
     });
@@ -259,6 +259,8 @@ class allgatherv_interface {
       });
     }
     call.send = in_place ? nullptr : non_null(in.data);
+    call.counts = counts;
+    call.displs = displs;
     return call;
   }
 

@@ -190,7 +190,7 @@ class allreduce_interface {
     (void)recv;
     buffer_ref<const buffer_element_t<S>, buffer_space_t<S>> in;
     checked_call(st, collective::allreduce, [&](call_signature& s) {
-      in = as_buffer(send, message(what, ": send_buf"));
+      in = as_buffer(send, what, "send_buf");
       s = {collective::allreduce, static_cast<long long>(in.size), -1, static_cast<int>(R::builtin),
            static_cast<int>(forced)};
     });
@@ -209,7 +209,7 @@ class allreduce_interface {
       auto& buffer = get<parameter::send_recv_buf>(args...);
       buffer_ref<buffer_element_t<B>, buffer_space_t<B>> out;
       checked_call(st, collective::allreduce, [&](call_signature& s) {
-        out = as_buffer(buffer, message(what, ": send_recv_buf"));
+        out = as_buffer(buffer, what, "send_recv_buf");
         s = {collective::allreduce, static_cast<long long>(out.size), -1, static_cast<int>(R::builtin),
              static_cast<int>(forced)};
       });
@@ -230,8 +230,8 @@ class allreduce_interface {
       buffer_ref<const buffer_element_t<S>, buffer_space_t<S>> in;
       buffer_ref<buffer_element_t<B>, buffer_space_t<B>> out;
       checked_call(st, collective::allreduce, [&](call_signature& s) {
-        in = as_buffer(send, message(what, ": send_buf"));
-        out = as_buffer(recv, message(what, ": recv_buf"));
+        in = as_buffer(send, what, "send_buf");
+        out = as_buffer(recv, what, "recv_buf");
         s = {collective::allreduce, static_cast<long long>(in.size), -1, static_cast<int>(R::builtin),
              static_cast<int>(forced)};
         require_size(out, in.size, what, "recv_buf", "the send_buf's count");

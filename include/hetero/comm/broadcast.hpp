@@ -104,7 +104,7 @@ class broadcast_interface {
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
     buffer_ref<buffer_element_t<B>, buffer_space_t<B>> data;
     checked_call(st, collective::broadcast, [&](call_signature& s) {
-      data = as_buffer(buffer, "broadcast: send_recv_buf");
+      data = as_buffer(buffer, "broadcast", "send_recv_buf");
       s = {collective::broadcast, static_cast<long long>(data.size), r, -1, static_cast<int>(forced)};
       check_root(st, r, "broadcast");
     });
@@ -124,7 +124,7 @@ class broadcast_interface {
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
     buffer_ref<buffer_element_t<B>, buffer_space_t<B>> data;
     checked_call(*state, collective::broadcast, [&](call_signature& s) {
-      data = as_buffer(buffer, "ibroadcast: send_recv_buf");
+      data = as_buffer(buffer, "ibroadcast", "send_recv_buf");
       s = {collective::broadcast, static_cast<long long>(data.size), r, -1, static_cast<int>(forced)};
       check_root(*state, r, "ibroadcast");
     });

@@ -95,16 +95,18 @@ using buffer_element_t = typename buffer_traits<B>::element_type;
 template <class B>
 using buffer_space_t = typename buffer_traits<B>::memory_space;
 
-/// The (pointer, size) of a buffer argument; `what` names the argument in error messages.
-/// Throws `invalid_argument` for a View that is not contiguous.
+/// The (pointer, size) of a buffer argument; `collective` and `argument` name it in error
+/// messages (built only on error: this runs on every call). Throws `invalid_argument` for a
+/// View that is not contiguous.
 template <class B>
-auto as_buffer(B& buffer, std::string_view what) {
+auto as_buffer(B& buffer, std::string_view collective, std::string_view argument) {
   using traits = buffer_traits<B>;
   using ref = buffer_ref<typename traits::value_type, typename traits::memory_space>;
   if constexpr (kokkos_view<B>) {
     if (!buffer.span_is_contiguous())
-      raise<invalid_argument>(what, ": the View \"", buffer.label(), "\" is not contiguous (its ", buffer.size(),
-                              " elements span ", buffer.span(), "); pass a contiguous View");
+      raise<invalid_argument>(collective, ": ", argument, ": the View \"", buffer.label(),
+                              "\" is not contiguous (its ", buffer.size(), " elements span ", buffer.span(),
+                              "); pass a contiguous View");
     return ref{buffer.data(), buffer.size()};
   } else if constexpr (contiguous_host_range<B>) {
     return ref{std::ranges::data(buffer), static_cast<std::size_t>(std::ranges::size(buffer))};

@@ -168,13 +168,13 @@ class gather_interface {
       if constexpr (in_place) {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
         if (!root_here) raise<invalid_argument>(what, ": send_recv_buf (in place) is for the root only");
-        out = as_buffer(get<parameter::send_recv_buf>(args...), message(what, ": send_recv_buf"));
+        out = as_buffer(get<parameter::send_recv_buf>(args...), what, "send_recv_buf");
         n = get_or<parameter::send_count>(out.size / p, args...);
         if (!has_parameter<parameter::send_count, Args...> && out.size % p != 0)
           raise<invalid_argument>(what, ": send_recv_buf holds ", out.size, " elements, not a multiple of the ", p,
                                   " ranks; give send_count(n)");
       } else {
-        in = as_buffer(get<parameter::send_buf>(args...), message(what, ": send_buf"));
+        in = as_buffer(get<parameter::send_buf>(args...), what, "send_buf");
         n = get_or<parameter::send_count>(in.size, args...);
         require_size(in, n, what, "send_buf", "send_count");
         if constexpr (has_parameter<parameter::recv_buf, Args...>) {
@@ -182,7 +182,7 @@ class gather_interface {
           static_assert(comm_buffer<B> && writable_argument<B>() && std::is_same_v<buffer_element_t<B>, T> &&
                             std::is_same_v<buffer_space_t<B>, M>,
                         "hetero: recv_buf must be a writable buffer of send_buf's element type and memory space");
-          if (root_here) out = as_buffer(get<parameter::recv_buf>(args...), message(what, ": recv_buf"));
+          if (root_here) out = as_buffer(get<parameter::recv_buf>(args...), what, "recv_buf");
         }
       }
       if (root_here && (in_place || has_parameter<parameter::recv_buf, Args...>))

@@ -18,19 +18,46 @@
 #include "hetero/comm/detail/local_ops.hpp"
 #include "hetero/comm/detail/mpi_type.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/gather.hpp"
 #include "hetero/comm/parameters.hpp"
 #include "hetero/comm/request.hpp"
 
 namespace hetero::detail {
 
+/// Shared memory for the blocks that fit a slot, messages for the others (posted first, waited
+/// last, so the shared-memory part never waits for them).
+template <class T>
+void hybrid_gatherv(comm_state& st, const T* send, std::size_t send_n, T* recv,
+                    std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root) {
+  shm_gatherv<T> operation(*st.shm(), send, send_n, recv, counts, displs, root);
+  p2p_batch<T> batch(st, collective::gatherv);
+  if (st.rank() == root) {
+    for (int r = 0; r < st.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r != root && !operation.fits(counts[i])) batch.recv(recv + displs[i], counts[i], r);
+    }
+  } else if (!operation.fits(send_n)) {
+    batch.send(send, send_n, root);
+  }
+  run_blocking(*st.shm(), operation, "gatherv");
+  batch.wait();
+}
+
 template <class T, class Ops>
 void gatherv_with(comm_state& st, comm_algorithm a, const T* send, std::size_t send_n, T* recv,
                   std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root) {
   if (a == comm_algorithm::linear) return linear_gatherv<T, Ops>(st, send, send_n, recv, counts, displs, root);
+  if (a == comm_algorithm::shm) return hybrid_gatherv(st, send, send_n, recv, counts, displs, root);
   const bool root_here = st.rank() == root;
-  const std::vector<int> c = root_here ? mpi_counts(counts, "gatherv count") : std::vector<int>{};
-  const std::vector<int> d = root_here ? mpi_counts(displs, "gatherv displacement") : std::vector<int>{};
+  std::vector<int>& c = st.int_list(0);
+  std::vector<int>& d = st.int_list(1);
+  c.clear();
+  d.clear();
+  if (root_here) {
+    mpi_counts(counts, "gatherv count", c);
+    mpi_counts(displs, "gatherv displacement", d);
+  }
   const int count = mpi_count(send_n, "gatherv count");
   const void* from = send ? static_cast<const void*>(send) : MPI_IN_PLACE;
   call_mpi(
@@ -93,7 +120,8 @@ class gatherv_interface {
     }
   }
 
-  /// Starts a gatherv on MPI (recv_counts required; recv_buf or send_recv_buf at the root).
+  /// Starts a gatherv on MPI's non-blocking call (recv_counts required; recv_buf or
+  /// send_recv_buf at the root).
   template <class... Args>
   [[nodiscard]] collective_request igatherv(Args&&... args) {
     check_v_parameters<Args...>();
@@ -108,15 +136,16 @@ class gatherv_interface {
     const bool root_here = st.rank() == r;
     if (root_here && !call.out.data && extent_of(call.counts, call.displs) > 0)
       raise<invalid_argument>("igatherv: the root needs recv_buf(...) or send_recv_buf(...) for the result");
-    choose_nonblocking(st, {collective::gatherv, 0, 0, alignof(T)}, forced);
+    if (forced != comm_algorithm::automatic && forced != comm_algorithm::mpi)
+      raise<invalid_argument>("non-blocking gatherv runs on mpi; ", to_string(forced), " was forced");
     struct keep_alive {
       request_buffers<T> buffers;
       std::vector<std::size_t> counts, displs;
       std::vector<int> mpi_counts, mpi_displs;
     };
     auto keep = std::make_shared<keep_alive>();
-    keep->counts = std::move(call.counts);
-    keep->displs = std::move(call.displs);
+    keep->counts.assign(call.counts.begin(), call.counts.end());
+    keep->displs.assign(call.displs.begin(), call.displs.end());
     const T* send = call.send;
     T* recv = call.out.data;
     std::function<void()> finish;
@@ -137,8 +166,8 @@ class gatherv_interface {
       recv = host_recv;
     }
     if (root_here) {
-      keep->mpi_counts = mpi_counts(keep->counts, "gatherv count");
-      keep->mpi_displs = mpi_counts(keep->displs, "gatherv displacement");
+      mpi_counts(keep->counts, "gatherv count", keep->mpi_counts);
+      mpi_counts(keep->displs, "gatherv displacement", keep->mpi_displs);
     }
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Igatherv, send ? static_cast<const void*>(send) : MPI_IN_PLACE,
@@ -152,8 +181,8 @@ class gatherv_interface {
   struct v_call {
     const T* send = nullptr;  // null in place
     std::size_t send_n = 0;
-    buffer_ref<T, M> out;                     // at the root
-    std::vector<std::size_t> counts, displs;  // at the root
+    buffer_ref<T, M> out;                         // at the root
+    std::span<const std::size_t> counts, displs;  // at the root (the communicator's lists)
   };
 
   template <class... Args>
@@ -182,16 +211,18 @@ class gatherv_interface {
     const bool root_here = st.rank() == r;
     buffer_ref<const T, M> in;
     v_call<T, M> call;
-    auto& counts = call.counts;
-    auto& displs = call.displs;
+    std::vector<std::size_t>& counts = st.size_list(0);
+    std::vector<std::size_t>& displs = st.size_list(1);
+    counts.clear();
+    displs.clear();
     auto& out = call.out;
     // Checks that need the counts (at the root): after the counts are known.
     const auto check_counts = [&] {
       if (!root_here) return;
       if constexpr (has_parameter<parameter::recv_displs, Args...>)
-        displs = to_sizes(get<parameter::recv_displs>(args...), counts.size(), "gatherv", "recv_displs");
+        to_sizes(get<parameter::recv_displs>(args...), counts.size(), "gatherv", "recv_displs", displs);
       else
-        displs = packed_displs(counts);
+        packed_displs(counts, displs);
       if constexpr (in_place) {
         call.send_n = counts[static_cast<std::size_t>(r)];
         require_size(out, extent_of(counts, displs), "gatherv", "send_recv_buf", "recv_counts and recv_displs");
@@ -204,7 +235,7 @@ class gatherv_interface {
           static_assert(comm_buffer<B> && writable_argument<B>() && std::is_same_v<buffer_element_t<B>, T> &&
                             std::is_same_v<buffer_space_t<B>, M>,
                         "hetero: recv_buf must be a writable buffer of send_buf's element type and memory space");
-          out = as_buffer(get<parameter::recv_buf>(args...), "gatherv: recv_buf");
+          out = as_buffer(get<parameter::recv_buf>(args...), "gatherv", "recv_buf");
           require_size(out, extent_of(counts, displs), "gatherv", "recv_buf", "recv_counts and recv_displs");
         }
       }
@@ -216,15 +247,15 @@ class gatherv_interface {
       if constexpr (in_place) {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
         if (!root_here) raise<invalid_argument>("gatherv: send_recv_buf (in place) is for the root only");
-        out = as_buffer(source, "gatherv: send_recv_buf");
+        out = as_buffer(source, "gatherv", "send_recv_buf");
       } else {
-        in = as_buffer(source, "gatherv: send_buf");
+        in = as_buffer(source, "gatherv", "send_buf");
         call.send_n = in.size;
       }
       if constexpr (has_parameter<parameter::recv_counts, Args...>) {
         if (root_here)
-          counts = to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), "gatherv",
-                            "recv_counts");
+          to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), "gatherv",
+                   "recv_counts", counts);
         check_counts();
       }
     });
@@ -239,6 +270,8 @@ class gatherv_interface {
       });
     }
     call.send = in_place ? nullptr : non_null(in.data);
+    call.counts = counts;
+    call.displs = displs;
     return call;
   }
 

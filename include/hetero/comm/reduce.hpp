@@ -242,10 +242,10 @@ class reduce_interface {
       auto& source_buffer = get<source>(args...);
       check_root(st, root, what);
       if constexpr (in_place) {
-        out = as_buffer(source_buffer, message(what, ": send_recv_buf"));
+        out = as_buffer(source_buffer, what, "send_recv_buf");
         in = out;
       } else {
-        in = as_buffer(source_buffer, message(what, ": send_buf"));
+        in = as_buffer(source_buffer, what, "send_buf");
         if constexpr (has_parameter<parameter::recv_buf, Args...>) {
           using B = argument_t<parameter::recv_buf, Args...>;
           static_assert(comm_buffer<B> && writable_argument<B>(),
@@ -253,7 +253,7 @@ class reduce_interface {
           static_assert(std::is_same_v<buffer_element_t<B>, T> && std::is_same_v<buffer_space_t<B>, M>,
                         "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
           if (st.rank() == root) {
-            out = as_buffer(get<parameter::recv_buf>(args...), message(what, ": recv_buf"));
+            out = as_buffer(get<parameter::recv_buf>(args...), what, "recv_buf");
             require_size(out, in.size, what, "recv_buf", "the send_buf's count");
           }
         }

@@ -161,13 +161,13 @@ class scatter_interface {
       check_root(st, root, what);
       if constexpr (in_place) {
         if (!root_here) raise<invalid_argument>(what, ": send_recv_buf (in place) is for the root only");
-        in = as_buffer(get<parameter::send_recv_buf>(args...), message(what, ": send_recv_buf"));
+        in = as_buffer(get<parameter::send_recv_buf>(args...), what, "send_recv_buf");
         n = get_or<parameter::recv_count>(in.size / p, args...);
         if (!has_parameter<parameter::recv_count, Args...> && in.size % p != 0)
           raise<invalid_argument>(what, ": send_recv_buf holds ", in.size, " elements, not a multiple of the ", p,
                                   " ranks; give recv_count(n)");
       } else {
-        out = as_buffer(get<parameter::recv_buf>(args...), message(what, ": recv_buf"));
+        out = as_buffer(get<parameter::recv_buf>(args...), what, "recv_buf");
         n = get_or<parameter::recv_count>(out.size, args...);
         require_size(out, n, what, "recv_buf", "recv_count");
         out.size = n;
@@ -176,7 +176,7 @@ class scatter_interface {
           static_assert(
               comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
               "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
-          if (root_here) in = as_buffer(get<parameter::send_buf>(args...), message(what, ": send_buf"));
+          if (root_here) in = as_buffer(get<parameter::send_buf>(args...), what, "send_buf");
         } else if (root_here) {
           raise<invalid_argument>(what, ": the root needs send_buf(...)");
         }

@@ -18,17 +18,43 @@
 #include "hetero/comm/detail/local_ops.hpp"
 #include "hetero/comm/detail/mpi_type.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/parameters.hpp"
 #include "hetero/comm/request.hpp"
 
 namespace hetero::detail {
+/// The root's slot for the blocks that fit a rank's region of it, messages for the others.
+template <class T>
+void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t> counts,
+                     std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root) {
+  shm_scatterv<T> operation(*st.shm(), send, counts, displs, recv, recv_n, root);
+  p2p_batch<T> batch(st, collective::scatterv);
+  if (st.rank() == root) {
+    for (int r = 0; r < st.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r != root && !operation.fits(counts[i])) batch.send(send + displs[i], counts[i], r);
+    }
+  } else if (!operation.fits(recv_n)) {
+    batch.recv(recv, recv_n, root);
+  }
+  run_blocking(*st.shm(), operation, "scatterv");
+  batch.wait();
+}
+
 template <class T, class Ops>
 void scatterv_with(comm_state& st, comm_algorithm a, const T* send, std::span<const std::size_t> counts,
                    std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root) {
   if (a == comm_algorithm::linear) return linear_scatterv<T, Ops>(st, send, counts, displs, recv, recv_n, root);
+  if (a == comm_algorithm::shm) return hybrid_scatterv(st, send, counts, displs, recv, recv_n, root);
   const bool root_here = st.rank() == root;
-  const std::vector<int> c = root_here ? mpi_counts(counts, "scatterv count") : std::vector<int>{};
-  const std::vector<int> d = root_here ? mpi_counts(displs, "scatterv displacement") : std::vector<int>{};
+  std::vector<int>& c = st.int_list(0);
+  std::vector<int>& d = st.int_list(1);
+  c.clear();
+  d.clear();
+  if (root_here) {
+    mpi_counts(counts, "scatterv count", c);
+    mpi_counts(displs, "scatterv displacement", d);
+  }
   const int count = mpi_count(recv_n, "scatterv count");
   void* to = recv ? static_cast<void*>(recv) : MPI_IN_PLACE;
   call_mpi(
@@ -93,7 +119,8 @@ class scatterv_interface {
     auto call = arguments(st, forced, r, args...);
     using T = typename decltype(call.in)::element_type;
     using M = typename decltype(call.in)::memory_space;
-    choose_nonblocking(st, {collective::scatterv, 0, 0, alignof(T)}, forced);
+    if (forced != comm_algorithm::automatic && forced != comm_algorithm::mpi)
+      raise<invalid_argument>("non-blocking scatterv runs on mpi; ", to_string(forced), " was forced");
     const bool root_here = st.rank() == r;
     struct keep_alive {
       request_buffers<T> buffers;
@@ -121,8 +148,8 @@ class scatterv_interface {
       recv = host_recv;
     }
     if (root_here) {
-      keep->mpi_counts = mpi_counts(call.counts, "scatterv count");
-      keep->mpi_displs = mpi_counts(call.displs, "scatterv displacement");
+      mpi_counts(call.counts, "scatterv count", keep->mpi_counts);
+      mpi_counts(call.displs, "scatterv displacement", keep->mpi_displs);
     }
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Iscatterv, send, keep->mpi_counts.data(), keep->mpi_displs.data(), mpi_type<T>(),
@@ -134,9 +161,9 @@ class scatterv_interface {
  private:
   template <class T, class M>
   struct call_arguments {
-    buffer_ref<const T, M> in;                // at the root
-    std::vector<std::size_t> counts, displs;  // at the root
-    T* recv = nullptr;                        // null at an in-place root
+    buffer_ref<const T, M> in;                    // at the root
+    std::span<const std::size_t> counts, displs;  // at the root (the communicator's lists)
+    T* recv = nullptr;                            // null at an in-place root
     std::size_t recv_n = 0;
   };
 
@@ -163,14 +190,18 @@ class scatterv_interface {
     const bool root_here = st.rank() == r;
     call_arguments<T, M> call;
     buffer_ref<T, M> out;
+    std::vector<std::size_t>& counts = st.size_list(0);
+    std::vector<std::size_t>& displs = st.size_list(1);
+    counts.clear();
+    displs.clear();
     checked_call(st, collective::scatterv, [&](call_signature& s) {
       s = {collective::scatterv, 0, r, -1, static_cast<int>(forced)};
       check_root(st, r, "scatterv");
       if constexpr (in_place) {
         if (!root_here) raise<invalid_argument>("scatterv: send_recv_buf (in place) is for the root only");
-        call.in = as_buffer(get<parameter::send_recv_buf>(args...), "scatterv: send_recv_buf");
+        call.in = as_buffer(get<parameter::send_recv_buf>(args...), "scatterv", "send_recv_buf");
       } else {
-        out = as_buffer(get<parameter::recv_buf>(args...), "scatterv: recv_buf");
+        out = as_buffer(get<parameter::recv_buf>(args...), "scatterv", "recv_buf");
         call.recv_n = get_or<parameter::recv_count>(out.size, args...);
         require_size(out, call.recv_n, "scatterv", "recv_buf", "recv_count");
       }
@@ -180,27 +211,28 @@ class scatterv_interface {
         static_assert(
             comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
             "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
-        call.in = as_buffer(get<parameter::send_buf>(args...), "scatterv: send_buf");
+        call.in = as_buffer(get<parameter::send_buf>(args...), "scatterv", "send_buf");
       } else if constexpr (!in_place) {
         raise<invalid_argument>("scatterv: the root needs send_buf(...)");
       }
       if constexpr (has_parameter<parameter::send_counts, Args...>)
-        call.counts = to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()),
-                               "scatterv", "send_counts");
+        to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()), "scatterv",
+                 "send_counts", counts);
       else
         raise<invalid_argument>("scatterv: the root needs send_counts(...)");
       if constexpr (has_parameter<parameter::send_displs, Args...>)
-        call.displs =
-            to_sizes(get<parameter::send_displs>(args...), call.counts.size(), "scatterv", "send_displs");
+        to_sizes(get<parameter::send_displs>(args...), counts.size(), "scatterv", "send_displs", displs);
       else
-        call.displs = packed_displs(call.counts);
-      require_size(call.in, extent_of(call.counts, call.displs), "scatterv",
-                   in_place ? "send_recv_buf" : "send_buf", "send_counts and send_displs");
-      if (in_place) call.recv_n = call.counts[static_cast<std::size_t>(r)];
-      if (call.counts[static_cast<std::size_t>(r)] != call.recv_n)
-        raise<invalid_argument>("scatterv: send_counts[root] is ", call.counts[static_cast<std::size_t>(r)],
+        packed_displs(counts, displs);
+      require_size(call.in, extent_of(counts, displs), "scatterv", in_place ? "send_recv_buf" : "send_buf",
+                   "send_counts and send_displs");
+      if (in_place) call.recv_n = counts[static_cast<std::size_t>(r)];
+      if (counts[static_cast<std::size_t>(r)] != call.recv_n)
+        raise<invalid_argument>("scatterv: send_counts[root] is ", counts[static_cast<std::size_t>(r)],
                                 " but the root receives ", call.recv_n, " element(s)");
     });
+    call.counts = counts;
+    call.displs = displs;
     call.recv = in_place ? nullptr : non_null(out.data);
     return call;
   }

@@ -53,6 +53,10 @@ class comm_tuning {
     t.set(collective::broadcast, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
     t.set(collective::scatter, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
     t.set(collective::gather, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
+    // gatherv and scatterv are keyed on size 0 (only the root knows every count): inside the
+    // shared-memory algorithm each block takes the window or a message by its own size.
+    t.set(collective::gatherv, {{unbounded, comm_algorithm::shm}});
+    t.set(collective::scatterv, {{unbounded, comm_algorithm::shm}});
     t.set(collective::reduce, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
     t.set(collective::allgather, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
     t.set(collective::allgatherv, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});

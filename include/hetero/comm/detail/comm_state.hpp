@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/detail/scratch.hpp"
@@ -96,6 +97,10 @@ class comm_state {
   host_scratch& staging_in(std::size_t i) { return m_staging[2 + i % 2]; }
   /// Scratch in any memory space (direct route).
   space_scratch& device_scratch() noexcept { return m_space_scratch; }
+  /// Reusable lists of counts and displacements (0 to 3) and of MPI's int counts (0 and 1):
+  /// v-collectives allocate nothing per call once these have grown.
+  std::vector<std::size_t>& size_list(int i) { return m_size_lists[static_cast<std::size_t>(i)]; }
+  std::vector<int>& int_list(int i) { return m_int_lists[static_cast<std::size_t>(i)]; }
 
   /// Whether MPI takes pointers to `MemorySpace` (asked of MPI at construction).
   template <class MemorySpace>
@@ -194,6 +199,8 @@ class comm_state {
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;
   space_scratch m_space_scratch;
+  std::array<std::vector<std::size_t>, 4> m_size_lists;
+  std::array<std::vector<int>, 2> m_int_lists;
 };
 
 }  // namespace hetero::detail

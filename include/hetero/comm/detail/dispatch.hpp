@@ -51,9 +51,9 @@ inline comm_algorithm choose(comm_state& st, const call_traits& call, comm_algor
   };
   if (!implements(call.kind, a)) return refuse(to_string(call.kind), " has no ", to_string(a), " algorithm");
   if (a == comm_algorithm::shm) {
-    if (!st.shm())
-      return refuse("no shared-memory window (the ranks span ", st.nodes(),
-                    " nodes, or communicator_options::shared_memory is off)");
+    if (!st.shm() && st.nodes() > 1)
+      return refuse("no shared-memory window: the ranks span ", st.nodes(), " nodes");
+    if (!st.shm()) return refuse("no shared-memory window: communicator_options::shared_memory is off");
     if (call.shm_bytes > st.shm()->capacity())
       return refuse("the ", call.shm_bytes, " bytes to publish exceed a slot (", st.shm()->capacity(),
                     " bytes; communicator_options::shm_slot_bytes)");
@@ -190,9 +190,11 @@ void staged_chunks(comm_state& st, const T* send, std::size_t send_blocks, T* re
   fence_copies<MemorySpace>();
 }
 
-/// Counts or displacements as the `int`s MPI takes (refusing, never narrowing, what does not fit).
-inline std::vector<int> mpi_counts(std::span<const std::size_t> values, std::string_view what) {
-  std::vector<int> out(values.size());
+/// Counts or displacements as the `int`s MPI takes, into `out` (refusing, never narrowing,
+/// what does not fit).
+inline const std::vector<int>& mpi_counts(std::span<const std::size_t> values, std::string_view what,
+                                          std::vector<int>& out) {
+  out.resize(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) out[i] = mpi_count(values[i], what);
   return out;
 }

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <ranges>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -76,14 +77,14 @@ T* non_null(T* p) noexcept {
   return p ? p : reinterpret_cast<T*>(stand_in);
 }
 
-/// Counts or displacements given as any range of integers, checked and widened to size_t.
+/// Counts or displacements given as any range of integers, checked and widened to size_t, into
+/// `out`.
 template <class R>
-std::vector<std::size_t> to_sizes(const R& values, std::size_t expected, std::string_view what,
-                                  std::string_view name) {
+void to_sizes(const R& values, std::size_t expected, std::string_view what, std::string_view name,
+              std::vector<std::size_t>& out) {
   static_assert(std::ranges::sized_range<R> && std::integral<std::ranges::range_value_t<R>>,
                 "hetero: counts and displacements are ranges of integers, one per rank");
-  std::vector<std::size_t> out;
-  out.reserve(expected);
+  out.clear();
   for (const auto v : values) {
     if constexpr (std::is_signed_v<std::ranges::range_value_t<R>>)
       if (v < 0) raise<invalid_argument>(what, ": ", name, " holds a negative value (", v, ")");
@@ -92,22 +93,20 @@ std::vector<std::size_t> to_sizes(const R& values, std::size_t expected, std::st
   if (out.size() != expected)
     raise<invalid_argument>(what, ": ", name, " holds ", out.size(), " value(s); one per rank (", expected,
                             ") is needed");
-  return out;
 }
 
-/// Packed displacements: the exclusive prefix sum of `counts`.
-inline std::vector<std::size_t> packed_displs(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> d(counts.size());
+/// Packed displacements: the exclusive prefix sum of `counts`, into `out`.
+inline void packed_displs(std::span<const std::size_t> counts, std::vector<std::size_t>& out) {
+  out.resize(counts.size());
   std::size_t at = 0;
   for (std::size_t i = 0; i < counts.size(); ++i) {
-    d[i] = at;
+    out[i] = at;
     at += counts[i];
   }
-  return d;
 }
 
 /// The elements a v-collective's buffer must hold: max(displs[r] + counts[r]).
-inline std::size_t extent_of(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
+inline std::size_t extent_of(std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
   std::size_t e = 0;
   for (std::size_t i = 0; i < counts.size(); ++i)
     if (counts[i] > 0) e = std::max(e, displs[i] + counts[i]);
@@ -129,7 +128,7 @@ void checked_call(comm_state& st, collective kind, Check&& check) {
 }
 
 /// True for an argument whose contents a collective may overwrite and the caller then sees:
-/// a View (a handle), or a non-const lvalue.
+/// a View (a handle), a non-const lvalue, or a range that refers to the caller's elements.
 template <class B>
 constexpr bool writable_argument() {
   if constexpr (!comm_buffer<B>) {
@@ -137,7 +136,9 @@ constexpr bool writable_argument() {
   } else if constexpr (kokkos_view<B>) {
     return !std::is_const_v<typename buffer_traits<B>::value_type>;
   } else {
-    return std::is_lvalue_reference_v<B> && !std::is_const_v<typename buffer_traits<B>::value_type>;
+    // A temporary range is fine when it only refers to the caller's elements (std::span).
+    return (std::is_lvalue_reference_v<B> ||
+            std::ranges::borrowed_range<B>)&&!std::is_const_v<typename buffer_traits<B>::value_type>;
   }
 }
 

@@ -296,6 +296,116 @@ class shm_scatter final : public shm_op {
   int m_root;
 };
 
+/// gatherv: ranks whose block fits a slot (`counts[r] * sizeof(T) <= limit`, decided alike by
+/// the sender and the root) publish it; larger blocks travel as messages (see gatherv.hpp).
+template <class T>
+class shm_gatherv final : public shm_op {
+ public:
+  shm_gatherv(shm_channel& channel, const T* send, std::size_t send_n, T* recv,
+              std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root)
+      : shm_op(channel, collective::gatherv, builtin_op::none, root, send_n * sizeof(T)),
+        m_send(send),
+        m_send_n(send_n),
+        m_recv(recv),
+        m_counts(counts),
+        m_displs(displs),
+        m_root(root) {}
+  void start() {
+    take_number();
+    const int me = m_channel.rank();
+    if (me != m_root && fits(m_send_n)) {
+      std::memcpy(payload_area(), m_send, m_send_n * sizeof(T));
+      publish();
+    }
+    if (me == m_root && m_send) host_ops::copy(m_recv + m_displs[static_cast<std::size_t>(me)], m_send, m_send_n);
+  }
+  bool ready() override {
+    if (m_channel.rank() != m_root) return true;
+    while (m_next < m_channel.size() && (m_next == m_root || !fits(m_counts[static_cast<std::size_t>(m_next)]) ||
+                                         m_channel.arrived(m_next, op)))
+      ++m_next;
+    return m_next == m_channel.size();
+  }
+  void complete() override {
+    if (m_channel.rank() != m_root) return;
+    for (int r = 0; r < m_channel.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == m_root || !fits(m_counts[i])) continue;
+      check(r, shm_signature(collective::gatherv, builtin_op::none, m_root, m_counts[i] * sizeof(T)));
+      host_ops::copy(m_recv + m_displs[i], data_of<T>(r), m_counts[i]);
+    }
+  }
+  /// Whether a block of `n` elements goes through shared memory.
+  [[nodiscard]] bool fits(std::size_t n) const noexcept { return n * sizeof(T) <= m_channel.capacity(); }
+
+ private:
+  const T* m_send;
+  std::size_t m_send_n;
+  T* m_recv;
+  std::span<const std::size_t> m_counts, m_displs;
+  int m_root;
+};
+
+/// scatterv: the root's slot holds one region per rank (a 32-byte header with the block's byte
+/// count, then the block); blocks that do not fit their region travel as messages (see
+/// scatterv.hpp). Each rank checks its region's count against the one it expects.
+template <class T>
+class shm_scatterv final : public shm_op {
+ public:
+  shm_scatterv(shm_channel& channel, const T* send, std::span<const std::size_t> counts,
+               std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root)
+      : shm_op(channel, collective::scatterv, builtin_op::none, root, 0),
+        m_send(send),
+        m_counts(counts),
+        m_displs(displs),
+        m_recv(recv),
+        m_recv_n(recv_n),
+        m_root(root) {}
+  /// Bytes of one rank's region, header included (a multiple of 32).
+  [[nodiscard]] std::size_t region() const noexcept {
+    return m_channel.capacity() / static_cast<std::size_t>(m_channel.size()) / 32 * 32;
+  }
+  /// Whether a block of `n` elements goes through shared memory.
+  [[nodiscard]] bool fits(std::size_t n) const noexcept {
+    return region() >= 32 && n * sizeof(T) <= region() - 32;
+  }
+  void start() {
+    take_number();
+    const int me = m_channel.rank();
+    if (me != m_root) return;
+    std::byte* area = payload_area();
+    for (int r = 0; r < m_channel.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == m_root || !fits(m_counts[i])) continue;
+      const std::uint64_t bytes = m_counts[i] * sizeof(T);
+      std::memcpy(area + i * region(), &bytes, sizeof bytes);
+      std::memcpy(area + i * region() + 32, m_send + m_displs[i], bytes);
+    }
+    publish();
+    if (m_recv) host_ops::copy(m_recv, m_send + m_displs[static_cast<std::size_t>(me)], m_recv_n);
+  }
+  bool ready() override { return m_channel.rank() == m_root || !fits(m_recv_n) || m_channel.arrived(m_root, op); }
+  void complete() override {
+    const int me = m_channel.rank();
+    if (me == m_root || !fits(m_recv_n)) return;
+    check(m_root);
+    const std::byte* mine = m_channel.payload(m_root, op) + static_cast<std::size_t>(me) * region();
+    std::uint64_t bytes = 0;
+    std::memcpy(&bytes, mine, sizeof bytes);
+    if (bytes != m_recv_n * sizeof(T))
+      raise<invalid_argument>("scatterv: the root sends ", bytes / sizeof(T), " element(s) to rank ", me,
+                              " where it expects ", m_recv_n, "; send_counts and recv_count disagree");
+    host_ops::copy(m_recv, reinterpret_cast<const T*>(mine + 32), m_recv_n);
+  }
+
+ private:
+  const T* m_send;
+  std::span<const std::size_t> m_counts, m_displs;
+  T* m_recv;
+  std::size_t m_recv_n;
+  int m_root;
+};
+
 }  // namespace hetero::detail
 
 #endif  // HETERO_COMM_DETAIL_SHM_COLLECTIVES_HPP

@@ -44,11 +44,12 @@ class backoff {
 
   void pause() {
     ++m_polls;
-    // ~20 us of spinning catches a peer that is a few cache misses behind without a system call;
-    // an oversubscribed node spins only a little (the peer may be waiting for this core).
-    const std::uint64_t spin_polls = m_policy.oversubscribed ? 16 : 512;
+    // ~50 us of spinning (one pause per poll: a peer's cache line is seen within ~100 ns)
+    // catches a peer that is a few cache misses behind without a system call; an oversubscribed
+    // node spins only a little (the peer may be waiting for this core).
+    const std::uint64_t spin_polls = m_policy.oversubscribed ? 16 : 2048;
     if (m_polls < spin_polls) {
-      for (int i = 0; i < 8; ++i) cpu_relax();
+      cpu_relax();
       return;
     }
     if ((m_polls & 63) == 0) check_clock();
