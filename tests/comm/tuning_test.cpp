@@ -30,8 +30,11 @@ std::string shared_path(const std::string& stem) {
 }  // namespace
 
 TEST_CASE("the default table chooses shared memory for small messages and MPI above", "[comm][tuning]") {
-  const comm_tuning t = comm_tuning::defaults();
+  const comm_tuning t = comm_tuning::defaults(2);
   CHECK(t.choose(collective::allreduce, 8) == comm_algorithm::shm);
+  CHECK(t.choose(collective::allreduce, 65536) == comm_algorithm::shm);
+  CHECK(comm_tuning::defaults(64).choose(collective::allreduce, 65536) == comm_algorithm::mpi);  // 4 KiB there
+  CHECK(comm_tuning::defaults(64).choose(collective::broadcast, 65536) == comm_algorithm::shm);
   CHECK(t.choose(collective::allreduce, std::size_t{1} << 23) == comm_algorithm::mpi);
   CHECK(t.choose(collective::barrier, 0) == comm_algorithm::shm);
   CHECK(comm_tuning{}.choose(collective::broadcast, 8) == comm_algorithm::mpi);
@@ -111,7 +114,7 @@ TEST_CASE("a communicator reads its tuning file or the environment's, if it fits
     communicator comm(o);
     CHECK_THAT(comm.tuning_source(), ContainsSubstring("built-in defaults (file " + path + " was measured on " +
                                                        std::to_string(world.size() + 1) + " ranks"));
-    CHECK(comm.tuning() == comm_tuning::defaults());
+    CHECK(comm.tuning() == comm_tuning::defaults(comm.size()));
   }
   // A bad file raises on every rank (rank 0 reads it, everyone learns the error).
   if (world.rank() == 0) {

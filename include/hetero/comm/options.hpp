@@ -47,7 +47,7 @@ struct communicator_options {
   /// `hetero::deadlock_error` (0: wait forever, as MPI does). Applies to hetero's own waits.
   double wait_timeout_seconds = 0;
   /// Size thresholds; when empty, the file `tuning_file`, else the file named by the
-  /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults()`. A file made for
+  /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults(size)`. A file made for
   /// another shape (ranks, nodes) is ignored: see `communicator::tuning_source()`.
   std::optional<comm_tuning> tuning;
   /// A tuning file to read (by rank 0, then shared with all ranks).

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "hetero/comm/algorithm.hpp"
@@ -33,11 +34,11 @@ struct tune_options {
   /// Message sizes in bytes (per rank for scatter, gather and allgather), increasing.
   std::vector<std::size_t> sizes{8, 64, 512, 2048, 8192, 32768, 131072, 524288, 2097152, 8388608};
   /// Seconds one timing of one candidate should last (more calls for small messages).
-  double seconds_per_timing = 0.002;
+  double seconds_per_timing = 0.004;
   /// Timings per candidate; their median counts.
-  int repetitions = 5;
-  /// An algorithm replaces MPI's call only when it is at least this much faster (0.03: 3 %).
-  double margin = 0.03;
+  int repetitions = 7;
+  /// An algorithm replaces MPI's call only when it is at least this much faster (0.05: 5 %).
+  double margin = 0.05;
   /// The collectives to tune (others keep their current rules).
   std::vector<collective> collectives{all_collectives.begin(), all_collectives.end()};
 };
@@ -125,6 +126,8 @@ class tune_workload {
 inline bool can_run(const communicator& comm, collective c, comm_algorithm a, std::size_t bytes) {
   if (!implements(c, a) || a == comm_algorithm::automatic) return false;
   if (a == comm_algorithm::shm) {
+    // gatherv and scatterv send the blocks that do not fit as messages: any size runs.
+    if (c == collective::gatherv || c == collective::scatterv) return comm.has_shared_memory();
     const std::size_t published = c == collective::scatter ? bytes * static_cast<std::size_t>(comm.size()) : bytes;
     return comm.has_shared_memory() && published <= comm.options().shm_slot_bytes;
   }
@@ -135,9 +138,64 @@ inline bool can_run(const communicator& comm, collective c, comm_algorithm a, st
 
 }  // namespace detail
 
+namespace detail {
+
+/// The winner at each size: the fastest candidate if it beats MPI's call by the margin, else
+/// MPI's call. A lone winner between two sizes won by the same other algorithm is noise when
+/// that algorithm is within the margin there too: the neighbours' choice is kept.
+inline std::vector<comm_algorithm> winners(const std::vector<std::map<comm_algorithm, double>>& times,
+                                           double margin) {
+  std::vector<comm_algorithm> best;
+  for (const auto& at : times) {
+    comm_algorithm w = comm_algorithm::mpi;
+    double t = at.at(comm_algorithm::mpi) * (1.0 - margin);
+    for (const auto& [a, seconds] : at)
+      if (seconds < t) {
+        w = a;
+        t = seconds;
+      }
+    best.push_back(w);
+  }
+  for (std::size_t i = 1; i + 1 < best.size(); ++i) {
+    const comm_algorithm around = best[i - 1];
+    if (best[i + 1] != around || best[i] == around || !times[i].contains(around)) continue;
+    if (times[i].at(around) <= times[i].at(best[i]) * (1.0 + margin)) best[i] = around;
+  }
+  return best;
+}
+
+/// For collectives keyed on one size (gatherv, scatterv: only the root knows every count): the
+/// candidate with the smallest geometric mean of its time over MPI's, if that is below
+/// 1 - margin and it is never more than `margin` slower than MPI's call at any size.
+inline comm_algorithm overall_winner(const std::vector<std::map<comm_algorithm, double>>& times, double margin) {
+  comm_algorithm w = comm_algorithm::mpi;
+  double best = 1.0 - margin;
+  for (const auto& [a, ignored] : times.front()) {
+    double log_sum = 0, worst = 0;
+    bool everywhere = true;
+    for (const auto& at : times) {
+      if (!at.contains(a)) {
+        everywhere = false;
+        break;
+      }
+      const double ratio = at.at(a) / at.at(comm_algorithm::mpi);
+      log_sum += std::log(ratio);
+      worst = std::max(worst, ratio);
+    }
+    const double mean = std::exp(log_sum / static_cast<double>(times.size()));
+    if (everywhere && worst <= 1.0 + margin && mean < best) {
+      w = a;
+      best = mean;
+    }
+  }
+  return w;
+}
+
+}  // namespace detail
+
 /// Measures every algorithm of `options.collectives` at `options.sizes` on `comm` (collective;
-/// takes seconds to a minute) and returns the resulting table, shaped for this communicator.
-/// `samples`, when given, receives every measurement.
+/// takes about half a minute on 2 ranks) and returns the resulting table, shaped for this
+/// communicator. `samples`, when given, receives every measurement.
 inline comm_tuning tune_collectives(communicator& comm, const tune_options& options = {},
                                     std::vector<tune_sample>* samples = nullptr) {
   HETERO_EXPECTS(!options.sizes.empty() && std::is_sorted(options.sizes.begin(), options.sizes.end()),
@@ -147,31 +205,25 @@ inline comm_tuning tune_collectives(communicator& comm, const tune_options& opti
   comm_tuning table = comm.tuning();
   table.set_shape(comm.size(), comm.nodes());
   for (collective c : options.collectives) {
-    std::vector<std::size_t> sizes = c == collective::barrier ? std::vector<std::size_t>{0} : options.sizes;
-    std::vector<comm_algorithm> best;
+    const std::vector<std::size_t> sizes = c == collective::barrier ? std::vector<std::size_t>{0} : options.sizes;
+    std::vector<std::map<comm_algorithm, double>> times;
     for (std::size_t bytes : sizes) {
       detail::tune_workload work(comm, bytes);
-      const auto time = [&](comm_algorithm a) {
-        const double t = detail::time_per_call(
-            comm.mpi_comm(), [&] { work.run(c, a); }, options.seconds_per_timing, options.repetitions);
-        if (samples) samples->push_back({c, bytes, a, t});
-        return t;
-      };
-      const double mpi = time(comm_algorithm::mpi);
-      comm_algorithm winner = comm_algorithm::mpi;
-      double winner_time = mpi * (1.0 - options.margin);
+      auto& at = times.emplace_back();
       for (comm_algorithm a : all_algorithms) {
-        if (a == comm_algorithm::mpi || !detail::can_run(comm, c, a, bytes)) continue;
-        const double t = time(a);
-        if (t < winner_time) {
-          winner = a;
-          winner_time = t;
-        }
+        if (!detail::can_run(comm, c, a, bytes)) continue;
+        at[a] = detail::time_per_call(
+            comm.mpi_comm(), [&] { work.run(c, a); }, options.seconds_per_timing, options.repetitions);
+        if (samples) samples->push_back({c, bytes, a, at[a]});
       }
-      best.push_back(winner);
+    }
+    if (c == collective::gatherv || c == collective::scatterv) {
+      table.set(c, {{comm_tuning::unbounded, detail::overall_winner(times, options.margin)}});
+      continue;
     }
     // Consecutive sizes with the same winner form one rule; boundaries lie halfway (on a log
     // scale) between the measured sizes.
+    const std::vector<comm_algorithm> best = detail::winners(times, options.margin);
     std::vector<tuning_rule> rules;
     for (std::size_t i = 0; i < best.size(); ++i) {
       if (i + 1 < best.size() && best[i + 1] == best[i]) continue;

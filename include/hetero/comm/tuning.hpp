@@ -1,6 +1,6 @@
 /// @file
 /// `hetero::comm_tuning`: for each collective, which algorithm carries a message of a given size.
-/// Built-in defaults come from a tuning run on a 2-core node (docs/comm.md); `tune_collectives`
+/// Built-in defaults come from tuning runs on a 2-core node (docs/comm.md); `tune_collectives`
 /// (tune.hpp) measures a machine and `save` writes a small text file that a communicator reads
 /// from `communicator_options::tuning_file` or the `HETERO_COMM_TUNING` environment variable:
 /// @code
@@ -12,6 +12,7 @@
 #ifndef HETERO_COMM_TUNING_HPP
 #define HETERO_COMM_TUNING_HPP
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstddef>
@@ -44,23 +45,39 @@ class comm_tuning {
   /// Every collective carried by MPI's own call.
   comm_tuning() = default;
 
-  /// The built-in table: shared memory for small messages, MPI's call above (thresholds from
-  /// the tuning run recorded in docs/comm.md: 2 ranks on one node).
-  static comm_tuning defaults() {
+  /// The built-in table for a communicator of `ranks` ranks: the shared-memory window up to
+  /// 64 KiB per rank (less where every rank reads every rank's block: 256 KiB / ranks), MPI's
+  /// call above, except where hetero's own algorithm won clearly and in repeated tuning runs
+  /// on 2 ranks of one node (docs/comm.md): recursive halving for allreduce up to 1 MiB and
+  /// linear scatter. Those two apply up to 4 ranks; larger communicators keep MPI's call.
+  static comm_tuning defaults(int ranks = 2) {
     comm_tuning t;
     constexpr std::size_t kib = 1024;
+    const auto p = static_cast<std::size_t>(std::max(ranks, 1));
+    const std::size_t one_block = 64 * kib;
+    const std::size_t every_block = std::clamp<std::size_t>(256 * kib / p, 4 * kib, 64 * kib);
+    const bool few = ranks <= 4;
+    const auto shm_then = [](std::size_t limit, std::vector<tuning_rule> above) {
+      above.insert(above.begin(), tuning_rule{limit, comm_algorithm::shm});
+      return above;
+    };
     t.set(collective::barrier, {{unbounded, comm_algorithm::shm}});
-    t.set(collective::broadcast, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
-    t.set(collective::scatter, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
-    t.set(collective::gather, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
+    t.set(collective::broadcast, shm_then(one_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::scatter,
+          shm_then(one_block, {{unbounded, few ? comm_algorithm::linear : comm_algorithm::mpi}}));
+    t.set(collective::gather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::reduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::allgather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::allgatherv, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    if (few)
+      t.set(collective::allreduce, shm_then(every_block, {{1024 * kib, comm_algorithm::recursive_halving},
+                                                          {unbounded, comm_algorithm::mpi}}));
+    else
+      t.set(collective::allreduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
     // gatherv and scatterv are keyed on size 0 (only the root knows every count): inside the
     // shared-memory algorithm each block takes the window or a message by its own size.
     t.set(collective::gatherv, {{unbounded, comm_algorithm::shm}});
     t.set(collective::scatterv, {{unbounded, comm_algorithm::shm}});
-    t.set(collective::reduce, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
-    t.set(collective::allgather, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
-    t.set(collective::allgatherv, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
-    t.set(collective::allreduce, {{16 * kib, comm_algorithm::shm}, {unbounded, comm_algorithm::mpi}});
     return t;
   }
 

@@ -145,7 +145,7 @@ class comm_state {
       if (path.empty())
         if (const char* env = std::getenv("HETERO_COMM_TUNING")) path = env;
       if (path.empty()) {
-        m_tuning = comm_tuning::defaults();
+        m_tuning = comm_tuning::defaults(m_size);
         m_tuning_source = "built-in defaults";
         return;
       }
@@ -173,7 +173,7 @@ class comm_state {
                         std::to_string(m_tuning.ranks()) + " ranks on " + std::to_string(m_tuning.nodes()) +
                         " node(s); this communicator has " + std::to_string(m_size) + " on " +
                         std::to_string(m_nodes) + ")";
-      m_tuning = comm_tuning::defaults();
+      m_tuning = comm_tuning::defaults(m_size);
     }
   }
 
