@@ -76,7 +76,7 @@ class allgather_interface {
   /// `send_buf(x)`: the result is returned (a View or std::vector of p n);
   /// `force_algorithm(a)` (mpi, shm, recursive_doubling, ring, bruck).
   template <class... Args>
-  auto allgather(Args&&... args) {
+  auto allgather(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -95,7 +95,7 @@ class allgather_interface {
 
   /// Starts an allgather (with recv_buf or send_recv_buf; algorithm shm or mpi).
   template <class... Args>
-  [[nodiscard]] collective_request iallgather(Args&&... args) {
+  [[nodiscard]] collective_request iallgather(Args&&... args) const {
     check_parameters<Args...>();
     static_assert(has_parameter<parameter::recv_buf, Args...> || has_parameter<parameter::send_recv_buf, Args...>,
                   "hetero: iallgather needs recv_buf(...) or send_recv_buf(...): the result outlives the call");

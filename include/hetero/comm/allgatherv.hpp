@@ -96,7 +96,7 @@ class allgatherv_interface {
   /// left out on every rank, the counts are exchanged first); `recv_displs(d)` (default:
   /// packed); `force_algorithm(a)` (mpi, shm, ring).
   template <class... Args>
-  auto allgatherv(Args&&... args) {
+  auto allgatherv(Args&&... args) const {
     check_v_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -116,7 +116,7 @@ class allgatherv_interface {
   /// Starts an allgatherv (recv_counts and recv_buf or send_recv_buf required; algorithm shm
   /// or mpi). The buffers and counts are copied where needed; the buffers must stay alive.
   template <class... Args>
-  [[nodiscard]] collective_request iallgatherv(Args&&... args) {
+  [[nodiscard]] collective_request iallgatherv(Args&&... args) const {
     check_v_parameters<Args...>();
     static_assert(has_parameter<parameter::recv_counts, Args...>, "hetero: iallgatherv needs recv_counts(...)");
     static_assert(has_parameter<parameter::recv_buf, Args...> || has_parameter<parameter::send_recv_buf, Args...>,

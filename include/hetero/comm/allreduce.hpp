@@ -121,7 +121,7 @@ class allreduce_interface {
   /// comm.allreduce(hetero::send_recv_buf(view), hetero::op(hetero::ops::max{}));
   /// @endcode
   template <class... Args>
-  auto allreduce(Args&&... args) {
+  auto allreduce(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -152,7 +152,7 @@ class allreduce_interface {
   /// Starts an allreduce (with recv_buf or send_recv_buf; algorithm shm or mpi) and returns
   /// its request. The buffers must stay alive until it is done.
   template <class... Args>
-  [[nodiscard]] collective_request iallreduce(Args&&... args) {
+  [[nodiscard]] collective_request iallreduce(Args&&... args) const {
     check_parameters<Args...>();
     static_assert(has_parameter<parameter::recv_buf, Args...> || has_parameter<parameter::send_recv_buf, Args...>,
                   "hetero: iallreduce needs recv_buf(...) or send_recv_buf(...): the result outlives the call");

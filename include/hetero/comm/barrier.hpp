@@ -38,7 +38,7 @@ class barrier_interface {
   /// Returns once every rank has entered the barrier. Parameter: `force_algorithm(a)` (mpi,
   /// shm, dissemination).
   template <class... Args>
-  void barrier(Args&&... args) {
+  void barrier(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -48,7 +48,7 @@ class barrier_interface {
 
   /// Starts a barrier: the request is done once every rank has started it (shm or mpi).
   template <class... Args>
-  [[nodiscard]] collective_request ibarrier(Args&&... args) {
+  [[nodiscard]] collective_request ibarrier(Args&&... args) const {
     check_parameters<Args...>();
     const auto& state = state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);

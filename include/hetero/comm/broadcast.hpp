@@ -95,7 +95,7 @@ class broadcast_interface {
   /// comm.broadcast(hetero::send_recv_buf(view), hetero::root(1));
   /// @endcode
   template <class... Args>
-  void broadcast(Args&&... args) {
+  void broadcast(Args&&... args) const {
     check_parameters<Args...>();
     using B = argument_t<parameter::send_recv_buf, Args...>;
     auto& buffer = get<parameter::send_recv_buf>(args...);
@@ -115,7 +115,7 @@ class broadcast_interface {
   /// Starts a broadcast and returns its request (same parameters; algorithm shm or mpi). The
   /// buffer must stay alive until the request is done.
   template <class... Args>
-  [[nodiscard]] collective_request ibroadcast(Args&&... args) {
+  [[nodiscard]] collective_request ibroadcast(Args&&... args) const {
     check_parameters<Args...>();
     using B = argument_t<parameter::send_recv_buf, Args...>;
     auto& buffer = get<parameter::send_recv_buf>(args...);

@@ -76,7 +76,7 @@ class gather_interface {
   /// returned (a View or std::vector of p n at the root, empty elsewhere); `force_algorithm(a)`
   /// (mpi, shm, linear, binomial).
   template <class... Args>
-  auto gather(Args&&... args) {
+  auto gather(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -98,7 +98,7 @@ class gather_interface {
 
   /// Starts a gather (with recv_buf or send_recv_buf; algorithm shm or mpi).
   template <class... Args>
-  [[nodiscard]] collective_request igather(Args&&... args) {
+  [[nodiscard]] collective_request igather(Args&&... args) const {
     check_parameters<Args...>();
     const auto& state = state_of::get(derived());
     comm_state& st = *state;

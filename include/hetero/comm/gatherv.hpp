@@ -102,7 +102,7 @@ class gatherv_interface {
   /// without recv_buf the result is returned (a View or std::vector, empty off the root);
   /// `force_algorithm(a)` (mpi, linear).
   template <class... Args>
-  auto gatherv(Args&&... args) {
+  auto gatherv(Args&&... args) const {
     check_v_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -123,7 +123,7 @@ class gatherv_interface {
   /// Starts a gatherv on MPI's non-blocking call (recv_counts required; recv_buf or
   /// send_recv_buf at the root).
   template <class... Args>
-  [[nodiscard]] collective_request igatherv(Args&&... args) {
+  [[nodiscard]] collective_request igatherv(Args&&... args) const {
     check_v_parameters<Args...>();
     static_assert(has_parameter<parameter::recv_counts, Args...>, "hetero: igatherv needs recv_counts(...)");
     const auto& state = state_of::get(derived());

@@ -160,7 +160,7 @@ class reduce_interface {
   /// `send_buf(x)`: the result is returned (at other ranks: a value-initialised value, an
   /// empty View or vector); `force_algorithm(a)` (mpi, shm, binomial, linear, linear_device).
   template <class... Args>
-  auto reduce(Args&&... args) {
+  auto reduce(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -193,7 +193,7 @@ class reduce_interface {
 
   /// Starts a reduce (with recv_buf or send_recv_buf; algorithm shm or mpi).
   template <class... Args>
-  [[nodiscard]] collective_request ireduce(Args&&... args) {
+  [[nodiscard]] collective_request ireduce(Args&&... args) const {
     check_parameters<Args...>();
     static_assert(has_parameter<parameter::recv_buf, Args...> || has_parameter<parameter::send_recv_buf, Args...>,
                   "hetero: ireduce needs recv_buf(...) or send_recv_buf(...): the result outlives the call");

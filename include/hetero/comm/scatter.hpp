@@ -78,7 +78,7 @@ class scatter_interface {
   /// `send_recv_buf(x)` (in place: its block stays at x[root n]); `force_algorithm(a)` (mpi,
   /// shm, linear, binomial).
   template <class... Args>
-  void scatter(Args&&... args) {
+  void scatter(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -91,7 +91,7 @@ class scatter_interface {
 
   /// Starts a scatter (same parameters; algorithm shm or mpi).
   template <class... Args>
-  [[nodiscard]] collective_request iscatter(Args&&... args) {
+  [[nodiscard]] collective_request iscatter(Args&&... args) const {
     check_parameters<Args...>();
     const auto& state = state_of::get(derived());
     comm_state& st = *state;

@@ -97,7 +97,7 @@ class scatterv_interface {
   /// (n = its size, or `recv_count(n)`; not at an in-place root); `force_algorithm(a)` (mpi,
   /// linear).
   template <class... Args>
-  void scatterv(Args&&... args) {
+  void scatterv(Args&&... args) const {
     check_parameters<Args...>();
     comm_state& st = *state_of::get(derived());
     const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
@@ -110,7 +110,7 @@ class scatterv_interface {
 
   /// Starts a scatterv on MPI (same parameters). Buffers must stay alive until done.
   template <class... Args>
-  [[nodiscard]] collective_request iscatterv(Args&&... args) {
+  [[nodiscard]] collective_request iscatterv(Args&&... args) const {
     check_parameters<Args...>();
     const auto& state = state_of::get(derived());
     comm_state& st = *state;

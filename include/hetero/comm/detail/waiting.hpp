@@ -84,13 +84,13 @@ class backoff {
   std::chrono::steady_clock::time_point m_started{};
 };
 
-/// Waits for every request, reported to the observer as a collective wait named `what`. Where
+/// Waits for every request, reported to the observer as a wait of `kind` named `what`. Where
 /// the node is oversubscribed or a timeout is set, polls with MPI_Testall and backs off, so the
 /// waiting rank gives its core to the ranks it waits for (MPI's own wait would spin).
 inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
-                     std::string_view what) {
+                     std::string_view what, wait_kind kind = wait_kind::collective) {
   if (requests.empty()) return;
-  wait_scope waiting(wait_kind::collective, what);
+  wait_scope waiting(kind, what);
   const int n = static_cast<int>(requests.size());
   if (!policy.oversubscribed && policy.timeout_seconds <= 0) {
     HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), statuses.data());
