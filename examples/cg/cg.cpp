@@ -52,10 +52,12 @@ matrix::vector_type known_solution(const matrix& a) {
 
 double distance(const hetero::communicator& comm, const matrix::vector_type& x, const matrix::vector_type& y,
                 double& norm_y) {
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
   double local[2] = {0, 0};
-  for (std::size_t i = 0; i < x.extent(0); ++i) {  // host memory: the default space is a host space here
-    local[0] += (x(i) - y(i)) * (x(i) - y(i));
-    local[1] += y(i) * y(i);
+  for (std::size_t i = 0; i < hx.extent(0); ++i) {
+    local[0] += (hx(i) - hy(i)) * (hx(i) - hy(i));
+    local[1] += hy(i) * hy(i);
   }
   const std::vector<double> sums =
       comm.allreduce(hetero::send_buf(std::vector<double>{local[0], local[1]}), hetero::op(hetero::ops::sum{}));
