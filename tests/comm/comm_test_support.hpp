@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <string>
@@ -98,10 +99,24 @@ inline communicator_options options_with(device_buffer_path path, bool shared_me
   return o;
 }
 
+/// Keeps `make()`'s result until Kokkos is finalised. The runtime finalises Kokkos and then MPI,
+/// both before statics are destroyed: a communicator destroyed as a static would free its
+/// windows and Kokkos scratch after MPI_Finalize, i.e. never (LeakSanitizer reports it). A
+/// Kokkos finalize hook releases it while both are still up, on every rank in the same order.
+template <class T, class Make>
+T& until_finalize(std::unique_ptr<T>& slot, Make make) {
+  if (!slot) {
+    slot = std::make_unique<T>(make());
+    Kokkos::push_finalize_hook([&slot] { slot.reset(); });
+  }
+  return *slot;
+}
+
 /// Made once per test program (making a communicator is collective and, on an oversubscribed
 /// node, slow); the first call is collective.
 inline std::vector<comm_case>& comm_cases() {
-  static std::vector<comm_case> cases = [] {
+  static std::unique_ptr<std::vector<comm_case>> cases;
+  return until_finalize(cases, [] {
     std::vector<comm_case> c;
     c.push_back({"default (shared memory where possible)", communicator()});
     c.push_back({"no shared memory", communicator(options_with(device_buffer_path::automatic, false))});
@@ -110,8 +125,7 @@ inline std::vector<comm_case>& comm_cases() {
     c.push_back({"direct (device code path: kernels, pointers to MPI)",
                  communicator(options_with(device_buffer_path::direct))});
     return c;
-  }();
-  return cases;
+  });
 }
 
 /// The default communicator of the test program.
@@ -119,12 +133,12 @@ inline communicator& default_comm() { return comm_cases().front().comm; }
 
 /// A communicator that agrees on every call's arguments first (errors raise on every rank).
 inline communicator& verifying_comm() {
-  static communicator comm = [] {
+  static std::unique_ptr<communicator> comm;
+  return until_finalize(comm, [] {
     communicator_options o;
     o.verify_arguments = true;
     return communicator(o);
-  }();
-  return comm;
+  });
 }
 
 /// Checks that `call` raises `invalid_argument` on every rank: on `culprit` with `text`, on the
