@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Turns a bench_comm_collectives JSON file into a per-call table: for each collective and
+# per-rank message size, the median latency of MPI's call and of hetero's, hetero's bandwidth
+# (bytes per rank / latency) and the ratio hetero / MPI (below 1: hetero is faster).
+#   bench/comm/latency_table.sh <results.json> [--markdown]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+"$here/../report.sh" "$1" --tsv | awk -F'\t' -v md="${2:-}" '
+  {
+    split($1, name, "_x"); calls = name[2] + 0; if (calls == 0) calls = 1
+    key = name[1] "\t" $2
+    us = $4 / calls; if ($5 == "ns") us /= 1000; if ($5 == "ms") us *= 1000
+    if ($3 ~ /^baseline/) mpi[key] = us; else ours[key] = us
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+  }
+  END {
+    if (md == "--markdown") {
+      print "| collective | bytes | MPI [us] | hetero [us] | hetero [GB/s] | hetero / MPI |"
+      print "|---|---:|---:|---:|---:|---:|"
+    } else {
+      printf "%-11s %9s %12s %12s %14s %13s\n", "collective", "bytes", "MPI [us]", "hetero [us]", "hetero [GB/s]", "hetero / MPI"
+    }
+    for (i = 1; i <= n; ++i) {
+      split(order[i], k, "\t"); bytes = (k[2] == "" ? 0 : k[2])
+      bw = (bytes > 0 && ours[order[i]] > 0) ? sprintf("%.3f", bytes / ours[order[i]] / 1000) : "-"
+      ratio = (mpi[order[i]] > 0) ? sprintf("%.3f", ours[order[i]] / mpi[order[i]]) : "-"
+      if (md == "--markdown")
+        printf "| %s | %s | %.3f | %.3f | %s | %s |\n", k[1], bytes, mpi[order[i]], ours[order[i]], bw, ratio
+      else
+        printf "%-11s %9s %12.3f %12.3f %14s %13s\n", k[1], bytes, mpi[order[i]], ours[order[i]], bw, ratio
+    }
+  }'

@@ -1,0 +1,173 @@
+// cg: conjugate gradients on a distributed sparse matrix, in the three communication variants
+// of hetero::cg_solver, on generated Poisson matrices and Matrix Market files. The right-hand
+// side is b = A x* for a known x*; each solve is checked against x*.
+//   mpiexec -n 2 ./cg [--poisson2d N] [--poisson3d N] [--matrix FILE|NAME]... [--variant V]
+//                     [--tolerance T] [--max-iterations K] [--fixed K]
+// NAME is a file of data/matrices without its extension (e.g. bcsstk14). V: all (default),
+// allgather, halo or pipelined. --fixed K times exactly K iterations (no convergence check).
+#include <hetero/comm.hpp>
+#include <hetero/core/runtime.hpp>
+#include <hetero/linalg.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#ifndef HETERO_MATRIX_DIR
+#define HETERO_MATRIX_DIR "data/matrices"
+#endif
+
+namespace {
+
+using matrix = hetero::distributed_csr<>;
+
+struct problem {
+  std::string name;
+  std::variant<hetero::poisson_matrix, std::string> source;  // generator or file
+};
+
+std::string matrix_path(const std::string& given) {
+  if (std::filesystem::exists(given)) return given;
+  const std::string in_data = std::string(HETERO_MATRIX_DIR) + "/" + given + ".mtx.gz";
+  if (std::filesystem::exists(in_data)) return in_data;
+  throw std::invalid_argument("no matrix file '" + given + "' (nor " + in_data + ")");
+}
+
+// x*_i = 1 + sin(0.1 i), i the global row: the known solution.
+matrix::vector_type known_solution(const matrix& a) {
+  auto x = a.make_vector("x*");
+  const auto first = a.rows().begin;
+  Kokkos::parallel_for(
+      "known solution", a.local_rows(), KOKKOS_LAMBDA(const std::size_t i) {
+        x(i) = 1.0 + std::sin(0.1 * static_cast<double>(first + static_cast<std::int64_t>(i)));
+      });
+  return x;
+}
+
+double distance(const hetero::communicator& comm, const matrix::vector_type& x, const matrix::vector_type& y,
+                double& norm_y) {
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+  double local[2] = {0, 0};
+  for (std::size_t i = 0; i < hx.extent(0); ++i) {
+    local[0] += (hx(i) - hy(i)) * (hx(i) - hy(i));
+    local[1] += hy(i) * hy(i);
+  }
+  const std::vector<double> sums =
+      comm.allreduce(hetero::send_buf(std::vector<double>{local[0], local[1]}), hetero::op(hetero::ops::sum{}));
+  norm_y = std::sqrt(sums[1]);
+  return std::sqrt(sums[0]) / norm_y;
+}
+
+int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
+        hetero::cg_options options);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  hetero::runtime rt(argc, argv);
+  std::vector<problem> problems;
+  std::vector<hetero::cg_variant> variants{hetero::cg_variant::allgather, hetero::cg_variant::halo,
+                                           hetero::cg_variant::pipelined};
+  hetero::cg_options options;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view a = argv[i];
+      const auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::invalid_argument(std::string(a) + " needs a value");
+        return argv[++i];
+      };
+      if (a == "--poisson2d") {
+        const long n = std::stol(value());
+        problems.push_back({"poisson2d-" + std::to_string(n), hetero::poisson_2d(n)});
+      } else if (a == "--poisson3d") {
+        const long n = std::stol(value());
+        problems.push_back({"poisson3d-" + std::to_string(n), hetero::poisson_3d(n)});
+      } else if (a == "--matrix") {
+        const std::string m = value();
+        problems.push_back({std::filesystem::path(m).stem().stem().string(), matrix_path(m)});
+      } else if (a == "--variant") {
+        const std::string v = value();
+        if (v == "all") continue;
+        if (v != "allgather" && v != "halo" && v != "pipelined")
+          throw std::invalid_argument("--variant " + v + ": allowed all, allgather, halo, pipelined");
+        variants = {v == "allgather" ? hetero::cg_variant::allgather
+                    : v == "halo"    ? hetero::cg_variant::halo
+                                     : hetero::cg_variant::pipelined};
+      } else if (a == "--tolerance") {
+        options.tolerance = std::stod(value());
+      } else if (a == "--max-iterations") {
+        options.max_iterations = std::stoi(value());
+      } else if (a == "--fixed") {
+        options.max_iterations = std::stoi(value());
+        options.fixed_iterations = true;
+      } else {
+        throw std::invalid_argument("unknown argument " + std::string(a));
+      }
+    }
+  } catch (const std::exception& e) {
+    if (rt.world_rank() == 0) std::fprintf(stderr, "cg: %s\n", e.what());
+    return 2;
+  }
+  if (problems.empty()) problems.push_back({"poisson3d-32", hetero::poisson_3d(32)});
+
+  try {
+    return run(problems, variants, options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cg (rank %d): %s\n", rt.world_rank(), e.what());
+    return EXIT_FAILURE;
+  }
+}
+
+namespace {
+
+int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
+        hetero::cg_options options) {
+  hetero::communicator comm;
+  bool all_ok = true;
+  if (comm.rank() == 0)
+    std::printf("%-14s %8s %9s %-10s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant", "iters",
+                "residual", "error", "ms/iteration", "check");
+  for (const auto& p : problems) {
+    std::optional<matrix> a;
+    if (const auto* generator = std::get_if<hetero::poisson_matrix>(&p.source))
+      a.emplace(comm, *generator);
+    else
+      a.emplace(comm, hetero::read_matrix_market_file(std::get<std::string>(p.source), {.require_spd = true}));
+    const auto exact = known_solution(*a);
+    auto b = a->make_vector("b");
+    auto exact_halo = a->make_halo_vector("x* with halo");
+    Kokkos::deep_copy(Kokkos::subview(exact_halo, std::pair<std::size_t, std::size_t>(0, a->local_rows())), exact);
+    a->multiply_halo(exact_halo, b);
+    const long nonzeros =
+        comm.allreduce(hetero::send_buf(static_cast<long>(a->local_nonzeros())), hetero::op(hetero::ops::sum{}));
+    for (const auto v : variants) {
+      options.variant = v;
+      hetero::cg_solver<> solver(*a, options);
+      auto x = a->make_vector("x");  // starts at 0
+      const hetero::cg_result r = solver.solve(b, x);
+      double norm = 0;
+      const double error = distance(comm, x, exact, norm);
+      // Converged to x*: the residual met the tolerance and the error is what it allows (a
+      // badly conditioned matrix may keep an error well above the residual).
+      const bool ok = options.fixed_iterations || (r.converged && error < 1e-3);
+      all_ok = all_ok && ok;
+      if (comm.rank() == 0)
+        std::printf("%-14s %8ld %9ld %-10s %6d %11.3e %11.3e %12.4f  %s\n", p.name.c_str(),
+                    static_cast<long>(a->global_rows()), nonzeros, std::string(hetero::to_string(v)).c_str(),
+                    r.iterations, r.residual, error, r.seconds_per_iteration * 1e3, ok ? "ok" : "FAILED");
+    }
+  }
+  if (comm.rank() == 0)
+    std::printf("%d rank(s); every solve %s\n", comm.size(),
+                all_ok ? "converged to the known solution" : "did NOT converge");
+  return all_ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+}  // namespace

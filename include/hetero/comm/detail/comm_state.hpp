@@ -1,0 +1,208 @@
+/// @file
+/// What a communicator owns: its duplicated MPI communicator (errors returned, not fatal), the
+/// node communicator and shared-memory channel, scratch and staging buffers, the tuning table
+/// and the wait policy. Made once; the public `communicator` is a cheap handle to it.
+#ifndef HETERO_COMM_DETAIL_COMM_STATE_HPP
+#define HETERO_COMM_DETAIL_COMM_STATE_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/detail/scratch.hpp"
+#include "hetero/comm/detail/shm_channel.hpp"
+#include "hetero/comm/detail/waiting.hpp"
+#include "hetero/comm/options.hpp"
+#include "hetero/comm/tuning.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+
+namespace hetero::detail {
+
+/// Where a collective's algorithm finds a buffer's data.
+enum class buffer_route {
+  host,    ///< host memory, used in place
+  staged,  ///< copied through host staging buffers
+  direct   ///< pointers handed to MPI as they are (device memory with a GPU-aware MPI)
+};
+
+class comm_state {
+ public:
+  comm_state(MPI_Comm base, const communicator_options& options) : m_options(options) {
+    if (!mpi_initialized() || mpi_finalized())
+      raise<runtime_error>("a hetero::communicator needs MPI to be running: create a hetero::runtime first");
+    HETERO_EXPECTS(base != MPI_COMM_NULL, "communicator: the MPI communicator to wrap is MPI_COMM_NULL");
+    HETERO_EXPECTS(options.shm_slot_bytes >= shm_inline_bytes && options.shm_slot_bytes <= (std::size_t{1} << 30),
+                   "communicator_options::shm_slot_bytes is ", options.shm_slot_bytes,
+                   "; allowed: ", shm_inline_bytes, " to 1 GiB");
+    HETERO_EXPECTS(options.staging_chunk_bytes >= 64, "communicator_options::staging_chunk_bytes is ",
+                   options.staging_chunk_bytes, "; allowed: 64 or more");
+    HETERO_EXPECTS(options.wait_timeout_seconds >= 0, "communicator_options::wait_timeout_seconds is ",
+                   options.wait_timeout_seconds, "; allowed: 0 (never) or a positive number of seconds");
+    HETERO_MPI_CHECK(MPI_Comm_dup, base, &m_comm);
+    try {
+      HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_comm, MPI_ERRORS_RETURN);
+      HETERO_MPI_CHECK(MPI_Comm_rank, m_comm, &m_rank);
+      HETERO_MPI_CHECK(MPI_Comm_size, m_comm, &m_size);
+      HETERO_MPI_CHECK(MPI_Comm_split_type, m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &m_node_comm);
+      HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_node_comm, MPI_ERRORS_RETURN);
+      HETERO_MPI_CHECK(MPI_Comm_size, m_node_comm, &m_node_size);
+      int node_rank = 0, leader = 0;
+      HETERO_MPI_CHECK(MPI_Comm_rank, m_node_comm, &node_rank);
+      leader = node_rank == 0 ? 1 : 0;
+      HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
+      const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+      m_policy.oversubscribed = m_node_size > cores;
+      m_policy.timeout_seconds = options.wait_timeout_seconds;
+      if (options.shared_memory && m_node_size == m_size)
+        m_shm = std::make_unique<shm_channel>(m_node_comm, options.shm_slot_bytes, m_policy);
+      load_tuning();
+      m_gpu_aware = {mpi_gpu_support(gpu_kind::cuda) == gpu_support::yes,
+                     mpi_gpu_support(gpu_kind::hip) == gpu_support::yes,
+                     mpi_gpu_support(gpu_kind::level_zero) == gpu_support::yes};
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  comm_state(const comm_state&) = delete;
+  comm_state& operator=(const comm_state&) = delete;
+  ~comm_state() { release(); }
+
+  [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
+  [[nodiscard]] int rank() const noexcept { return m_rank; }
+  [[nodiscard]] int size() const noexcept { return m_size; }
+  [[nodiscard]] int nodes() const noexcept { return m_nodes; }
+  [[nodiscard]] int node_size() const noexcept { return m_node_size; }
+  [[nodiscard]] shm_channel* shm() noexcept { return m_shm.get(); }
+  [[nodiscard]] const communicator_options& options() const noexcept { return m_options; }
+  [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
+  [[nodiscard]] const comm_tuning& tuning() const noexcept { return m_tuning; }
+  [[nodiscard]] const std::string& tuning_source() const noexcept { return m_tuning_source; }
+
+  /// Growable host scratch buffer number `i` (0 to 3), for the algorithms.
+  host_scratch& scratch(int i) { return m_scratch[static_cast<std::size_t>(i)]; }
+  /// Host staging buffers: two for data going out, two for data coming in (double buffered).
+  host_scratch& staging_out(std::size_t i) { return m_staging[i % 2]; }
+  host_scratch& staging_in(std::size_t i) { return m_staging[2 + i % 2]; }
+  /// Scratch in any memory space (direct route).
+  space_scratch& device_scratch() noexcept { return m_space_scratch; }
+  /// Reusable lists of counts and displacements (0 to 3) and of MPI's int counts (0 and 1):
+  /// v-collectives allocate nothing per call once these have grown.
+  std::vector<std::size_t>& size_list(int i) { return m_size_lists[static_cast<std::size_t>(i)]; }
+  std::vector<int>& int_list(int i) { return m_int_lists[static_cast<std::size_t>(i)]; }
+
+  /// Whether MPI takes pointers to `MemorySpace` (asked of MPI at construction).
+  template <class MemorySpace>
+  [[nodiscard]] bool gpu_aware() const {
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+      return true;
+    } else {
+      const std::string_view backend = MemorySpace::execution_space::name();
+      if (backend == "Cuda") return m_gpu_aware[0];
+      if (backend == "HIP") return m_gpu_aware[1];
+      if (backend == "SYCL") return m_gpu_aware[2];
+      return false;
+    }
+  }
+
+  /// The route for a buffer in `MemorySpace` (the same on every rank for host buffers; device
+  /// buffers fall back to staging wherever the chosen algorithm needs the host).
+  template <class MemorySpace>
+  [[nodiscard]] buffer_route route(std::string_view what) const {
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    switch (m_options.device_path) {
+      case device_buffer_path::staged: return buffer_route::staged;
+      case device_buffer_path::direct:
+        if (!gpu_aware<MemorySpace>())
+          raise<backend_error>(what, ": device_buffer_path::direct was asked for, but this MPI does not take ",
+                               MemorySpace::name(), " pointers (not GPU-aware); use automatic or staged");
+        return buffer_route::direct;
+      case device_buffer_path::automatic: break;
+    }
+    if constexpr (host) return buffer_route::host;
+    return gpu_aware<MemorySpace>() ? buffer_route::direct : buffer_route::staged;
+  }
+
+ private:
+  // Rank 0 reads the file; every rank parses the same text, so all choose alike.
+  void load_tuning() {
+    if (m_options.tuning) {
+      m_tuning = *m_options.tuning;
+      m_tuning_source = "communicator_options::tuning";
+    } else {
+      std::string path = m_options.tuning_file;
+      if (path.empty())
+        if (const char* env = std::getenv("HETERO_COMM_TUNING")) path = env;
+      if (path.empty()) {
+        m_tuning = comm_tuning::defaults(m_size);
+        m_tuning_source = "built-in defaults";
+        return;
+      }
+      std::string text;
+      int status = 0;  // 0: read, 1: failed (text holds the message)
+      if (m_rank == 0) {
+        try {
+          text = comm_tuning::load(path).to_text();
+        } catch (const error& e) {
+          status = 1;
+          text = e.what();
+        }
+      }
+      long long length = static_cast<long long>(text.size());
+      HETERO_MPI_CHECK(MPI_Bcast, &status, 1, MPI_INT, 0, m_comm);
+      HETERO_MPI_CHECK(MPI_Bcast, &length, 1, MPI_LONG_LONG, 0, m_comm);
+      text.resize(static_cast<std::size_t>(length));
+      HETERO_MPI_CHECK(MPI_Bcast, text.data(), mpi_count(length, "tuning text"), MPI_CHAR, 0, m_comm);
+      if (status != 0) throw invalid_argument(text);
+      m_tuning = comm_tuning::parse(text, path);
+      m_tuning_source = "file " + path;
+    }
+    if (!m_tuning.fits(m_size, m_nodes)) {
+      m_tuning_source = "built-in defaults (" + m_tuning_source + " was measured on " +
+                        std::to_string(m_tuning.ranks()) + " ranks on " + std::to_string(m_tuning.nodes()) +
+                        " node(s); this communicator has " + std::to_string(m_size) + " on " +
+                        std::to_string(m_nodes) + ")";
+      m_tuning = comm_tuning::defaults(m_size);
+    }
+  }
+
+  void release() noexcept {
+    m_shm.reset();
+    if (mpi_finalized()) return;
+    if (m_node_comm != MPI_COMM_NULL) MPI_Comm_free(&m_node_comm);
+    if (m_comm != MPI_COMM_NULL) MPI_Comm_free(&m_comm);
+  }
+
+  communicator_options m_options;
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  MPI_Comm m_node_comm = MPI_COMM_NULL;
+  int m_rank = 0;
+  int m_size = 1;
+  int m_node_size = 1;
+  int m_nodes = 1;
+  wait_policy m_policy;
+  std::unique_ptr<shm_channel> m_shm;
+  comm_tuning m_tuning;
+  std::string m_tuning_source;
+  std::array<bool, 3> m_gpu_aware{};
+  std::array<host_scratch, 4> m_scratch;
+  std::array<host_scratch, 4> m_staging;
+  space_scratch m_space_scratch;
+  std::array<std::vector<std::size_t>, 4> m_size_lists;
+  std::array<std::vector<int>, 2> m_int_lists;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_COMM_STATE_HPP

@@ -1,0 +1,229 @@
+/// @file
+/// What every collective does before and around its algorithm: choose the algorithm (the same
+/// on every rank), agree on the arguments when asked to, call MPI's own collective (waiting
+/// politely where the node is oversubscribed), and stage device buffers through host memory in
+/// a pipeline of chunks.
+#ifndef HETERO_COMM_DETAIL_DISPATCH_HPP
+#define HETERO_COMM_DETAIL_DISPATCH_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/local_ops.hpp"
+#include "hetero/comm/detail/shm_channel.hpp"
+#include "hetero/comm/detail/waiting.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/observer.hpp"
+
+namespace hetero::detail {
+
+/// What restricts the algorithms of one call.
+struct call_traits {
+  collective kind;
+  std::size_t bytes;          ///< message size the tuning table is keyed on
+  std::size_t shm_bytes;      ///< what one rank publishes on the shared-memory path
+  std::size_t alignment = 8;  ///< of the element type (the shared-memory payload is 32-byte aligned)
+  bool commutative = true;    ///< of the reduction, if any
+};
+
+/// The algorithm for one call: `forced` if given, else the tuned choice; an automatic choice
+/// that cannot run here becomes MPI's call, a forced one that cannot raises. Depends only on
+/// values that are equal on every rank, so every rank chooses alike.
+inline comm_algorithm choose(comm_state& st, const call_traits& call, comm_algorithm forced) {
+  const bool automatic = forced == comm_algorithm::automatic;
+  const comm_algorithm a = automatic ? st.tuning().choose(call.kind, call.bytes) : forced;
+  const auto refuse = [&](const auto&... why) -> comm_algorithm {
+    if (automatic) return comm_algorithm::mpi;
+    raise<invalid_argument>(to_string(call.kind), ": algorithm ", to_string(a), " cannot run here: ", why...);
+  };
+  if (!implements(call.kind, a)) return refuse(to_string(call.kind), " has no ", to_string(a), " algorithm");
+  if (a == comm_algorithm::shm) {
+    if (!st.shm() && st.nodes() > 1)
+      return refuse("no shared-memory window: the ranks span ", st.nodes(), " nodes");
+    if (!st.shm()) return refuse("no shared-memory window: communicator_options::shared_memory is off");
+    if (call.shm_bytes > st.shm()->capacity())
+      return refuse("the ", call.shm_bytes, " bytes to publish exceed a slot (", st.shm()->capacity(),
+                    " bytes; communicator_options::shm_slot_bytes)");
+    if (call.alignment > shm_header_bytes)
+      return refuse("the element type needs ", call.alignment, "-byte alignment (at most 32)");
+  }
+  if (call.kind == collective::allreduce && !call.commutative &&
+      (a == comm_algorithm::dissemination || a == comm_algorithm::ring || a == comm_algorithm::recursive_halving))
+    return refuse("the operation is not commutative (tag it ops::commutative if it is)");
+  if (call.kind == collective::allgather && a == comm_algorithm::recursive_doubling &&
+      !std::has_single_bit(static_cast<unsigned>(st.size())))
+    return refuse(st.size(), " ranks are not a power of two (use bruck or ring)");
+  return a;
+}
+
+/// A call's arguments as every rank must see them (-1: not compared).
+struct call_signature {
+  collective kind;
+  long long count = -1;
+  int root = -1;
+  int op = -1;
+  int algorithm = 0;
+};
+
+/// With `verify_arguments`: one allreduce among all ranks of (signature, error flag); raises on
+/// every rank when any rank's arguments were rejected or the ranks disagree. Without it, a
+/// local error raises on its rank only.
+inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error) {
+  if (!st.options().verify_arguments) {
+    if (local_error) std::rethrow_exception(local_error);
+    return;
+  }
+  const long long values[] = {static_cast<long long>(mine.kind),
+                              mine.count,
+                              mine.root,
+                              mine.op,
+                              mine.algorithm,
+                              local_error ? st.rank() : static_cast<long long>(st.size())};
+  constexpr int fields = 6;
+  std::array<long long, 2 * fields> in{}, out{};
+  for (int i = 0; i < fields; ++i) {
+    in[static_cast<std::size_t>(i)] = values[i];
+    in[static_cast<std::size_t>(fields + i)] = -values[i];
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Iallreduce, in.data(), out.data(), 2 * fields, MPI_LONG_LONG, MPI_MIN, st.comm(), &request);
+  MPI_Status status;
+  wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), "argument check");
+  const auto low = [&](int i) { return out[static_cast<std::size_t>(i)]; };
+  const auto high = [&](int i) { return -out[static_cast<std::size_t>(fields + i)]; };
+  const auto name = to_string(mine.kind);
+  if (local_error) std::rethrow_exception(local_error);
+  if (low(5) < st.size())
+    raise<invalid_argument>(name, ": rank ", low(5), " rejected its arguments (its own error says why)");
+  if (low(0) != high(0))
+    raise<invalid_argument>(name, ": the ranks called different collectives (",
+                            to_string(static_cast<collective>(low(0))), " and ",
+                            to_string(static_cast<collective>(high(0))), ")");
+  if (low(1) != high(1))
+    raise<invalid_argument>(name, ": the ranks passed different counts (from ", low(1), " to ", high(1),
+                            " elements)");
+  if (low(2) != high(2))
+    raise<invalid_argument>(name, ": the ranks passed different roots (", low(2), " and ", high(2), ")");
+  if (low(3) != high(3)) raise<invalid_argument>(name, ": the ranks passed different reduction operations");
+  if (low(4) != high(4))
+    raise<invalid_argument>(name, ": the ranks forced different algorithms (",
+                            to_string(static_cast<comm_algorithm>(low(4))), " and ",
+                            to_string(static_cast<comm_algorithm>(high(4))), ")");
+}
+
+/// Calls MPI's own collective: `blocking()` returns an MPI code; where the node is
+/// oversubscribed or a timeout is set, `start(&request)` starts the non-blocking form, waited
+/// politely instead.
+template <class Blocking, class Start>
+void call_mpi(comm_state& st, std::string_view what, std::string_view call, Blocking&& blocking, Start&& start) {
+  if (!st.policy().oversubscribed && st.policy().timeout_seconds <= 0) {
+    wait_scope waiting(wait_kind::collective, what);
+    check_mpi(blocking(), call);
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(start(&request), call);
+  MPI_Status status;
+  wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), what);
+}
+
+/// MPI_IN_PLACE when `send` is `recv` (or null), else `send`.
+inline const void* send_or_in_place(const void* send, const void* recv) {
+  return (send == nullptr || send == recv) ? MPI_IN_PLACE : send;
+}
+
+/// Copies `n` elements between memory spaces, asynchronously where the backend can.
+template <class T, class To, class From>
+void copy_between(T* to, const T* from, std::size_t n) {
+  if (n == 0) return;
+  using exec = std::conditional_t<Kokkos::SpaceAccessibility<Kokkos::HostSpace, From>::accessible,
+                                  typename To::execution_space, typename From::execution_space>;
+  Kokkos::deep_copy(exec(), unmanaged_view<T, To>(to, n), unmanaged_view<const T, From>(from, n));
+}
+
+template <class MemorySpace>
+void fence_copies() {
+  typename MemorySpace::execution_space().fence();
+}
+
+/// Runs a collective on host copies of device data, chunk by chunk: while chunk j runs, chunk
+/// j + 1 is already being copied in and chunk j - 1 out (two staging slots each way). Each
+/// rank's part is `blocks` blocks of `block_n` elements (send_blocks on the way in,
+/// recv_blocks on the way out; 0 for none); chunk j covers elements [j c, (j + 1) c) of every
+/// block, c = staging_chunk_bytes / (sizeof(T) * divisor) on every rank. `run(send, recv, c)`
+/// runs the collective on one chunk of host buffers (blocks of c elements, consecutive).
+template <class T, class MemorySpace, class Run>
+void staged_chunks(comm_state& st, const T* send, std::size_t send_blocks, T* recv, std::size_t recv_blocks,
+                   std::size_t block_n, std::size_t divisor, Run&& run) {
+  using host = Kokkos::HostSpace;
+  const std::size_t c = std::max<std::size_t>(1, st.options().staging_chunk_bytes / (sizeof(T) * divisor));
+  const std::size_t chunks = block_n == 0 ? 1 : (block_n + c - 1) / c;
+  const auto length = [&](std::size_t j) { return std::min(c, block_n - std::min(block_n, j * c)); };
+  const auto copy_in = [&](std::size_t j) {
+    T* slot = st.staging_out(j).template get<T>(send_blocks * c + 1);
+    for (std::size_t b = 0; b < send_blocks; ++b)
+      copy_between<T, host, MemorySpace>(slot + b * length(j), send + b * block_n + j * c, length(j));
+  };
+  if (send_blocks > 0) copy_in(0);
+  for (std::size_t j = 0; j < chunks; ++j) {
+    fence_copies<MemorySpace>();  // chunk j is in, chunk j - 1 is out: both slots are free again
+    if (send_blocks > 0 && j + 1 < chunks) copy_in(j + 1);
+    T* in = send_blocks > 0 ? st.staging_out(j).template get<T>(send_blocks * c + 1) : nullptr;
+    T* out = recv_blocks > 0 ? st.staging_in(j).template get<T>(recv_blocks * c + 1) : nullptr;
+    run(static_cast<const T*>(in), out, length(j));
+    for (std::size_t b = 0; b < recv_blocks; ++b)
+      copy_between<T, MemorySpace, host>(recv + b * block_n + j * c, out + b * length(j), length(j));
+  }
+  fence_copies<MemorySpace>();
+}
+
+/// Counts or displacements as the `int`s MPI takes, into `out` (refusing, never narrowing,
+/// what does not fit).
+inline const std::vector<int>& mpi_counts(std::span<const std::size_t> values, std::string_view what,
+                                          std::vector<int>& out) {
+  out.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = mpi_count(values[i], what);
+  return out;
+}
+
+/// Runs a v-collective on host copies of device data, whole (the blocks differ in size, so
+/// they are not cut into chunks): the listed send blocks are copied in, `run(send, recv)` runs
+/// on host buffers laid out like the originals, and the listed receive blocks are copied out.
+template <class T, class MemorySpace, class Run>
+void staged_blocks(comm_state& st, const T* send, std::span<const std::size_t> send_counts,
+                   std::span<const std::size_t> send_displs, T* recv, std::span<const std::size_t> recv_counts,
+                   std::span<const std::size_t> recv_displs, Run&& run) {
+  using host = Kokkos::HostSpace;
+  const auto extent = [](std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i)
+      if (counts[i] > 0) e = std::max(e, displs[i] + counts[i]);
+    return e;
+  };
+  T* host_send = send ? st.staging_out(0).template get<T>(extent(send_counts, send_displs) + 1) : nullptr;
+  T* host_recv = recv ? st.staging_in(0).template get<T>(extent(recv_counts, recv_displs) + 1) : nullptr;
+  for (std::size_t i = 0; send && i < send_counts.size(); ++i)
+    copy_between<T, host, MemorySpace>(host_send + send_displs[i], send + send_displs[i], send_counts[i]);
+  fence_copies<MemorySpace>();
+  run(static_cast<const T*>(host_send), host_recv);
+  for (std::size_t i = 0; recv && i < recv_counts.size(); ++i)
+    copy_between<T, MemorySpace, host>(recv + recv_displs[i], host_recv + recv_displs[i], recv_counts[i]);
+  fence_copies<MemorySpace>();
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_DISPATCH_HPP

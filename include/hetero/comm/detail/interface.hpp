@@ -1,0 +1,147 @@
+/// @file
+/// What the public collective members share: access to the communicator's state, argument
+/// checks, the choice for non-blocking forms, and host buffers owned by one request.
+#ifndef HETERO_COMM_DETAIL_INTERFACE_HPP
+#define HETERO_COMM_DETAIL_INTERFACE_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/buffer.hpp"
+#include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/dispatch.hpp"
+#include "hetero/comm/detail/scratch.hpp"
+#include "hetero/comm/parameters.hpp"
+#include "hetero/core/error.hpp"
+
+namespace hetero::detail {
+
+/// The state behind a communicator handle (the handle befriends this).
+struct state_of {
+  template <class Communicator>
+  static const std::shared_ptr<comm_state>& get(const Communicator& c) noexcept {
+    return c.m_state;
+  }
+};
+
+template <class MemorySpace>
+inline constexpr bool host_space = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+
+/// The route of a call that will run `a`: shared memory always works on host memory.
+template <class MemorySpace>
+buffer_route route_for(comm_state& st, comm_algorithm a, std::string_view what) {
+  const buffer_route r = st.route<MemorySpace>(what);
+  if (a == comm_algorithm::shm && r == buffer_route::direct)
+    return host_space<MemorySpace> ? buffer_route::host : buffer_route::staged;
+  return r;
+}
+
+inline void check_root(const comm_state& st, int root, std::string_view what) {
+  if (root < 0 || root >= st.size())
+    raise<invalid_argument>(what, ": root ", root, " is outside the communicator of ", st.size(),
+                            " rank(s) (allowed: 0 to ", st.size() - 1, ")");
+}
+
+/// Non-blocking forms run on shared memory or MPI's non-blocking call.
+inline comm_algorithm choose_nonblocking(comm_state& st, const call_traits& call, comm_algorithm forced) {
+  if (forced != comm_algorithm::automatic && forced != comm_algorithm::shm && forced != comm_algorithm::mpi)
+    raise<invalid_argument>("non-blocking ", to_string(call.kind), " runs on shm or mpi; ", to_string(forced),
+                            " was forced");
+  if (forced == comm_algorithm::mpi) return forced;
+  if (forced == comm_algorithm::automatic && st.tuning().choose(call.kind, call.bytes) != comm_algorithm::shm)
+    return comm_algorithm::mpi;
+  return choose(st, call, forced);  // shm, or MPI where an automatic shm choice cannot run
+}
+
+/// Host copies of one non-blocking call's buffers, owned by its request.
+template <class T>
+struct request_buffers {
+  host_scratch send;
+  host_scratch recv;
+};
+
+/// `p`, or a valid address when `p` is null (an empty buffer), so that a null pointer only ever
+/// means "in place" to the algorithms. Nothing is read or written through it.
+template <class T>
+T* non_null(T* p) noexcept {
+  alignas(64) static std::byte stand_in[64];
+  return p ? p : reinterpret_cast<T*>(stand_in);
+}
+
+/// Counts or displacements given as any range of integers, checked and widened to size_t, into
+/// `out`.
+template <class R>
+void to_sizes(const R& values, std::size_t expected, std::string_view what, std::string_view name,
+              std::vector<std::size_t>& out) {
+  static_assert(std::ranges::sized_range<R> && std::integral<std::ranges::range_value_t<R>>,
+                "hetero: counts and displacements are ranges of integers, one per rank");
+  out.clear();
+  for (const auto v : values) {
+    if constexpr (std::is_signed_v<std::ranges::range_value_t<R>>)
+      if (v < 0) raise<invalid_argument>(what, ": ", name, " holds a negative value (", v, ")");
+    out.push_back(static_cast<std::size_t>(v));
+  }
+  if (out.size() != expected)
+    raise<invalid_argument>(what, ": ", name, " holds ", out.size(), " value(s); one per rank (", expected,
+                            ") is needed");
+}
+
+/// Packed displacements: the exclusive prefix sum of `counts`, into `out`.
+inline void packed_displs(std::span<const std::size_t> counts, std::vector<std::size_t>& out) {
+  out.resize(counts.size());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    out[i] = at;
+    at += counts[i];
+  }
+}
+
+/// The elements a v-collective's buffer must hold: max(displs[r] + counts[r]).
+inline std::size_t extent_of(std::span<const std::size_t> counts, std::span<const std::size_t> displs) {
+  std::size_t e = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] > 0) e = std::max(e, displs[i] + counts[i]);
+  return e;
+}
+
+/// Runs `check(signature)`, the argument checks that may throw and that fill in what every
+/// rank must agree on, then agrees with the other ranks when `verify_arguments` is on.
+template <class Check>
+void checked_call(comm_state& st, collective kind, Check&& check) {
+  call_signature signature{kind};
+  std::exception_ptr local;
+  try {
+    check(signature);
+  } catch (const error&) {
+    local = std::current_exception();
+  }
+  agree(st, signature, local);
+}
+
+/// True for an argument whose contents a collective may overwrite and the caller then sees:
+/// a View (a handle), a non-const lvalue, or a range that refers to the caller's elements.
+template <class B>
+constexpr bool writable_argument() {
+  if constexpr (!comm_buffer<B>) {
+    return true;  // reported by the comm_buffer check
+  } else if constexpr (kokkos_view<B>) {
+    return !std::is_const_v<typename buffer_traits<B>::value_type>;
+  } else {
+    // A temporary range is fine when it only refers to the caller's elements (std::span).
+    return (std::is_lvalue_reference_v<B> ||
+            std::ranges::borrowed_range<B>)&&!std::is_const_v<typename buffer_traits<B>::value_type>;
+  }
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_INTERFACE_HPP

@@ -1,0 +1,411 @@
+/// @file
+/// The collectives on the shared-memory channel. Each is an operation object with `start()`
+/// (publish this rank's data), `ready()` (what it reads has arrived) and `complete()` (read,
+/// check, write results), run at once by `run_blocking` or queued as a non-blocking request.
+/// Every rank folds reductions in rank order from the same published bytes, so results are
+/// identical on all ranks and non-commutative operations are right.
+#ifndef HETERO_COMM_DETAIL_SHM_COLLECTIVES_HPP
+#define HETERO_COMM_DETAIL_SHM_COLLECTIVES_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/detail/local_ops.hpp"
+#include "hetero/comm/detail/shm_channel.hpp"
+#include "hetero/comm/reduce_ops.hpp"
+#include "hetero/core/error.hpp"
+
+namespace hetero::detail {
+
+/// Collective, operation, root and byte count in one word: a reader compares the writer's
+/// word with its own to catch ranks that called different collectives or passed other counts.
+constexpr std::uint64_t shm_signature(collective c, builtin_op op, int root, std::size_t bytes) noexcept {
+  return (static_cast<std::uint64_t>(c) << 56) | (static_cast<std::uint64_t>(op) << 48) |
+         (static_cast<std::uint64_t>((root + 1) & 0xffff) << 32) | (bytes & 0xffffffffULL);
+}
+
+inline std::string describe_signature(std::uint64_t s) {
+  const auto c = static_cast<collective>(s >> 56);
+  const int root = static_cast<int>((s >> 32) & 0xffff) - 1;
+  static constexpr const char* op_names[] = {"", "sum", "prod", "min", "max"};
+  const auto op = static_cast<std::size_t>((s >> 48) & 0xff);
+  return message(to_string(c), " of ", s & 0xffffffffULL, " bytes", root >= 0 ? " from/to root " : "",
+                 root >= 0 ? std::to_string(root) : "", op > 0 && op < 5 ? " with op " : "",
+                 op < 5 ? op_names[op] : "?");
+}
+
+/// What every shared-memory collective shares: its op number, signature and arrival cursor.
+class shm_op : public shm_pending {
+ public:
+  shm_op(shm_channel& channel, collective kind, builtin_op reduction, int root, std::size_t bytes)
+      : m_channel(channel), m_kind(kind), m_signature(shm_signature(kind, reduction, root, bytes)) {}
+
+ protected:
+  // Every rank takes an op number, whether it publishes or not.
+  void take_number() { op = m_channel.begin_op(); }
+  std::byte* payload_area() { return m_channel.reserve(op, to_string(m_kind)); }
+  void publish() noexcept { m_channel.publish(op, m_signature); }
+
+  // True when every rank but this one has published (a cursor keeps the ranks seen).
+  bool all_arrived() noexcept {
+    while (m_next < m_channel.size() && (m_next == m_channel.rank() || m_channel.arrived(m_next, op))) ++m_next;
+    return m_next == m_channel.size();
+  }
+
+  // Checks rank r's signature against `expected` (this rank's own by default).
+  void check(int r) const { check(r, m_signature); }
+  void check(int r, std::uint64_t expected) const {
+    const std::uint64_t seen = m_channel.signature(r, op);
+    if (seen != expected)
+      raise<invalid_argument>(to_string(m_kind), ": rank ", r, " published a ", describe_signature(seen),
+                              " where this rank (", m_channel.rank(), ") expected a ",
+                              describe_signature(expected),
+                              "; the ranks passed different counts, roots or operations, or called different "
+                              "collectives");
+  }
+  void check_all() const {
+    for (int r = 0; r < m_channel.size(); ++r)
+      if (r != m_channel.rank()) check(r);
+  }
+
+  template <class T>
+  const T* data_of(int r) const noexcept {
+    return reinterpret_cast<const T*>(m_channel.payload(r, op));
+  }
+
+  shm_channel& m_channel;
+  collective m_kind;
+  std::uint64_t m_signature;
+  int m_next = 0;
+};
+
+/// Runs a shared-memory operation to completion (after every queued one).
+template <class Op>
+void run_blocking(shm_channel& channel, Op& operation, std::string_view what) {
+  operation.start();
+  if (!channel.idle() || !operation.ready())
+    channel.wait_until([&] { return channel.idle() && operation.ready(); }, what);
+  try {
+    operation.complete();
+  } catch (...) {
+    channel.finish(operation.op);
+    throw;
+  }
+  channel.finish(operation.op);
+}
+
+/// Starts a shared-memory operation and queues it; the caller keeps the pointer as its request.
+template <class Op, class... Args>
+std::shared_ptr<Op> start_queued(shm_channel& channel, Args&&... args) {
+  auto operation = std::make_shared<Op>(channel, std::forward<Args>(args)...);
+  operation->start();
+  channel.enqueue(operation);
+  return operation;
+}
+
+class shm_barrier final : public shm_op {
+ public:
+  explicit shm_barrier(shm_channel& channel) : shm_op(channel, collective::barrier, builtin_op::none, -1, 0) {}
+  void start() {
+    take_number();
+    payload_area();
+    publish();
+  }
+  bool ready() override { return all_arrived(); }
+  void complete() override { check_all(); }
+};
+
+template <class T>
+class shm_broadcast final : public shm_op {
+ public:
+  shm_broadcast(shm_channel& channel, T* data, std::size_t n, int root)
+      : shm_op(channel, collective::broadcast, builtin_op::none, root, n * sizeof(T)),
+        m_data(data),
+        m_n(n),
+        m_root(root) {}
+  void start() {
+    take_number();
+    if (m_channel.rank() != m_root) return;
+    std::memcpy(payload_area(), m_data, m_n * sizeof(T));
+    publish();
+  }
+  bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
+  void complete() override {
+    if (m_channel.rank() == m_root) return;
+    check(m_root);
+    host_ops::copy(m_data, data_of<T>(m_root), m_n);
+  }
+
+ private:
+  T* m_data;
+  std::size_t m_n;
+  int m_root;
+};
+
+/// reduce (root >= 0) and allreduce (root < 0): every rank publishes, the readers fold.
+template <class T, class R>
+class shm_reduce final : public shm_op {
+ public:
+  shm_reduce(shm_channel& channel, const T* send, T* recv, std::size_t n, const R& reduction, int root)
+      : shm_op(channel, root < 0 ? collective::allreduce : collective::reduce, R::builtin, root, n * sizeof(T)),
+        m_send(send),
+        m_recv(recv),
+        m_n(n),
+        m_reduction(reduction),
+        m_root(root) {}
+  void start() {
+    take_number();
+    std::memcpy(payload_area(), m_send, m_n * sizeof(T));
+    publish();
+  }
+  bool ready() override { return !reads() || all_arrived(); }
+  void complete() override {
+    if (!reads()) return;
+    check_all();
+    const int p = m_channel.size();
+    if (p == 2) {
+      const T* x0 = data_of<T>(0);
+      const T* x1 = data_of<T>(1);
+      for (std::size_t i = 0; i < m_n; ++i) m_recv[i] = m_reduction(x0[i], x1[i]);
+      return;
+    }
+    host_ops::copy(m_recv, data_of<T>(0), m_n);
+    for (int r = 1; r < p; ++r) host_ops::combine(m_recv, data_of<T>(r), m_n, m_reduction, false);
+  }
+
+ private:
+  bool reads() const noexcept { return m_root < 0 || m_root == m_channel.rank(); }
+
+  const T* m_send;
+  T* m_recv;
+  std::size_t m_n;
+  R m_reduction;
+  int m_root;
+};
+
+/// gather (root >= 0) and allgather (root < 0) of `n` elements per rank; `send` may be null
+/// (in place: this rank's block already sits in recv).
+template <class T>
+class shm_gather final : public shm_op {
+ public:
+  shm_gather(shm_channel& channel, const T* send, T* recv, std::size_t n, int root)
+      : shm_op(channel, root < 0 ? collective::allgather : collective::gather, builtin_op::none, root,
+               n * sizeof(T)),
+        m_send(send),
+        m_recv(recv),
+        m_n(n),
+        m_root(root) {}
+  void start() {
+    take_number();
+    const int me = m_channel.rank();
+    const T* mine = m_send ? m_send : m_recv + static_cast<std::size_t>(me) * m_n;
+    if (m_root != me) std::memcpy(payload_area(), mine, m_n * sizeof(T));
+    if (m_root != me) publish();
+    if (reads() && m_send) host_ops::copy(m_recv + static_cast<std::size_t>(me) * m_n, m_send, m_n);
+  }
+  bool ready() override { return !reads() || all_arrived(); }
+  void complete() override {
+    if (!reads()) return;
+    for (int r = 0; r < m_channel.size(); ++r) {
+      if (r == m_channel.rank() || r == m_root) continue;
+      check(r);
+      host_ops::copy(m_recv + static_cast<std::size_t>(r) * m_n, data_of<T>(r), m_n);
+    }
+  }
+
+ private:
+  bool reads() const noexcept { return m_root < 0 || m_root == m_channel.rank(); }
+
+  const T* m_send;
+  T* m_recv;
+  std::size_t m_n;
+  int m_root;
+};
+
+/// allgatherv: rank r's block of counts[r] elements lands at recv + displs[r].
+template <class T>
+class shm_allgatherv final : public shm_op {
+ public:
+  shm_allgatherv(shm_channel& channel, const T* send, T* recv, std::span<const std::size_t> counts,
+                 std::span<const std::size_t> displs)
+      : shm_op(channel, collective::allgatherv, builtin_op::none, -1,
+               counts[static_cast<std::size_t>(channel.rank())] * sizeof(T)),
+        m_send(send),
+        m_recv(recv),
+        m_counts(counts),
+        m_displs(displs) {}
+  void start() {
+    take_number();
+    const auto me = static_cast<std::size_t>(m_channel.rank());
+    const T* mine = m_send ? m_send : m_recv + m_displs[me];
+    if (m_counts[me] > 0) std::memcpy(payload_area(), mine, m_counts[me] * sizeof(T));  // mine may be null
+    publish();
+    if (m_send) host_ops::copy(m_recv + m_displs[me], m_send, m_counts[me]);
+  }
+  bool ready() override { return all_arrived(); }
+  void complete() override {
+    for (int r = 0; r < m_channel.size(); ++r) {
+      if (r == m_channel.rank()) continue;
+      const auto i = static_cast<std::size_t>(r);
+      check(r, shm_signature(collective::allgatherv, builtin_op::none, -1, m_counts[i] * sizeof(T)));
+      host_ops::copy(m_recv + m_displs[i], data_of<T>(r), m_counts[i]);
+    }
+  }
+
+ private:
+  const T* m_send;
+  T* m_recv;
+  std::span<const std::size_t> m_counts;
+  std::span<const std::size_t> m_displs;
+};
+
+/// scatter: the root publishes every block (p * n elements); `recv` may be null at the root
+/// (in place: its block stays in send).
+template <class T>
+class shm_scatter final : public shm_op {
+ public:
+  shm_scatter(shm_channel& channel, const T* send, T* recv, std::size_t n, int root)
+      : shm_op(channel, collective::scatter, builtin_op::none, root, n * sizeof(T)),
+        m_send(send),
+        m_recv(recv),
+        m_n(n),
+        m_root(root) {}
+  void start() {
+    take_number();
+    if (m_channel.rank() != m_root) return;
+    std::memcpy(payload_area(), m_send, static_cast<std::size_t>(m_channel.size()) * m_n * sizeof(T));
+    publish();
+    if (m_recv) host_ops::copy(m_recv, m_send + static_cast<std::size_t>(m_root) * m_n, m_n);
+  }
+  bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
+  void complete() override {
+    if (m_channel.rank() == m_root) return;
+    check(m_root);
+    host_ops::copy(m_recv, data_of<T>(m_root) + static_cast<std::size_t>(m_channel.rank()) * m_n, m_n);
+  }
+
+ private:
+  const T* m_send;
+  T* m_recv;
+  std::size_t m_n;
+  int m_root;
+};
+
+/// gatherv: ranks whose block fits a slot (`counts[r] * sizeof(T) <= limit`, decided alike by
+/// the sender and the root) publish it; larger blocks travel as messages (see gatherv.hpp).
+template <class T>
+class shm_gatherv final : public shm_op {
+ public:
+  shm_gatherv(shm_channel& channel, const T* send, std::size_t send_n, T* recv,
+              std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root)
+      : shm_op(channel, collective::gatherv, builtin_op::none, root, send_n * sizeof(T)),
+        m_send(send),
+        m_send_n(send_n),
+        m_recv(recv),
+        m_counts(counts),
+        m_displs(displs),
+        m_root(root) {}
+  void start() {
+    take_number();
+    const int me = m_channel.rank();
+    if (me != m_root && fits(m_send_n)) {
+      std::memcpy(payload_area(), m_send, m_send_n * sizeof(T));
+      publish();
+    }
+    if (me == m_root && m_send) host_ops::copy(m_recv + m_displs[static_cast<std::size_t>(me)], m_send, m_send_n);
+  }
+  bool ready() override {
+    if (m_channel.rank() != m_root) return true;
+    while (m_next < m_channel.size() && (m_next == m_root || !fits(m_counts[static_cast<std::size_t>(m_next)]) ||
+                                         m_channel.arrived(m_next, op)))
+      ++m_next;
+    return m_next == m_channel.size();
+  }
+  void complete() override {
+    if (m_channel.rank() != m_root) return;
+    for (int r = 0; r < m_channel.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == m_root || !fits(m_counts[i])) continue;
+      check(r, shm_signature(collective::gatherv, builtin_op::none, m_root, m_counts[i] * sizeof(T)));
+      host_ops::copy(m_recv + m_displs[i], data_of<T>(r), m_counts[i]);
+    }
+  }
+  /// Whether a block of `n` elements goes through shared memory.
+  [[nodiscard]] bool fits(std::size_t n) const noexcept { return n * sizeof(T) <= m_channel.capacity(); }
+
+ private:
+  const T* m_send;
+  std::size_t m_send_n;
+  T* m_recv;
+  std::span<const std::size_t> m_counts, m_displs;
+  int m_root;
+};
+
+/// scatterv: the root's slot holds one region per rank (a 32-byte header with the block's byte
+/// count, then the block); blocks that do not fit their region travel as messages (see
+/// scatterv.hpp). Each rank checks its region's count against the one it expects.
+template <class T>
+class shm_scatterv final : public shm_op {
+ public:
+  shm_scatterv(shm_channel& channel, const T* send, std::span<const std::size_t> counts,
+               std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root)
+      : shm_op(channel, collective::scatterv, builtin_op::none, root, 0),
+        m_send(send),
+        m_counts(counts),
+        m_displs(displs),
+        m_recv(recv),
+        m_recv_n(recv_n),
+        m_root(root) {}
+  /// Bytes of one rank's region, header included (a multiple of 32).
+  [[nodiscard]] std::size_t region() const noexcept {
+    return m_channel.capacity() / static_cast<std::size_t>(m_channel.size()) / 32 * 32;
+  }
+  /// Whether a block of `n` elements goes through shared memory.
+  [[nodiscard]] bool fits(std::size_t n) const noexcept {
+    return region() >= 32 && n * sizeof(T) <= region() - 32;
+  }
+  void start() {
+    take_number();
+    const int me = m_channel.rank();
+    if (me != m_root) return;
+    std::byte* area = payload_area();
+    for (int r = 0; r < m_channel.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == m_root || !fits(m_counts[i])) continue;
+      const std::uint64_t bytes = m_counts[i] * sizeof(T);
+      std::memcpy(area + i * region(), &bytes, sizeof bytes);
+      std::memcpy(area + i * region() + 32, m_send + m_displs[i], bytes);
+    }
+    publish();
+    if (m_recv) host_ops::copy(m_recv, m_send + m_displs[static_cast<std::size_t>(me)], m_recv_n);
+  }
+  bool ready() override { return m_channel.rank() == m_root || !fits(m_recv_n) || m_channel.arrived(m_root, op); }
+  void complete() override {
+    const int me = m_channel.rank();
+    if (me == m_root || !fits(m_recv_n)) return;
+    check(m_root);
+    const std::byte* mine = m_channel.payload(m_root, op) + static_cast<std::size_t>(me) * region();
+    std::uint64_t bytes = 0;
+    std::memcpy(&bytes, mine, sizeof bytes);
+    if (bytes != m_recv_n * sizeof(T))
+      raise<invalid_argument>("scatterv: the root sends ", bytes / sizeof(T), " element(s) to rank ", me,
+                              " where it expects ", m_recv_n, "; send_counts and recv_count disagree");
+    host_ops::copy(m_recv, reinterpret_cast<const T*>(mine + 32), m_recv_n);
+  }
+
+ private:
+  const T* m_send;
+  std::span<const std::size_t> m_counts, m_displs;
+  T* m_recv;
+  std::size_t m_recv_n;
+  int m_root;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_SHM_COLLECTIVES_HPP

@@ -1,0 +1,110 @@
+/// @file
+/// How a rank waits for other ranks: spin briefly, then yield its core (at once when the node
+/// runs more ranks than it has cores), then poll with short sleeps; give up with a
+/// `deadlock_error` after an optional timeout. Used by the shared-memory path and by every MPI
+/// request wait of the module's own algorithms.
+#ifndef HETERO_COMM_DETAIL_WAITING_HPP
+#define HETERO_COMM_DETAIL_WAITING_HPP
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <thread>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/observer.hpp"
+
+namespace hetero::detail {
+
+/// How this communicator's ranks wait.
+struct wait_policy {
+  /// More ranks on the node than cores: a spinning rank would hold the core its peer needs.
+  bool oversubscribed = false;
+  /// Seconds after which a wait becomes a `deadlock_error` (0: wait forever, as MPI does).
+  double timeout_seconds = 0;
+};
+
+/// Tells the core that this thread is spinning (lets a sibling hyperthread run).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+/// One wait: call `pause()` each time the awaited condition was not yet true.
+class backoff {
+ public:
+  backoff(const wait_policy& policy, std::string_view what) noexcept : m_policy(policy), m_what(what) {}
+
+  void pause() {
+    ++m_polls;
+    // ~50 us of spinning (one pause per poll: a peer's cache line is seen within ~100 ns)
+    // catches a peer that is a few cache misses behind without a system call; an oversubscribed
+    // node spins only a little (the peer may be waiting for this core).
+    const std::uint64_t spin_polls = m_policy.oversubscribed ? 16 : 2048;
+    if (m_polls < spin_polls) {
+      cpu_relax();
+      return;
+    }
+    if ((m_polls & 63) == 0) check_clock();
+    if (m_sleeping) {
+      // After a long wait (a slow rank, not a late cache line) sleep instead of burning the
+      // core: the wake-up delay is small next to what was already waited.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    } else {
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  void check_clock() {
+    const auto now = std::chrono::steady_clock::now();
+    if (m_started == std::chrono::steady_clock::time_point{}) {
+      m_started = now;
+      return;
+    }
+    const double waited = std::chrono::duration<double>(now - m_started).count();
+    m_sleeping = waited > 0.01;
+    if (m_policy.timeout_seconds > 0 && waited > m_policy.timeout_seconds)
+      raise<deadlock_error>(m_what, ": waited more than ", m_policy.timeout_seconds,
+                            " s for other ranks; a rank may have called another collective (or none), with "
+                            "other counts, root or algorithm, or not at all");
+  }
+
+  const wait_policy& m_policy;
+  std::string_view m_what;
+  std::uint64_t m_polls = 0;
+  bool m_sleeping = false;
+  std::chrono::steady_clock::time_point m_started{};
+};
+
+/// Waits for every request, reported to the observer as a wait of `kind` named `what`. Where
+/// the node is oversubscribed or a timeout is set, polls with MPI_Testall and backs off, so the
+/// waiting rank gives its core to the ranks it waits for (MPI's own wait would spin).
+inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
+                     std::string_view what, wait_kind kind = wait_kind::collective) {
+  if (requests.empty()) return;
+  wait_scope waiting(kind, what);
+  const int n = static_cast<int>(requests.size());
+  if (!policy.oversubscribed && policy.timeout_seconds <= 0) {
+    HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), statuses.data());
+    return;
+  }
+  backoff b(policy, what);
+  for (;;) {
+    int done = 0;
+    HETERO_MPI_CHECK(MPI_Testall, n, requests.data(), &done, statuses.data());
+    if (done) return;
+    b.pause();
+  }
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_WAITING_HPP

@@ -1,0 +1,99 @@
+/// @file
+/// Reduction operations for `reduce` and `allreduce`: `ops::sum`, `ops::prod`, `ops::min`,
+/// `ops::max` and user functors, with what the algorithms must know about them (may operands
+/// be reordered? is there an MPI built-in for this element type?).
+#ifndef HETERO_COMM_REDUCE_OPS_HPP
+#define HETERO_COMM_REDUCE_OPS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace hetero {
+namespace ops {
+
+/// a + b. MPI_SUM for arithmetic types.
+struct sum {
+  template <class T>
+  requires requires(const T& a, const T& b) { static_cast<T>(a + b); }
+  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a + b); }
+};
+
+/// a * b. MPI_PROD for arithmetic types.
+struct prod {
+  template <class T>
+  requires requires(const T& a, const T& b) { static_cast<T>(a * b); }
+  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a * b); }
+};
+
+/// The smaller of a and b (a when equal). MPI_MIN for arithmetic types.
+struct min {
+  template <class T>
+  requires requires(const T& a, const T& b) { static_cast<bool>(b < a); }
+  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
+};
+
+/// The larger of a and b (a when equal). MPI_MAX for arithmetic types.
+struct max {
+  template <class T>
+  requires requires(const T& a, const T& b) { static_cast<bool>(a < b); }
+  KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
+};
+
+/// Tag: the user's operation gives the same result for (a, b) and (b, a).
+struct commutative_t {};
+/// Tag: the operands of the user's operation must stay in rank order.
+struct non_commutative_t {};
+inline constexpr commutative_t commutative{};
+inline constexpr non_commutative_t non_commutative{};
+
+}  // namespace ops
+
+/// A binary operation on `T` that reductions can apply: `f(a, b)` converts to `T`. It must be
+/// associative; for device buffers it must also be callable on the device (`KOKKOS_LAMBDA` or a
+/// functor with `KOKKOS_INLINE_FUNCTION`).
+template <class F, class T>
+concept reduction_operation = std::copy_constructible<F> && requires(const F& f, const T& a, const T& b) {
+  { f(a, b) } -> std::convertible_to<T>;
+};
+
+namespace detail {
+
+/// Which MPI built-in operation an operation is (none for user functors).
+enum class builtin_op : std::uint8_t { none = 0, sum = 1, prod = 2, min = 3, max = 4 };
+
+template <class F>
+constexpr builtin_op builtin_op_of() {
+  if constexpr (std::is_same_v<F, ops::sum>) return builtin_op::sum;
+  if constexpr (std::is_same_v<F, ops::prod>) return builtin_op::prod;
+  if constexpr (std::is_same_v<F, ops::min>) return builtin_op::min;
+  if constexpr (std::is_same_v<F, ops::max>) return builtin_op::max;
+  return builtin_op::none;
+}
+
+/// An operation together with whether its operands may be reordered. Built-in operations are
+/// commutative; a user functor is taken as non-commutative unless tagged `ops::commutative`
+/// (always correct, only some algorithms are then excluded).
+template <class F, bool Commutative>
+struct reduction {
+  using function_type = F;
+  static constexpr bool commutative = Commutative;
+  static constexpr builtin_op builtin = builtin_op_of<F>();
+
+  F function;
+
+  template <class T>
+  requires requires(const F& f, const T& a, const T& b) { static_cast<T>(f(a, b)); }
+  KOKKOS_INLINE_FUNCTION T operator()(const T& a, const T& b) const { return static_cast<T>(function(a, b)); }
+};
+
+template <class F>
+constexpr bool is_builtin_op_v = builtin_op_of<std::remove_cvref_t<F>>() != builtin_op::none;
+
+}  // namespace detail
+}  // namespace hetero
+
+#endif  // HETERO_COMM_REDUCE_OPS_HPP

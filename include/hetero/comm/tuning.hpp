@@ -1,0 +1,229 @@
+/// @file
+/// `hetero::comm_tuning`: for each collective, which algorithm carries a message of a given size.
+/// Built-in defaults come from tuning runs on a 2-core node (docs/comm.md); `tune_collectives`
+/// (tune.hpp) measures a machine and `save` writes a small text file that a communicator reads
+/// from `communicator_options::tuning_file` or the `HETERO_COMM_TUNING` environment variable:
+/// @code
+/// # hetero communicator tuning
+/// shape 2 1                 (ranks, nodes it was measured on)
+/// allreduce 16384 shm       (up to 16 KiB: shared memory)
+/// allreduce inf mpi         (above: MPI's own call)
+/// @endcode
+#ifndef HETERO_COMM_TUNING_HPP
+#define HETERO_COMM_TUNING_HPP
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/core/error.hpp"
+
+namespace hetero {
+
+/// Messages of up to `max_bytes` bytes (per rank for scatter, gather and allgather) use
+/// `algorithm`.
+struct tuning_rule {
+  std::size_t max_bytes;
+  comm_algorithm algorithm;
+  friend bool operator==(const tuning_rule&, const tuning_rule&) = default;
+};
+
+/// Size thresholds that choose an algorithm for each collective.
+class comm_tuning {
+ public:
+  /// "No upper bound" in a rule.
+  static constexpr std::size_t unbounded = std::numeric_limits<std::size_t>::max();
+
+  /// Every collective carried by MPI's own call.
+  comm_tuning() = default;
+
+  /// The built-in table for a communicator of `ranks` ranks: the shared-memory window up to
+  /// 64 KiB per rank (less where every rank reads every rank's block: 256 KiB / ranks), MPI's
+  /// call above, except where hetero's own algorithm won clearly and in repeated tuning runs
+  /// on 2 ranks of one node (docs/comm.md): recursive halving for allreduce up to 1 MiB and
+  /// linear scatter. Those two apply up to 4 ranks; larger communicators keep MPI's call.
+  static comm_tuning defaults(int ranks = 2) {
+    comm_tuning t;
+    constexpr std::size_t kib = 1024;
+    const auto p = static_cast<std::size_t>(std::max(ranks, 1));
+    const std::size_t one_block = 64 * kib;
+    const std::size_t every_block = std::clamp<std::size_t>(256 * kib / p, 4 * kib, 64 * kib);
+    const bool few = ranks <= 4;
+    const auto shm_then = [](std::size_t limit, std::vector<tuning_rule> above) {
+      above.insert(above.begin(), tuning_rule{limit, comm_algorithm::shm});
+      return above;
+    };
+    t.set(collective::barrier, {{unbounded, comm_algorithm::shm}});
+    t.set(collective::broadcast, shm_then(one_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::scatter,
+          shm_then(one_block, {{unbounded, few ? comm_algorithm::linear : comm_algorithm::mpi}}));
+    t.set(collective::gather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::reduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::allgather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::allgatherv, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    if (few)
+      t.set(collective::allreduce, shm_then(every_block, {{1024 * kib, comm_algorithm::recursive_halving},
+                                                          {unbounded, comm_algorithm::mpi}}));
+    else
+      t.set(collective::allreduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+    // gatherv and scatterv are keyed on size 0 (only the root knows every count): inside the
+    // shared-memory algorithm each block takes the window or a message by its own size.
+    t.set(collective::gatherv, {{unbounded, comm_algorithm::shm}});
+    t.set(collective::scatterv, {{unbounded, comm_algorithm::shm}});
+    return t;
+  }
+
+  /// Replaces the rules of `c`: increasing `max_bytes`, the last one `unbounded`, each
+  /// algorithm one that hetero implements for `c`.
+  void set(collective c, std::vector<tuning_rule> rules) {
+    check_rules(c, rules, "comm_tuning::set");
+    m_rules[index(c)] = std::move(rules);
+  }
+
+  /// The rules of `c`, smallest messages first.
+  [[nodiscard]] const std::vector<tuning_rule>& rules(collective c) const { return m_rules[index(c)]; }
+
+  /// The algorithm for a message of `bytes` bytes.
+  [[nodiscard]] comm_algorithm choose(collective c, std::size_t bytes) const noexcept {
+    for (const tuning_rule& r : m_rules[index(c)])
+      if (bytes <= r.max_bytes) return r.algorithm;
+    return comm_algorithm::mpi;
+  }
+
+  /// The shape (ranks, nodes) the table was measured on; 0 when it fits any.
+  [[nodiscard]] int ranks() const noexcept { return m_ranks; }
+  [[nodiscard]] int nodes() const noexcept { return m_nodes; }
+  void set_shape(int ranks, int nodes) {
+    HETERO_EXPECTS(ranks >= 0 && nodes >= 0, "comm_tuning shape (", ranks, " ranks, ", nodes,
+                   " nodes) must not be negative");
+    m_ranks = ranks;
+    m_nodes = nodes;
+  }
+  /// True when the table was made for a communicator of this shape (or for any).
+  [[nodiscard]] bool fits(int ranks, int nodes) const noexcept {
+    return (m_ranks == 0 || m_ranks == ranks) && (m_nodes == 0 || m_nodes == nodes);
+  }
+
+  /// The table in the text format `parse` reads.
+  [[nodiscard]] std::string to_text() const {
+    std::ostringstream out;
+    out << "# hetero communicator tuning: <collective> <max bytes|inf> <algorithm>\n";
+    if (m_ranks != 0 || m_nodes != 0) out << "shape " << m_ranks << ' ' << m_nodes << '\n';
+    for (collective c : all_collectives)
+      for (const tuning_rule& r : rules(c)) {
+        out << to_string(c) << ' ';
+        if (r.max_bytes == unbounded)
+          out << "inf";
+        else
+          out << r.max_bytes;
+        out << ' ' << to_string(r.algorithm) << '\n';
+      }
+    return out.str();
+  }
+
+  /// Reads the text format; `source` names the text in error messages ("<source>:<line>: ...").
+  /// Collectives without rules keep MPI's call.
+  static comm_tuning parse(std::string_view text, std::string_view source) {
+    comm_tuning t;
+    std::array<std::vector<tuning_rule>, all_collectives.size()> rules;
+    std::istringstream in{std::string(text)};
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+      std::istringstream words(line);
+      std::string first, second, third, extra;
+      if (!(words >> first)) continue;
+      words >> second >> third;
+      auto fail = [&](const auto&... what) {
+        detail::raise<invalid_argument>(source, ":", number, ": ", what...);
+      };
+      if (words >> extra) fail("unexpected '", extra, "' after three words");
+      if (first == "shape") {
+        const int ranks = parse_number<int>(second), nodes = parse_number<int>(third);
+        if (ranks < 0 || nodes < 0) fail("expected 'shape <ranks> <nodes>' with counts >= 0, got '", line, "'");
+        t.set_shape(ranks, nodes);
+        continue;
+      }
+      const auto c = collective_from_string(first);
+      if (!c) fail("unknown collective '", first, "' (allowed: barrier, broadcast, scatter, ..., allreduce)");
+      if (third.empty()) fail("expected '<collective> <max bytes|inf> <algorithm>', got '", line, "'");
+      const std::size_t bytes = second == "inf" ? unbounded : parse_number<std::size_t>(second);
+      if (bytes == invalid_size) fail("'", second, "' is not a byte count (a number or 'inf')");
+      const auto a = algorithm_from_string(third);
+      if (!a || *a == comm_algorithm::automatic) fail("unknown algorithm '", third, "'");
+      if (!implements(*c, *a)) fail(first, " cannot use algorithm '", third, "'");
+      auto& list = rules[index(*c)];
+      if (!list.empty() && bytes <= list.back().max_bytes)
+        fail("rules of ", first, " must have increasing sizes (", bytes, " after ", list.back().max_bytes, ")");
+      list.push_back({bytes, *a});
+    }
+    for (collective c : all_collectives) {
+      auto& list = rules[index(c)];
+      if (list.empty()) continue;
+      if (list.back().max_bytes != unbounded) list.push_back({unbounded, comm_algorithm::mpi});
+      t.set(c, std::move(list));
+    }
+    return t;
+  }
+
+  /// Reads a tuning file; throws `invalid_argument` naming the file and line on a bad one.
+  static comm_tuning load(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) detail::raise<invalid_argument>("cannot open the tuning file '", path, "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse(text.str(), path);
+  }
+
+  /// Writes the table to `path`.
+  void save(const std::string& path) const {
+    std::ofstream out(path);
+    out << to_text();
+    if (!out) detail::raise<invalid_argument>("cannot write the tuning file '", path, "'");
+  }
+
+  friend bool operator==(const comm_tuning&, const comm_tuning&) = default;
+
+ private:
+  static constexpr std::size_t invalid_size = unbounded - 1;
+
+  static constexpr std::size_t index(collective c) noexcept { return static_cast<std::size_t>(c); }
+
+  template <class Int>
+  static Int parse_number(const std::string& word) {
+    Int value{};
+    const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec != std::errc{} || end != word.data() + word.size() || word.empty()) {
+      if constexpr (std::is_same_v<Int, std::size_t>) return invalid_size;
+      return -1;
+    }
+    return value;
+  }
+
+  static void check_rules(collective c, const std::vector<tuning_rule>& rules, std::string_view where) {
+    HETERO_EXPECTS(!rules.empty() && rules.back().max_bytes == unbounded, where, ": the rules of ", to_string(c),
+                   " must end with one for unbounded sizes");
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      HETERO_EXPECTS(implements(c, rules[i].algorithm) && rules[i].algorithm != comm_algorithm::automatic, where,
+                     ": ", to_string(c), " cannot use algorithm ", to_string(rules[i].algorithm));
+      HETERO_EXPECTS(i == 0 || rules[i - 1].max_bytes < rules[i].max_bytes, where, ": the rules of ", to_string(c),
+                     " must have increasing sizes");
+    }
+  }
+
+  std::array<std::vector<tuning_rule>, all_collectives.size()> m_rules{};
+  int m_ranks = 0;
+  int m_nodes = 0;
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_COMM_TUNING_HPP

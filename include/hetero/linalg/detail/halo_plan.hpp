@@ -1,0 +1,135 @@
+/// @file
+/// The halo of a row-distributed sparse matrix: which entries of other ranks' vector blocks
+/// this rank's rows read (its "ghosts", grouped by owner), which of its own entries others
+/// read, and the exchange that brings the ghosts in before a product.
+#ifndef HETERO_LINALG_DETAIL_HALO_PLAN_HPP
+#define HETERO_LINALG_DETAIL_HALO_PLAN_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "hetero/comm/detail/waiting.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/linalg/row_block.hpp"
+
+namespace hetero::detail {
+
+/// Who sends what to whom in a halo exchange. Built once (collectively), used every product.
+template <class MemorySpace>
+class halo_plan {
+ public:
+  halo_plan() = default;
+
+  /// `ghosts`: the sorted global indices outside `mine` that this rank's rows read. Every rank
+  /// calls this with its own (collective over `comm`, which the plan keeps, not owns).
+  halo_plan(MPI_Comm comm, std::int64_t global_rows, row_block mine, std::span<const std::int64_t> ghosts)
+      : m_comm(comm), m_local(mine.size()) {
+    int p = 1;
+    HETERO_MPI_CHECK(MPI_Comm_size, comm, &p);
+    MPI_Comm node;
+    int node_size = 1;
+    HETERO_MPI_CHECK(MPI_Comm_split_type, comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    m_policy.oversubscribed = node_size > static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+
+    // Ghosts are sorted by global index, so each owner's ghosts are contiguous.
+    std::vector<int> need(static_cast<std::size_t>(p), 0), give(static_cast<std::size_t>(p), 0);
+    for (std::int64_t g : ghosts) ++need[static_cast<std::size_t>(owner_of_row(g, global_rows, p))];
+    HETERO_MPI_CHECK(MPI_Alltoall, need.data(), 1, MPI_INT, give.data(), 1, MPI_INT, comm);
+    std::vector<int> need_at(static_cast<std::size_t>(p), 0), give_at(static_cast<std::size_t>(p), 0);
+    for (int r = 1; r < p; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      need_at[i] = need_at[i - 1] + need[i - 1];
+      give_at[i] = give_at[i - 1] + give[i - 1];
+    }
+    const auto wanted = static_cast<std::size_t>(give_at.back() + give.back());
+    std::vector<std::int64_t> asked(wanted);
+    HETERO_MPI_CHECK(MPI_Alltoallv, ghosts.data(), need.data(), need_at.data(), MPI_INT64_T, asked.data(),
+                     give.data(), give_at.data(), MPI_INT64_T, comm);
+    for (int r = 0; r < p; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (need[i] > 0) m_receives.push_back({r, need_at[i], need[i]});
+      if (give[i] > 0) m_sends.push_back({r, give_at[i], give[i]});
+    }
+    std::vector<int> local(wanted);
+    for (std::size_t k = 0; k < wanted; ++k) {
+      HETERO_EXPECTS(mine.contains(asked[k]), "halo_plan: a rank asked for entry ", asked[k],
+                     " from the rank holding [", mine.begin, ", ", mine.end, ")");
+      local[k] = static_cast<int>(asked[k] - mine.begin);
+    }
+    m_send_index = Kokkos::View<int*, MemorySpace>("hetero::halo send index", wanted);
+    Kokkos::deep_copy(m_send_index,
+                      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(local.data(), wanted));
+    m_send_buffer = Kokkos::View<double*, MemorySpace>("hetero::halo send", wanted);
+    m_send_host = Kokkos::create_mirror_view(m_send_buffer);
+    m_ghost_host = Kokkos::View<double*, Kokkos::HostSpace>("hetero::halo ghosts", ghosts.size());
+  }
+
+  /// Entries other ranks' rows read from this rank; entries this rank reads from others.
+  [[nodiscard]] std::size_t sends() const noexcept { return m_send_index.extent(0); }
+  [[nodiscard]] std::size_t ghosts() const noexcept { return m_ghost_host.extent(0); }
+  /// Ranks this one exchanges with.
+  [[nodiscard]] std::size_t neighbours() const noexcept { return m_receives.size() + m_sends.size(); }
+
+  /// Brings the ghosts into x[local rows ..] (x holds this rank's entries first).
+  template <class ExecutionSpace>
+  void exchange(const Kokkos::View<double*, MemorySpace>& x) const {
+    if (m_receives.empty() && m_sends.empty()) return;
+    const auto index = m_send_index;
+    const auto buffer = m_send_buffer;
+    Kokkos::parallel_for(
+        "hetero::halo pack", Kokkos::RangePolicy<ExecutionSpace>(0, index.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t k) { buffer(k) = x(static_cast<std::size_t>(index(k))); });
+    ExecutionSpace().fence();
+    Kokkos::deep_copy(m_send_host, m_send_buffer);  // nothing to copy on the host
+    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+    double* ghost_area = host ? x.data() + m_local : m_ghost_host.data();
+    m_requests.assign(m_receives.size() + m_sends.size(), MPI_REQUEST_NULL);
+    std::size_t k = 0;
+    for (const auto& r : m_receives)
+      HETERO_MPI_CHECK(MPI_Irecv, ghost_area + r.offset, r.count, MPI_DOUBLE, r.rank, tag, m_comm,
+                       &m_requests[k++]);
+    for (const auto& s : m_sends)
+      HETERO_MPI_CHECK(MPI_Isend, m_send_host.data() + s.offset, s.count, MPI_DOUBLE, s.rank, tag, m_comm,
+                       &m_requests[k++]);
+    m_statuses.resize(m_requests.size());
+    wait_all(m_requests, m_statuses, m_policy, "spmv halo", wait_kind::halo);
+    if constexpr (!host) {
+      const auto target =
+          Kokkos::subview(x, std::pair<std::size_t, std::size_t>(m_local, m_local + m_ghost_host.extent(0)));
+      Kokkos::deep_copy(target, m_ghost_host);
+    }
+  }
+
+ private:
+  static constexpr int tag = 7001;
+  struct peer {
+    int rank;
+    int offset;
+    int count;
+  };
+
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  std::size_t m_local = 0;
+  wait_policy m_policy;
+  std::vector<peer> m_receives, m_sends;
+  Kokkos::View<int*, MemorySpace> m_send_index;
+  Kokkos::View<double*, MemorySpace> m_send_buffer;
+  typename Kokkos::View<double*, MemorySpace>::HostMirror m_send_host;
+  Kokkos::View<double*, Kokkos::HostSpace> m_ghost_host;
+  mutable std::vector<MPI_Request> m_requests;
+  mutable std::vector<MPI_Status> m_statuses;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_LINALG_DETAIL_HALO_PLAN_HPP

@@ -1,0 +1,216 @@
+// allreduce and iallreduce against MPI_Allreduce (built-in operations) and a serial fold (user
+// functors), for every algorithm, buffer path, random sizes (0 included), in place and not.
+#include <hetero/comm.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <complex>
+#include <tuple>
+#include <vector>
+
+#include "comm_test_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace hetero;
+using namespace hetero::testing;
+
+namespace {
+
+template <class T, class Op>
+MPI_Op mpi_op_of() {
+  if constexpr (std::is_same_v<Op, ops::sum>) return MPI_SUM;
+  if constexpr (std::is_same_v<Op, ops::prod>) return MPI_PROD;
+  if constexpr (std::is_same_v<Op, ops::min>) return MPI_MIN;
+  return MPI_MAX;
+}
+
+// Ours and MPI's on the same random inputs, every algorithm, in place and not.
+template <class T, class Op>
+void check_against_mpi(communicator& comm, std::uint64_t stream) {
+  auto gen = rng(stream);
+  for (comm_algorithm a : algorithms_of(collective::allreduce)) {
+    for (int trial = 0; trial < 2; ++trial) {
+      const std::size_t n = random_count(gen, sizeof(T));
+      const bool in_place = gen() % 2 == 0;
+      const auto mine = values_of<T>(stream * 31 + static_cast<std::uint64_t>(trial), comm.rank(), n);
+      std::vector<T> expected(n), got(n);
+      MPI_Request r;
+      MPI_Iallreduce(mine.data(), expected.data(), static_cast<int>(n), detail::mpi_type<T>(), mpi_op_of<T, Op>(),
+                     MPI_COMM_WORLD, &r);
+      polite_wait(r);
+      INFO("algorithm " << to_string(a) << ", n = " << n << (in_place ? ", in place" : ""));
+      const auto run = [&] {
+        if (in_place) {
+          got = mine;
+          comm.allreduce(send_recv_buf(got), op(Op{}), force_algorithm(a));
+        } else {
+          comm.allreduce(send_buf(mine), recv_buf(got), op(Op{}), force_algorithm(a));
+        }
+      };
+      if (!runnable(comm, collective::allreduce, a, n * sizeof(T))) {
+        if (n > 0) CHECK_THROWS_AS(run(), invalid_argument);
+        continue;
+      }
+      run();
+      check_equal(as_span(got), as_span(expected), "allreduce");
+    }
+  }
+}
+
+// A user functor, against a serial fold in rank order of every rank's inputs.
+template <class T, class F, class Tag>
+void check_against_serial(communicator& comm, std::uint64_t stream, bool commutative) {
+  auto gen = rng(stream);
+  for (comm_algorithm a : algorithms_of(collective::allreduce)) {
+    const std::size_t n = random_count(gen, sizeof(T));
+    std::vector<T> expected = values_of<T>(stream, 0, n);
+    for (int r = 1; r < comm.size(); ++r) {
+      const auto theirs = values_of<T>(stream, r, n);
+      for (std::size_t i = 0; i < n; ++i) expected[i] = F{}(expected[i], theirs[i]);
+    }
+    const auto mine = values_of<T>(stream, comm.rank(), n);
+    std::vector<T> got(n);
+    INFO("algorithm " << to_string(a) << ", n = " << n << (commutative ? "" : ", not commutative"));
+    const auto run = [&] { comm.allreduce(send_buf(mine), recv_buf(got), op(F{}, Tag{}), force_algorithm(a)); };
+    if (!runnable(comm, collective::allreduce, a, n * sizeof(T), commutative)) {
+      if (n > 0) CHECK_THROWS_AS(run(), invalid_argument);
+      continue;
+    }
+    run();
+    check_equal(as_span(got), as_span(expected), "allreduce with a user functor");
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("allreduce equals MPI_Allreduce for every algorithm and buffer path", "[comm][allreduce]", int,
+                   double, float, long long) {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    check_against_mpi<TestType, ops::sum>(comm, 1);
+    check_against_mpi<TestType, ops::max>(comm, 2);
+    check_against_mpi<TestType, ops::min>(comm, 3);
+  }
+}
+
+TEST_CASE("allreduce of products and of complex numbers equals MPI_Allreduce", "[comm][allreduce]") {
+  communicator& comm = default_comm();
+  check_against_mpi<int, ops::prod>(comm, 4);
+  check_against_mpi<std::complex<double>, ops::sum>(comm, 5);
+  check_against_mpi<std::complex<double>, ops::prod>(comm, 6);
+}
+
+TEST_CASE("allreduce with user functors keeps rank order", "[comm][allreduce]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    check_against_serial<pair_value, pair_max, ops::commutative_t>(comm, 7, true);
+    check_against_serial<matrix2, matrix_product, ops::non_commutative_t>(comm, 8, false);
+  }
+}
+
+using execution_spaces = std::tuple<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
+
+TEMPLATE_LIST_TEST_CASE("allreduce on Views of every execution space, and its result forms", "[comm][allreduce]",
+                        execution_spaces) {
+  using space = typename TestType::memory_space;
+  communicator& comm = default_comm();
+  const int p = comm.size();
+  for (std::size_t n : {std::size_t{0}, std::size_t{3}, std::size_t{5000}}) {
+    Kokkos::View<double*, space> x("x", n), y("y", n);
+    Kokkos::parallel_for(
+        "fill", Kokkos::RangePolicy<TestType>(0, n),
+        KOKKOS_LAMBDA(std::size_t i) { x(i) = static_cast<double>(i + 1); });
+    Kokkos::fence();
+    comm.allreduce(send_buf(x), recv_buf(y), op(ops::sum{}));
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      wrong += h(i) != static_cast<double>((i + 1) * static_cast<std::size_t>(p));
+    CHECK(wrong == 0);
+    auto z = comm.allreduce(send_buf(x), op(ops::max{}));
+    static_assert(std::is_same_v<decltype(z), Kokkos::View<double*, space>>);
+    CHECK(z.extent(0) == n);
+  }
+  const double total = comm.allreduce(send_buf(1.5), op(ops::sum{}));
+  CHECK(total == 1.5 * p);
+  const std::vector<int> ranks{comm.rank(), -comm.rank()};
+  const std::vector<int> largest = comm.allreduce(send_buf(ranks), op(ops::max{}));
+  CHECK(largest == std::vector<int>{p - 1, 0});
+}
+
+TEST_CASE("iallreduce completes in order, by test() or wait(), several at once", "[comm][allreduce]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    auto gen = rng(9);
+    constexpr int outstanding = 5;
+    std::vector<std::vector<double>> in(outstanding), out(outstanding), expected(outstanding);
+    std::vector<collective_request> requests;
+    for (int k = 0; k < outstanding; ++k) {
+      const std::size_t n = random_count(gen, sizeof(double));
+      in[k] = values_of<double>(100 + static_cast<std::uint64_t>(k), comm.rank(), n);
+      out[k].assign(n, 0.0);
+      expected[k].assign(n, 0.0);
+      MPI_Request r;
+      MPI_Iallreduce(in[k].data(), expected[k].data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+                     &r);
+      polite_wait(r);
+      requests.push_back(comm.iallreduce(send_buf(in[k]), recv_buf(out[k]), op(ops::sum{})));
+    }
+    // Wait for the last first: the earlier ones must complete on the way.
+    requests.back().wait();
+    while (!requests[1].test()) std::this_thread::yield();
+    for (auto& r : requests) r.wait();
+    for (int k = 0; k < outstanding; ++k) check_equal(as_span(out[k]), as_span(expected[k]), "iallreduce");
+    // In place, and a blocking collective while one is outstanding.
+    std::vector<int> v{comm.rank(), 1};
+    auto request = comm.iallreduce(send_recv_buf(v), op(ops::sum{}));
+    const int size = comm.allreduce(send_buf(1), op(ops::sum{}));
+    request.wait();
+    CHECK(size == comm.size());
+    CHECK(v == std::vector<int>{comm.size() * (comm.size() - 1) / 2, comm.size()});
+  }
+}
+
+TEST_CASE("allreduce rejects bad arguments with a message", "[comm][allreduce][errors]") {
+  communicator& comm = default_comm();
+  std::vector<double> x(5), small(3);
+  CHECK_THROWS_WITH(comm.allreduce(send_buf(x), recv_buf(small), op(ops::sum{})),
+                    ContainsSubstring("recv_buf holds 3 element(s) but 5 are needed"));
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> matrix("matrix", 4, 4);
+  auto column = Kokkos::subview(matrix, Kokkos::ALL, 1);
+  CHECK_THROWS_WITH(comm.allreduce(send_recv_buf(column), op(ops::sum{})), ContainsSubstring("is not contiguous"));
+  std::vector<matrix2> m(4);
+  CHECK_THROWS_WITH(comm.allreduce(send_recv_buf(m), op(matrix_product{}), force_algorithm(comm_algorithm::ring)),
+                    ContainsSubstring("not commutative"));
+  CHECK_THROWS_WITH(comm.allreduce(send_recv_buf(x), op(ops::sum{}), force_algorithm(comm_algorithm::binomial)),
+                    ContainsSubstring("allreduce has no binomial algorithm"));
+}
+
+TEST_CASE("allreduce finds counts that differ between ranks", "[comm][allreduce][errors]") {
+  communicator_options verify;
+  verify.verify_arguments = true;
+  communicator checked(MPI_COMM_WORLD, verify);
+  std::vector<double> x(static_cast<std::size_t>(4 + checked.rank()));
+  if (checked.size() > 1) {
+    // Every rank learns of the mismatch, on every path.
+    CHECK_THROWS_WITH(checked.allreduce(send_recv_buf(x), op(ops::sum{}), force_algorithm(comm_algorithm::mpi)),
+                      ContainsSubstring("the ranks passed different counts (from 4 to"));
+    // The shared-memory path finds it without verification (every rank reads every header).
+    communicator& comm = default_comm();
+    if (comm.has_shared_memory())
+      CHECK_THROWS_WITH(comm.allreduce(send_recv_buf(x), op(ops::sum{})),
+                        ContainsSubstring("the ranks passed different counts"));
+    // ... and the communicator stays usable afterwards.
+    CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());
+  }
+  // A local error on one rank reaches every rank.
+  std::vector<double> y(4), too_small(checked.rank() == 0 ? 2 : 4);
+  if (checked.rank() == 0)
+    CHECK_THROWS_WITH(checked.allreduce(send_buf(y), recv_buf(too_small), op(ops::sum{})),
+                      ContainsSubstring("recv_buf holds 2 element(s) but 4 are needed"));
+  else
+    CHECK_THROWS_WITH(checked.allreduce(send_buf(y), recv_buf(too_small), op(ops::sum{})),
+                      ContainsSubstring("rank 0 rejected its arguments"));
+}

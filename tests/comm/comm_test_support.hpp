@@ -1,0 +1,233 @@
+// Helpers of the comm tests: communicators for every buffer path, MPI's own collectives as the
+// reference (started non-blocking and waited politely, so 3 ranks on 2 cores stay fast),
+// random inputs that reduce exactly, and element-by-element comparison.
+#ifndef HETERO_TESTS_COMM_TEST_SUPPORT_HPP
+#define HETERO_TESTS_COMM_TEST_SUPPORT_HPP
+
+#include <hetero/comm.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "random.hpp"
+
+namespace hetero::testing {
+
+/// A trivially copyable struct with no MPI type and no operator+: reduced with a user functor.
+struct pair_value {
+  std::int32_t key;
+  double weight;
+  friend bool operator==(const pair_value&, const pair_value&) = default;
+};
+
+/// Keeps the larger key; on a tie adds the weights (associative and commutative).
+struct pair_max {
+  KOKKOS_INLINE_FUNCTION pair_value operator()(const pair_value& a, const pair_value& b) const {
+    if (a.key != b.key) return a.key > b.key ? a : b;
+    return {a.key, a.weight + b.weight};
+  }
+};
+
+/// 2x2 integer matrices under multiplication: associative, not commutative.
+struct matrix2 {
+  std::int64_t a, b, c, d;
+  friend bool operator==(const matrix2&, const matrix2&) = default;
+};
+struct matrix_product {
+  KOKKOS_INLINE_FUNCTION matrix2 operator()(const matrix2& x, const matrix2& y) const {
+    return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
+  }
+};
+
+/// Small integers, stored in T, so that sums and products are exact in any order.
+template <class T>
+T random_value(std::mt19937_64& gen) {
+  if constexpr (std::is_same_v<T, pair_value>) {
+    return {static_cast<std::int32_t>(gen() % 7), static_cast<double>(gen() % 100)};
+  } else if constexpr (std::is_same_v<T, matrix2>) {
+    const auto v = [&] { return static_cast<std::int64_t>(gen() % 3) - 1; };
+    return {1 + v(), v(), v(), 1 + v()};
+  } else if constexpr (std::is_same_v<T, std::complex<double>>) {
+    return {static_cast<double>(static_cast<int>(gen() % 200) - 100), static_cast<double>(gen() % 50)};
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return gen() % 2 == 0;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(static_cast<int>(gen() % 2001) - 1000);
+  } else {
+    return static_cast<T>(gen() % 100);
+  }
+}
+
+/// `n` values drawn for rank `rank` of a test step (every rank can draw any rank's values).
+template <class T>
+std::vector<T> values_of(std::uint64_t stream, int rank, std::size_t n) {
+  auto gen = rng(stream * 1000 + static_cast<std::uint64_t>(rank));
+  std::vector<T> v(n);
+  for (auto& x : v) x = random_value<T>(gen);
+  return v;
+}
+
+/// Waits for an MPI request, yielding the core meanwhile (MPICH spins when oversubscribed).
+inline void polite_wait(MPI_Request request) {
+  int done = 0;
+  while (!done) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::yield();
+  }
+}
+
+/// The communicators a collective is tested on: every buffer path.
+struct comm_case {
+  std::string name;
+  communicator comm;
+};
+
+inline communicator_options options_with(device_buffer_path path, bool shared_memory = true,
+                                         std::size_t chunk = std::size_t{1} << 20) {
+  communicator_options o;
+  o.device_path = path;
+  o.shared_memory = shared_memory;
+  o.staging_chunk_bytes = chunk;
+  return o;
+}
+
+/// Keeps `make()`'s result until Kokkos is finalised. The runtime finalises Kokkos and then MPI,
+/// both before statics are destroyed: a communicator destroyed as a static would free its
+/// windows and Kokkos scratch after MPI_Finalize, i.e. never (LeakSanitizer reports it). A
+/// Kokkos finalize hook releases it while both are still up, on every rank in the same order.
+template <class T, class Make>
+T& until_finalize(std::unique_ptr<T>& slot, Make make) {
+  if (!slot) {
+    slot = std::make_unique<T>(make());
+    Kokkos::push_finalize_hook([&slot] { slot.reset(); });
+  }
+  return *slot;
+}
+
+/// Made once per test program (making a communicator is collective and, on an oversubscribed
+/// node, slow); the first call is collective.
+inline std::vector<comm_case>& comm_cases() {
+  static std::unique_ptr<std::vector<comm_case>> cases;
+  return until_finalize(cases, [] {
+    std::vector<comm_case> c;
+    c.push_back({"default (shared memory where possible)", communicator()});
+    c.push_back({"no shared memory", communicator(options_with(device_buffer_path::automatic, false))});
+    c.push_back({"staged through host buffers, 256-byte chunks",
+                 communicator(options_with(device_buffer_path::staged, true, 256))});
+    c.push_back({"direct (device code path: kernels, pointers to MPI)",
+                 communicator(options_with(device_buffer_path::direct))});
+    return c;
+  });
+}
+
+/// The default communicator of the test program.
+inline communicator& default_comm() { return comm_cases().front().comm; }
+
+/// A communicator that agrees on every call's arguments first (errors raise on every rank).
+inline communicator& verifying_comm() {
+  static std::unique_ptr<communicator> comm;
+  return until_finalize(comm, [] {
+    communicator_options o;
+    o.verify_arguments = true;
+    return communicator(o);
+  });
+}
+
+/// Checks that `call` raises `invalid_argument` on every rank: on `culprit` with `text`, on the
+/// others naming the culprit.
+template <class Call>
+void check_rejected_everywhere(const communicator& comm, int culprit, Call&& call, const std::string& text) {
+  try {
+    call();
+    FAIL("no error was raised");
+  } catch (const invalid_argument& e) {
+    const std::string what = e.what();
+    INFO(what);
+    if (comm.rank() == culprit)
+      CHECK(what.find(text) != std::string::npos);
+    else
+      CHECK(what.find("rank " + std::to_string(culprit) + " rejected its arguments") != std::string::npos);
+  }
+}
+
+/// Sizes to draw from: 0, 1, small, around the shared-memory slot, and larger.
+inline std::size_t random_count(std::mt19937_64& gen, std::size_t element_bytes) {
+  switch (gen() % 6) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return 2 + gen() % 40;
+    case 3: return 41 + gen() % 600;
+    case 4: return (60 * 1024 + gen() % (16 * 1024)) / element_bytes;  // around a 64 KiB slot
+    default: return 1000 + gen() % 20000;
+  }
+}
+
+/// Counts of a v-collective (the same on every rank: drawn from the shared seed), some zero,
+/// and displacements that place the blocks in reverse rank order with gaps between them.
+struct v_layout {
+  std::vector<int> counts, displs;
+  std::size_t extent = 0;
+};
+
+inline v_layout random_layout(std::uint64_t stream, int ranks, std::size_t element_bytes) {
+  auto gen = rng(stream);
+  v_layout l;
+  l.counts.resize(static_cast<std::size_t>(ranks));
+  l.displs.resize(static_cast<std::size_t>(ranks));
+  // Up to 12000 elements: blocks on both sides of a 64 KiB slot.
+  for (auto& c : l.counts) c = gen() % 4 == 0 ? 0 : static_cast<int>(random_count(gen, element_bytes) % 12000);
+  for (int r = ranks - 1; r >= 0; --r) {
+    const auto i = static_cast<std::size_t>(r);
+    l.displs[i] = static_cast<int>(l.extent + gen() % 3);
+    l.extent = static_cast<std::size_t>(l.displs[i] + l.counts[i]);
+  }
+  return l;
+}
+
+/// Compares every element; reports the first difference and the count.
+template <class T>
+void check_equal(std::span<const T> got, std::span<const T> expected, const std::string& what) {
+  REQUIRE(got.size() == expected.size());
+  std::size_t wrong = 0, first = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == expected[i]) && wrong++ == 0) first = i;
+  INFO(what << ": " << wrong << " of " << got.size() << " elements differ, the first at index " << first);
+  CHECK(wrong == 0);
+}
+
+template <class T>
+std::span<const T> as_span(const std::vector<T>& v) {
+  return {v.data(), v.size()};
+}
+
+/// Every algorithm `c` can be forced to, plus automatic.
+inline std::vector<comm_algorithm> algorithms_of(collective c) {
+  std::vector<comm_algorithm> out{comm_algorithm::automatic};
+  for (comm_algorithm a : all_algorithms)
+    if (implements(c, a)) out.push_back(a);
+  return out;
+}
+
+/// Whether `a` can run for `c` on this communicator (forcing it must then work).
+inline bool runnable(const communicator& comm, collective c, comm_algorithm a, std::size_t shm_bytes,
+                     bool commutative = true) {
+  if (a == comm_algorithm::shm) return comm.has_shared_memory() && shm_bytes <= comm.options().shm_slot_bytes;
+  if (c == collective::allgather && a == comm_algorithm::recursive_doubling)
+    return (comm.size() & (comm.size() - 1)) == 0;
+  if (c == collective::allreduce && !commutative)
+    return a != comm_algorithm::ring && a != comm_algorithm::dissemination &&
+           a != comm_algorithm::recursive_halving;
+  return true;
+}
+
+}  // namespace hetero::testing
+
+#endif  // HETERO_TESTS_COMM_TEST_SUPPORT_HPP

@@ -1,0 +1,190 @@
+// The communicator handle: what it duplicates and sets up, options and their checks,
+// sub-communicators, element types, observers, timeouts, requests.
+#include <hetero/comm.hpp>
+#include <hetero/core/observer.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <atomic>
+#include <complex>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm_test_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace hetero;
+using namespace hetero::testing;
+
+TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "[comm][communicator]") {
+  communicator comm;
+  int rank = 0, size = 0, same = MPI_UNEQUAL;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(comm.rank() == rank);
+  CHECK(comm.size() == size);
+  CHECK(comm.nodes() == 1);  // this machine
+  MPI_Comm_compare(comm.mpi_comm(), MPI_COMM_WORLD, &same);
+  CHECK(same == MPI_CONGRUENT);
+  MPI_Errhandler handler;
+  MPI_Comm_get_errhandler(comm.mpi_comm(), &handler);
+  CHECK(handler == MPI_ERRORS_RETURN);
+  MPI_Errhandler_free(&handler);
+  CHECK(comm.has_shared_memory());  // every rank on one node
+  CHECK(comm.tuning_source() == "built-in defaults");
+  // Copies are handles to the same communicator.
+  const communicator copy = comm;
+  CHECK(copy.mpi_comm() == comm.mpi_comm());
+  CHECK(comm.algorithm_for(collective::allreduce, 8) == comm_algorithm::shm);
+  CHECK(comm.algorithm_for(collective::allreduce, std::size_t{1} << 24) == comm_algorithm::mpi);
+  CHECK_FALSE(default_comm().options().verify_arguments);
+  CHECK_FALSE(comm_cases()[1].comm.has_shared_memory());
+  CHECK(comm_cases()[1].comm.algorithm_for(collective::allreduce, 8) == comm_algorithm::mpi);
+}
+
+TEST_CASE("communicator options are checked", "[comm][communicator][errors]") {
+  communicator_options o;
+  o.shm_slot_bytes = 16;
+  CHECK_THROWS_WITH(communicator(o),
+                    ContainsSubstring("communicator_options::shm_slot_bytes is 16; allowed: 32 to 1 GiB"));
+  o = {};
+  o.staging_chunk_bytes = 8;
+  CHECK_THROWS_WITH(communicator(o), ContainsSubstring("staging_chunk_bytes is 8; allowed: 64 or more"));
+  o = {};
+  o.wait_timeout_seconds = -1;
+  CHECK_THROWS_WITH(communicator(o), ContainsSubstring("wait_timeout_seconds is -1"));
+  CHECK_THROWS_WITH(communicator(MPI_COMM_NULL), ContainsSubstring("MPI_COMM_NULL"));
+}
+
+TEST_CASE("collectives work on a sub-communicator", "[comm][communicator]") {
+  MPI_Comm half;
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &half);
+  {
+    communicator comm(half);
+    int expected = 0;
+    MPI_Request r;
+    MPI_Iallreduce(&world_rank, &expected, 1, MPI_INT, MPI_SUM, half, &r);
+    polite_wait(r);
+    CHECK(comm.allreduce(send_buf(world_rank), op(ops::sum{})) == expected);
+    std::vector<int> ranks = comm.allgather(send_buf(world_rank));
+    CHECK(ranks.size() == static_cast<std::size_t>(comm.size()));
+    CHECK(ranks[static_cast<std::size_t>(comm.rank())] == world_rank);
+  }
+  MPI_Comm_free(&half);
+}
+
+TEST_CASE("any trivially copyable element type travels", "[comm][communicator]") {
+  communicator& comm = default_comm();
+  const int p = comm.size();
+  std::vector<bool> ignored;  // std::vector<bool> is not contiguous: not a buffer
+  static_assert(!comm_buffer<std::vector<bool>&>);
+  std::vector<char> letters(5, static_cast<char>('a' + comm.rank()));
+  comm.broadcast(send_recv_buf(letters), root(p - 1));
+  CHECK(letters == std::vector<char>(5, static_cast<char>('a' + p - 1)));
+  std::vector<std::byte> bytes(3, std::byte{static_cast<unsigned char>(comm.rank())});
+  const std::vector<std::byte> all_bytes = comm.allgather(send_buf(bytes));
+  CHECK(all_bytes.size() == 3 * static_cast<std::size_t>(p));
+  const long double big = comm.allreduce(send_buf(static_cast<long double>(comm.rank())), op(ops::max{}));
+  CHECK(big == static_cast<long double>(p - 1));
+  const bool any = comm.allreduce(send_buf(comm.rank() == 0), op([](bool a, bool b) { return a || b; }));
+  CHECK(any);
+  const std::complex<double> z = comm.allreduce(send_buf(std::complex<double>(1, comm.rank())), op(ops::sum{}));
+  CHECK(z == std::complex<double>(p, p * (p - 1) / 2.0));
+  // A functor with state, on MPI's path (a datatype carries it to MPI's callback).
+  const int offset = 10;
+  std::vector<int> v(40000, 1);
+  comm.allreduce(send_recv_buf(v),
+                 op([offset](int a, int b) { return a + b + offset - offset; }, ops::commutative),
+                 force_algorithm(comm_algorithm::mpi));
+  CHECK(v == std::vector<int>(40000, p));
+}
+
+namespace {
+
+// Counts the waits reported to the observer, per label.
+class wait_counter final : public observer {
+ public:
+  void wait_begin(wait_kind kind, std::string_view label) noexcept override {
+    const std::lock_guard lock(m_mutex);
+    if (kind == wait_kind::collective) m_labels.emplace_back(label);
+  }
+  void wait_end(wait_kind, std::string_view) noexcept override { ++m_ends; }
+  std::size_t count(const std::string& label) {
+    const std::lock_guard lock(m_mutex);
+    std::size_t n = 0;
+    for (const auto& l : m_labels) n += l == label;
+    return n;
+  }
+  std::atomic<int> m_ends{0};
+
+ private:
+  std::mutex m_mutex;
+  std::vector<std::string> m_labels;
+};
+
+}  // namespace
+
+TEST_CASE("blocking waits are reported to the observer", "[comm][communicator]") {
+  communicator& comm = default_comm();
+  if (comm.size() < 2) return;  // one rank never waits for another
+  wait_counter counter;
+  observer* previous = set_observer(&counter);
+  for (int i = 0; i < 20; ++i) {
+    if (comm.rank() == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // the others wait
+    comm.allreduce(send_buf(1), op(ops::sum{}));
+    comm.barrier(force_algorithm(comm_algorithm::dissemination));
+  }
+  set_observer(previous);
+  if (comm.rank() != 0) CHECK(counter.count("allreduce") > 0);
+  CHECK(counter.count("barrier") > 0);
+}
+
+TEST_CASE("a rank left alone in a collective gets a deadlock_error after the timeout",
+          "[comm][communicator][errors]") {
+  communicator_options o;
+  o.wait_timeout_seconds = 0.2;
+  communicator comm(o);
+  if (comm.size() > 1 && comm.rank() == 0)
+    CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
+                      ContainsSubstring("barrier: waited more than 0.2 s for other ranks"));
+}
+
+TEST_CASE("requests: empty, moved, waited by their destructor", "[comm][communicator]") {
+  communicator& comm = default_comm();
+  collective_request empty;
+  CHECK(empty.done());
+  CHECK(empty.test());
+  CHECK(empty.mpi_request() == MPI_REQUEST_NULL);
+  std::vector<int> v(100, 1);
+  {
+    collective_request r = comm.iallreduce(send_recv_buf(v), op(ops::sum{}));
+    collective_request moved = std::move(r);
+    CHECK(r.done());
+  }  // destroyed unfinished: waits
+  CHECK(v == std::vector<int>(100, comm.size()));
+  std::vector<int> large(100000, 1);
+  auto r = comm.iallreduce(send_recv_buf(large), op(ops::sum{}));  // MPI's non-blocking call
+  r.wait();
+  CHECK(large.front() == comm.size());
+  CHECK(large.back() == comm.size());
+}
+
+TEST_CASE("counts and displacements are checked", "[comm][communicator][errors]") {
+  communicator& comm = default_comm();
+  std::vector<int> x(2), y(100);
+  std::vector<int> negative(static_cast<std::size_t>(comm.size()), 2);
+  negative.back() = -1;
+  CHECK_THROWS_WITH(comm.allgatherv(send_buf(x), recv_buf(y), recv_counts(negative)),
+                    ContainsSubstring("allgatherv: recv_counts holds a negative value (-1)"));
+  std::vector<int> short_list(static_cast<std::size_t>(comm.size()) + 1, 2);
+  CHECK_THROWS_WITH(comm.allgatherv(send_buf(x), recv_buf(y), recv_counts(short_list)),
+                    ContainsSubstring("recv_counts holds " + std::to_string(comm.size() + 1) +
+                                      " value(s); one per rank (" + std::to_string(comm.size()) + ") is needed"));
+  CHECK_THROWS_WITH(comm.iallreduce(send_recv_buf(x), op(ops::sum{}), force_algorithm(comm_algorithm::ring)),
+                    ContainsSubstring("non-blocking allreduce runs on shm or mpi; ring was forced"));
+}

@@ -1,0 +1,118 @@
+// Conjugate gradients: every variant converges to a known solution on Poisson and SuiteSparse
+// matrices on 1, 2 and 3 ranks; the allgather and halo variants compute the same iterates;
+// non-SPD matrices are found.
+#include <hetero/comm.hpp>
+#include <hetero/linalg.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using Catch::Matchers::ContainsSubstring;
+using matrix = hetero::distributed_csr<>;
+
+namespace {
+
+struct outcome {
+  hetero::cg_result result;
+  double error;
+  std::vector<double> x;  // this rank's rows
+};
+
+// Solves A x = A x* from x = 0 and measures the distance to x*.
+outcome solve(const matrix& a, hetero::cg_options options) {
+  auto exact = a.make_halo_vector();
+  auto b = a.make_vector(), x = a.make_vector();
+  const auto first = a.rows().begin;
+  Kokkos::parallel_for(
+      "x*", a.local_rows(), KOKKOS_LAMBDA(const std::size_t i) {
+        exact(i) = std::cos(0.05 * static_cast<double>(first + static_cast<long>(i)));
+      });
+  a.multiply_halo(exact, b);
+  hetero::cg_solver<> cg(a, options);
+  outcome o{cg.solve(b, x), 0, {}};
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+  auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, exact);
+  double local[2] = {0, 0};
+  for (std::size_t i = 0; i < a.local_rows(); ++i) {
+    local[0] += (hx(i) - he(i)) * (hx(i) - he(i));
+    local[1] += he(i) * he(i);
+    o.x.push_back(hx(i));
+  }
+  std::vector<double> sums(local, local + 2);
+  a.comm().allreduce(hetero::send_recv_buf(sums), hetero::op(hetero::ops::sum{}));
+  o.error = std::sqrt(sums[0] / sums[1]);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
+  hetero::communicator comm;
+  const std::string dir = HETERO_MATRIX_DIR;
+  const matrix poisson2(comm, hetero::poisson_2d(30));
+  const matrix poisson3(comm, hetero::poisson_3d(12));
+  const matrix grid(comm, hetero::read_matrix_market_file(dir + "/gr_30_30.mtx.gz", {.require_spd = true}));
+  const matrix bus(comm, hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz", {.require_spd = true}));
+  const matrix stiff(comm, hetero::read_matrix_market_file(dir + "/bcsstk01.mtx.gz", {.require_spd = true}));
+  for (const matrix* a : {&poisson2, &poisson3, &grid, &bus, &stiff}) {
+    std::vector<outcome> runs;
+    for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
+      INFO(a->global_rows() << " rows, variant " << hetero::to_string(v));
+      const outcome o = solve(*a, {.variant = v, .tolerance = 1e-10});
+      CHECK(o.result.converged);
+      CHECK(o.result.residual < 1e-9);
+      CHECK(o.error < 1e-5);
+      CHECK(o.result.iterations > 0);
+      CHECK(o.result.seconds_per_iteration > 0);
+      runs.push_back(o);
+    }
+    // Allgather and halo products sum the same terms in the same order: the same iterates.
+    CHECK(runs[0].result.iterations == runs[1].result.iterations);
+    CHECK(runs[0].x == runs[1].x);
+  }
+}
+
+TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]") {
+  hetero::communicator comm;
+  const matrix a(comm, hetero::poisson_2d(16));
+  const outcome fixed =
+      solve(a, {.variant = hetero::cg_variant::pipelined, .max_iterations = 7, .fixed_iterations = true});
+  CHECK(fixed.result.iterations == 7);
+  CHECK_FALSE(fixed.result.converged);
+  const outcome few = solve(a, {.max_iterations = 3});
+  CHECK(few.result.iterations == 3);
+  CHECK_FALSE(few.result.converged);
+  hetero::cg_solver<> cg(a);
+  auto zero = a.make_vector(), x = a.make_vector();
+  Kokkos::deep_copy(x, 5.0);
+  const auto r = cg.solve(zero, x);
+  CHECK(r.converged);
+  CHECK(r.iterations == 0);
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+  for (std::size_t i = 0; i < hx.extent(0); ++i) CHECK(hx(i) == 0.0);
+  CHECK_THROWS_WITH(hetero::cg_solver<>(a, {.tolerance = -1}), ContainsSubstring("must not be negative"));
+  auto wrong = matrix::vector_type("wrong", a.local_rows() + 1);
+  CHECK_THROWS_WITH(cg.solve(wrong, x), ContainsSubstring("this rank's"));
+}
+
+TEST_CASE("a matrix that is not positive definite stops the solve on every rank", "[linalg][cg][errors]") {
+  hetero::communicator comm;
+  // Symmetric and indefinite: diagonal 1, off-diagonal 2 couples pairs of rows.
+  const std::int64_t n = 40;
+  std::vector<hetero::matrix_entry<double>> entries;
+  for (std::int64_t i = 0; i < n; ++i) entries.push_back({i, i, 1.0});
+  for (std::int64_t i = 0; i + 1 < n; i += 2) {
+    entries.push_back({i, i + 1, 2.0});
+    entries.push_back({i + 1, i, 2.0});
+  }
+  const matrix a(comm, hetero::csr_matrix<double>(n, n, 0, n, std::move(entries)));
+  for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
+    INFO(hetero::to_string(v));
+    CHECK_THROWS_WITH(solve(a, {.variant = v}),
+                      ContainsSubstring("the matrix is not symmetric positive definite"));
+  }
+}
