@@ -1,7 +1,7 @@
 /// @file
 /// A Matrix Market reader: coordinate format, real or integer values, general or symmetric
-/// storage, from a stream or a file (gzip-compressed files too, through zlib where its header
-/// is found: link ZLIB::ZLIB then). Errors name the source and line.
+/// storage, from a stream or a file (gzip-compressed files too, when hetero is configured with zlib:
+/// `HETERO_HAS_ZLIB()`). Errors name the source and line.
 /// @code
 /// hetero::csr_matrix<double> a = hetero::read_matrix_market_file("bcsstk14.mtx.gz", {.require_spd = true});
 /// @endcode
@@ -21,11 +21,10 @@
 #include "hetero/core/error.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
 
-#if __has_include(<zlib.h>)
+#include "hetero/config.hpp"
+
+#if HETERO_HAS_ZLIB()
 #include <zlib.h>
-#define HETERO_IMPL_MATRIX_MARKET_ZLIB 1
-#else
-#define HETERO_IMPL_MATRIX_MARKET_ZLIB 0
 #endif
 
 namespace hetero {
@@ -193,7 +192,7 @@ inline csr_matrix<double> read_matrix_market(std::istream& in, std::string_view 
 /// Reads a Matrix Market file; ".gz" files are decompressed on the fly where zlib is available.
 inline csr_matrix<double> read_matrix_market_file(const std::string& path,
                                                   const matrix_market_options& options = {}) {
-#if HETERO_IMPL_MATRIX_MARKET_ZLIB
+#if HETERO_HAS_ZLIB()
   gzFile file = gzopen(path.c_str(), "rb");  // reads uncompressed files as they are
   if (!file) detail::raise<invalid_argument>("cannot open the matrix file '", path, "'");
   struct closer {
@@ -219,8 +218,9 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
   return detail::parse_matrix_market(next_line, path, options);
 #else
   if (path.size() > 3 && path.ends_with(".gz"))
-    detail::raise<backend_error>("'", path,
-                                 "' is gzip-compressed and hetero was compiled without zlib.h; gunzip it first");
+    detail::raise<backend_error>(
+        "'", path,
+        "' is gzip-compressed and hetero was configured without zlib (HETERO_ENABLE_ZLIB=OFF); gunzip it first");
   std::ifstream in(path);
   if (!in) detail::raise<invalid_argument>("cannot open the matrix file '", path, "'");
   return read_matrix_market(in, path, options);
