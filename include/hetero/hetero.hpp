@@ -3,8 +3,10 @@
 #ifndef HETERO_HETERO_HPP
 #define HETERO_HETERO_HPP
 
+#include "hetero/comm.hpp"
 #include "hetero/core.hpp"
 #include "hetero/exec.hpp"
+#include "hetero/linalg.hpp"
 #include "hetero/power.hpp"
 
 #endif  // HETERO_HETERO_HPP
