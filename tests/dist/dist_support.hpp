@@ -9,11 +9,31 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "random.hpp"
 
 namespace dist_test {
+
+/// Counts failed element checks and keeps the first one's description. Tests check every
+/// element this way and assert once at the end: a rank that stopped at its first failing
+/// element would leave the other ranks waiting in the next collective.
+struct mismatches {
+  std::int64_t count = 0;
+  std::string first;
+  template <class... Parts>
+  void expect(bool ok, const Parts&... what) {
+    if (!ok && count++ == 0) first = hetero::detail::message(what...);
+  }
+};
+
+/// Asserts that no element check failed, naming the first failure.
+#define DIST_CHECK_NO_MISMATCH(m)                                      \
+  do {                                                                 \
+    INFO((m).count << " element(s) differ; the first: " << (m).first); \
+    CHECK((m).count == 0);                                             \
+  } while (false)
 
 /// A trivially copyable struct with padding, to move through every path.
 struct particle {

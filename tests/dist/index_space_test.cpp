@@ -28,6 +28,7 @@ void check_random_spaces(std::uint64_t stream) {
     }
     hetero::index_space<R> space(extents, grid, formats);
     // Every global index: its owner holds it at to_local, and to_global maps back.
+    dist_test::mismatches wrong;
     std::int64_t owned_here = 0;
     std::array<std::int64_t, R> g{};
     for (std::int64_t i = 0; i < space.size(); ++i) {
@@ -39,14 +40,15 @@ void check_random_spaces(std::uint64_t stream) {
       const int owner = space.owner_of(g);
       const auto l = space.to_local(g);
       const auto e = space.local_extents(owner);
-      for (int d = 0; d < R; ++d) REQUIRE((l[d] >= 0 && l[d] < e[d]));
-      REQUIRE(space.to_global(owner, l) == g);
+      for (int d = 0; d < R; ++d)
+        wrong.expect(l[d] >= 0 && l[d] < e[d], "local index of ", hetero::detail::format_array(g));
+      wrong.expect(space.to_global(owner, l) == g, "round trip of ", hetero::detail::format_array(g));
       if (space.owns(g)) ++owned_here;
     }
-    REQUIRE(owned_here == space.local_size());
+    CHECK(owned_here == space.local_size());
     std::int64_t total = 0;
     for (int r = 0; r < p; ++r) total += space.local_size(r);
-    REQUIRE(total == space.size());
+    CHECK(total == space.size());
     // A random box: its owned part is a local box whose every index maps into it.
     hetero::index_box<R> box;
     for (int d = 0; d < R; ++d) {
@@ -66,15 +68,19 @@ void check_random_spaces(std::uint64_t stream) {
       if (in && space.owns(g)) {
         ++inside;
         const auto l = space.to_local(g);
-        for (int d = 0; d < R; ++d) REQUIRE((l[d] >= local.begin[d] && l[d] < local.end[d]));
+        for (int d = 0; d < R; ++d)
+          wrong.expect(l[d] >= local.begin[d] && l[d] < local.end[d], "local range misses ",
+                       hetero::detail::format_array(g));
       }
     }
-    REQUIRE(local.size() == inside);
+    CHECK(local.size() == inside);
     // The kernel maps agree with the host queries.
     const auto maps = space.maps();
     for (int d = 0; d < R; ++d)
       for (std::int64_t l = 0; l < space.local_extents()[d]; ++l)
-        REQUIRE(maps[d].to_global(l) == space.axis(d).to_global(space.grid().coords()[d], l));
+        wrong.expect(maps[d].to_global(l) == space.axis(d).to_global(space.grid().coords()[d], l), "map of axis ",
+                     d);
+    DIST_CHECK_NO_MISMATCH(wrong);
   }
 }
 
