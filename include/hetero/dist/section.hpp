@@ -4,6 +4,7 @@
 #define HETERO_DIST_SECTION_HPP
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -71,10 +72,10 @@ namespace detail {
 
 /// The section with `to_end` replaced by the extents, after checking every slice against
 /// them: throws `invalid_argument` naming `what`, the axis, the slice and the extent.
-template <int Rank>
-section_spec<Rank> resolve_section(section_spec<Rank> s, const std::array<std::int64_t, Rank>& extents,
-                                   std::string_view what) {
-  for (int d = 0; d < Rank; ++d) {
+template <std::size_t N>
+std::array<slice, N> resolve_section(std::array<slice, N> s, const std::array<std::int64_t, N>& extents,
+                                     std::string_view what) {
+  for (std::size_t d = 0; d < N; ++d) {
     auto& a = s[d];
     if (a.end == slice::to_end) a.end = extents[d];
     HETERO_EXPECTS(a.step >= 1, what, ": step ", a.step, " on axis ", d, " is not allowed; steps must be >= 1");
@@ -86,10 +87,10 @@ section_spec<Rank> resolve_section(section_spec<Rank> s, const std::array<std::i
 }
 
 /// The number of indices per axis of a resolved section.
-template <int Rank>
-std::array<std::int64_t, Rank> section_shape(const section_spec<Rank>& s) {
-  std::array<std::int64_t, Rank> shape{};
-  for (int d = 0; d < Rank; ++d) shape[d] = s[d].count();
+template <std::size_t N>
+std::array<std::int64_t, N> section_shape(const std::array<slice, N>& s) {
+  std::array<std::int64_t, N> shape{};
+  for (std::size_t d = 0; d < N; ++d) shape[d] = s[d].count();
   return shape;
 }
 
