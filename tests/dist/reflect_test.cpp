@@ -165,7 +165,8 @@ TEST_CASE("a second reflect of an array in flight is refused", "[dist][reflect]"
       {.shadow = hetero::shadow_width<1>::uniform(1), .label = "u"});
   auto first = hetero::reflect_async(a);
   CHECK_THROWS_AS(hetero::reflect_async(a), hetero::runtime_error);
-  CHECK_THROWS_WITH(hetero::reflect_async(a), ContainsSubstring("a reflect of array 'u' is still in flight"));
+  CHECK_THROWS_WITH(hetero::reflect_async(a),
+                    ContainsSubstring("reflect: a reflect of array 'u' is still in flight"));
   first.wait();
   CHECK_NOTHROW(hetero::reflect(a));
   {

@@ -86,8 +86,9 @@ struct array_state {
   communicator comm;  // the array's own duplicate: its traffic never meets another's
   view_of<T, Rank, Kokkos::LayoutRight, MemorySpace> storage;
   plan_cache plans;
+  std::array<std::shared_ptr<void>, (2 << Rank)> halo_plans{};  // by periodic axes and corners
   std::unique_ptr<rma_window<T, Rank, MemorySpace>> window;
-  std::atomic<bool> reflect_in_flight{false};
+  std::atomic<bool> reflect_in_flight{false};  // also guards halo_plans: one reflect at a time
 };
 
 }  // namespace detail

@@ -61,6 +61,7 @@ std::shared_ptr<gmove_plan<T, SrcSpace, DstSpace>> make_gmove_plan(const operand
     recvs.push_back({src.distributed() ? p.peer : me, gmove_tag, p.dst_boxes});
 
   auto plan = std::make_shared<gmove_plan<T, SrcSpace, DstSpace>>();
+  plan->transfer.me = me;
   plan->transfer.send = transfer_side<T, SrcSpace>(sends, src.staged);
   plan->transfer.recv = transfer_side<T, DstSpace>(recvs, dst.staged);
   return plan;

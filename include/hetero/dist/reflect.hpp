@@ -5,13 +5,15 @@
 #define HETERO_DIST_REFLECT_HPP
 
 #include <array>
+#include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "hetero/core/error.hpp"
 #include "hetero/dist/detail/halo_plan.hpp"
-#include "hetero/dist/detail/plan_cache.hpp"
+#include "hetero/dist/detail/plan_cache.hpp"  // plan_builds
 #include "hetero/dist/detail/transfer.hpp"
 #include "hetero/dist/distributed_array.hpp"
 
@@ -54,10 +56,9 @@ class reflect_handle {
   reflect_handle(const reflect_handle&) = delete;
   reflect_handle& operator=(const reflect_handle&) = delete;
   reflect_handle(reflect_handle&& other) noexcept
-      : m_array(std::move(other.m_array)),
-        m_plan(std::move(other.m_plan)),
-        m_phase(other.m_phase),
-        m_run(std::move(other.m_run)) {
+      : m_array(std::move(other.m_array)), m_plan(std::move(other.m_plan)), m_phase(other.m_phase) {
+    if (other.m_run) m_run.emplace(std::move(*other.m_run));
+    other.m_run.reset();
     other.m_plan.reset();
   }
   reflect_handle& operator=(reflect_handle&&) = delete;
@@ -127,8 +128,7 @@ class reflect_handle {
     m_run.reset();
     if (m_phase >= m_plan->phases.size()) return;
     T* storage = m_array.local_with_shadow().data();
-    m_run = std::make_unique<detail::transfer_run<T, MemorySpace, MemorySpace>>(m_plan->phases[m_phase],
-                                                                                m_array.comm(), storage, storage);
+    m_run.emplace(m_plan->phases[m_phase], m_array.comm(), storage, storage);
     m_run->start();
   }
   void next_phase() {
@@ -144,30 +144,44 @@ class reflect_handle {
   distributed_array<T, Rank, MemorySpace> m_array;
   std::shared_ptr<plan_type> m_plan;
   std::size_t m_phase = 0;
-  std::unique_ptr<detail::transfer_run<T, MemorySpace, MemorySpace>> m_run;
+  std::optional<detail::transfer_run<T, MemorySpace, MemorySpace>> m_run;
 };
 
+namespace detail {
+
+/// Marks `array` as reflecting (refusing a second reflect in flight) and returns its plan for
+/// `options`, made on first use. The mark makes this rank the only user of the array's halo
+/// plans until it is cleared.
 template <class T, int Rank, class MemorySpace>
-reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Rank, MemorySpace>& array,
-                                                   const reflect_options<Rank>& options) {
-  auto& state = array.state();
+std::shared_ptr<void>& begin_reflect(array_state<T, Rank, MemorySpace>& state,
+                                     const reflect_options<Rank>& options) {
   if (state.reflect_in_flight.exchange(true))
-    detail::raise<runtime_error>("reflect_async: a reflect of array '", state.options.label,
-                                 "' is still in flight; wait for its handle before starting another");
-  std::shared_ptr<detail::halo_plan<T, MemorySpace>> plan;
+    raise<runtime_error>("reflect: a reflect of array '", state.options.label,
+                         "' is still in flight; wait for its handle before starting another");
+  std::size_t slot = options.corners ? 1 : 0;
+  for (int d = 0; d < Rank; ++d) slot |= options.periodic[d] ? std::size_t{2} << d : 0;
+  auto& cached = state.halo_plans[slot];
   try {
-    detail::plan_key key;
-    for (bool p : options.periodic) key.add(p ? 1 : 0);
-    key.add(options.corners ? 1 : 0);
-    plan = state.plans.template get<detail::halo_plan<T, MemorySpace>>("halo", key.str(), false, [&] {
-      return detail::make_halo_plan<T, Rank, MemorySpace>(state.space, state.options.shadow, options.periodic,
-                                                          options.corners, state.staged);
-    });
+    if (!cached) {
+      cached = make_halo_plan<T, Rank, MemorySpace>(state.space, state.options.shadow, options.periodic,
+                                                    options.corners, state.staged);
+      ++plan_builds();
+    }
   } catch (...) {
     state.reflect_in_flight = false;
     throw;
   }
-  return reflect_handle<T, Rank, MemorySpace>(array, std::move(plan));
+  return cached;
+}
+
+}  // namespace detail
+
+template <class T, int Rank, class MemorySpace>
+reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Rank, MemorySpace>& array,
+                                                   const reflect_options<Rank>& options) {
+  const auto& plan = detail::begin_reflect(array.state(), options);
+  return reflect_handle<T, Rank, MemorySpace>(array,
+                                              std::static_pointer_cast<detail::halo_plan<T, MemorySpace>>(plan));
 }
 
 /// Refreshes the shadows of `array` from the neighbouring blocks (collective); returns when
@@ -177,7 +191,19 @@ reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Ra
 /// @endcode
 template <class T, int Rank, class MemorySpace>
 void reflect(const distributed_array<T, Rank, MemorySpace>& array, const reflect_options<Rank>& options = {}) {
-  reflect_async(array, options).wait();
+  // The blocking form runs the phases in place: no handle, no reference counting.
+  auto& state = array.state();
+  auto& plan = *static_cast<detail::halo_plan<T, MemorySpace>*>(detail::begin_reflect(state, options).get());
+  struct release {
+    std::atomic<bool>& flag;
+    ~release() { flag = false; }
+  } done{state.reflect_in_flight};
+  T* storage = state.storage.data();
+  for (auto& phase : plan.phases) {
+    detail::transfer_run<T, MemorySpace, MemorySpace> run(phase, state.comm.get(), storage, storage);
+    run.start();
+    run.wait("reflect");
+  }
 }
 
 }  // namespace hetero

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hetero/core/error.hpp"
@@ -126,12 +127,15 @@ class transfer_side {
 };
 
 /// A complete transfer from storage in `SrcSpace` to storage in `DstSpace` (they are the
-/// same storage for a halo exchange).
+/// same storage for a halo exchange), for the rank `me` of the communicator it runs on. A
+/// plan runs once at a time (its buffers and requests are reused by every run).
 template <class T, class SrcSpace, class DstSpace>
 struct transfer_plan {
   transfer_side<T, SrcSpace> send;
   transfer_side<T, DstSpace> recv;
+  int me = 0;
   mpi_datatype element = mpi_datatype::bytes(sizeof(T));
+  std::vector<MPI_Request> requests;  ///< of the run in flight
 };
 
 /// One run of a transfer plan: start() posts everything, test() polls, wait() completes.
@@ -141,36 +145,46 @@ class transfer_run {
  public:
   using plan_type = transfer_plan<T, SrcSpace, DstSpace>;
 
-  transfer_run(const plan_type& plan, MPI_Comm comm, const T* src, T* dst)
+  transfer_run(plan_type& plan, MPI_Comm comm, const T* src, T* dst)
       : m_plan(&plan), m_comm(comm), m_src(const_cast<T*>(src)), m_dst(dst) {}
+  transfer_run(transfer_run&& other) noexcept
+      : m_plan(std::exchange(other.m_plan, nullptr)),
+        m_comm(other.m_comm),
+        m_src(other.m_src),
+        m_dst(other.m_dst) {}
+  transfer_run& operator=(transfer_run&&) = delete;
   transfer_run(const transfer_run&) = delete;
   transfer_run& operator=(const transfer_run&) = delete;
   ~transfer_run() {
-    if (!m_requests.empty() && !mpi_finalized())
-      MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE);
+    if (m_plan == nullptr) return;
+    auto& pending = m_plan->requests;
+    if (!pending.empty() && !mpi_finalized())
+      MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
+    pending.clear();
   }
 
   /// Posts the receives, gathers and sends, and copies the data that stays on this rank.
   void start() {
-    int me = 0;
-    HETERO_MPI_CHECK(MPI_Comm_rank, m_comm, &me);
+    const int me = m_plan->me;
     const auto& send = m_plan->send;
     const auto& recv = m_plan->recv;
     const MPI_Datatype type = m_plan->element.get();
-    m_requests.reserve(send.messages().size() + recv.messages().size());
+    auto& requests = m_plan->requests;
+    requests.clear();
+    requests.reserve(send.messages().size() + recv.messages().size());  // allocates on the first run only
     for (const auto& m : recv.messages()) {
       if (m.peer == me) continue;
-      m_requests.push_back(MPI_REQUEST_NULL);
+      requests.push_back(MPI_REQUEST_NULL);
       HETERO_MPI_CHECK(MPI_Irecv, recv.mpi_pointer(m, m_dst), mpi_count(m.count, "message size"), type, m.peer,
-                       m.tag, m_comm, &m_requests.back());
+                       m.tag, m_comm, &requests.back());
     }
     send.rows().gather(static_cast<const T*>(m_src), send.buffer());
     send.stage_out();
     for (const auto& m : send.messages()) {
       if (m.peer == me) continue;
-      m_requests.push_back(MPI_REQUEST_NULL);
+      requests.push_back(MPI_REQUEST_NULL);
       HETERO_MPI_CHECK(MPI_Isend, send.mpi_pointer(m, m_src), mpi_count(m.count, "message size"), type, m.peer,
-                       m.tag, m_comm, &m_requests.back());
+                       m.tag, m_comm, &requests.back());
     }
     for (const auto& s : send.messages()) {
       if (s.peer != me) continue;
@@ -186,22 +200,23 @@ class transfer_run {
 
   /// Whether every message has arrived (then wait() only scatters).
   bool test() {
-    if (m_requests.empty()) return true;
+    auto& requests = m_plan->requests;
+    if (requests.empty()) return true;
     int done = 0;
-    HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(m_requests.size()), m_requests.data(), &done,
-                     MPI_STATUSES_IGNORE);
-    if (done) m_requests.clear();
+    HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) requests.clear();
     return done != 0;
   }
 
   /// Waits for every message (reported to the observer as a halo wait named `label`) and
   /// scatters what arrived into the destination storage.
   void wait(std::string_view label) {
-    if (!m_requests.empty()) {
+    auto& requests = m_plan->requests;
+    if (!requests.empty()) {
       wait_scope waiting(wait_kind::halo, label);
-      std::vector<MPI_Request> pending;
-      pending.swap(m_requests);  // a failing wait must not be retried by the destructor
-      HETERO_MPI_CHECK(MPI_Waitall, static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
+      const int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+      requests.clear();  // a failed wait must not be retried by the destructor
+      check_mpi(code, "MPI_Waitall");
     }
     m_plan->recv.stage_in();
     m_plan->recv.rows().scatter(m_dst, static_cast<const T*>(m_plan->recv.buffer()));
@@ -222,11 +237,10 @@ class transfer_run {
     }
   }
 
-  const plan_type* m_plan;
+  plan_type* m_plan;
   MPI_Comm m_comm;
   T* m_src;
   T* m_dst;
-  std::vector<MPI_Request> m_requests;
 };
 
 }  // namespace hetero::detail
