@@ -69,6 +69,19 @@ void check_random_arrays(std::uint64_t stream) {
       if constexpr (R == 3)
         wrong.expect(g_view(g[0], g[1], g[2]) == stored && local(l[0], l[1], l[2]) == stored, "views at ", at);
     });
+    // block_view: the same elements, for arrays whose axes are all block or gen-block.
+    bool blocks = true;
+    for (int d = 0; d < R; ++d) blocks = blocks && space.axis(d).is_contiguous();
+    if (blocks) {
+      const auto b_view = a.block_view();
+      dist_test::for_each_owned_element(a, [&](const auto& g, const T& stored) {
+        if constexpr (R == 1) wrong.expect(b_view(g[0]) == stored, "block view at ", g[0]);
+        if constexpr (R == 2) wrong.expect(b_view(g[0], g[1]) == stored, "block view at ", g[0], ", ", g[1]);
+        if constexpr (R == 3) wrong.expect(b_view(g[0], g[1], g[2]) == stored, "block view at ", g[0], ", ", g[1]);
+      });
+    } else {
+      CHECK_THROWS_AS(a.block_view(), hetero::distribution_error);
+    }
     DIST_CHECK_NO_MISMATCH(wrong);
     auto copy = a;  // a handle: copies share the data
     CHECK(copy.local_with_shadow().data() == a.local_with_shadow().data());
@@ -97,6 +110,8 @@ TEST_CASE("shadows wider than a block, or on a cyclic axis, are refused", "[dist
   hetero::index_space<1> cyclic({10}, grid, {hetero::distribution::cyclic()});
   CHECK_THROWS_WITH(array(cyclic, {.shadow = hetero::shadow_width<1>::on_axis(0, 1, 0)}),
                     ContainsSubstring("shadow on axis 0, which is cyclic"));
+  CHECK_THROWS_WITH(array(cyclic).block_view(),
+                    ContainsSubstring("block_view: axis 0 is cyclic; block_view needs block or gen_block axes"));
   CHECK_THROWS_WITH(array(space, {.shadow = hetero::shadow_width<1>::on_axis(0, -1, 0)}),
                     ContainsSubstring("shadow widths on axis 0 are -1 and 0"));
   CHECK_THROWS_WITH(hetero::shadow_width<2>::on_axis(2, 1, 1),

@@ -112,8 +112,10 @@ class distributed_array {
   using storage_view = detail::view_of<T, Rank, Kokkos::LayoutRight, MemorySpace>;
   /// The owned block only (a strided view into the storage).
   using local_view = detail::view_of<T, Rank, Kokkos::LayoutStride, MemorySpace>;
-  /// Access by global indices in kernels.
-  using accessor_type = global_accessor<T, Rank, MemorySpace>;
+  /// Access by global indices in kernels, any distribution.
+  using accessor_type = global_accessor<T, Rank, MemorySpace, index_mapping::any>;
+  /// Access by global indices in kernels, block and gen-block axes only.
+  using block_accessor_type = global_accessor<T, Rank, MemorySpace, index_mapping::blocks>;
   static constexpr int rank = Rank;
 
   /// An empty handle.
@@ -178,12 +180,19 @@ class distributed_array {
     }
   }
 
-  /// Global-index access to this rank's block (and its shadows), for kernels.
-  [[nodiscard]] accessor_type global_view() const {
-    const auto& s = state();
-    Kokkos::Array<std::int64_t, Rank> lower;
-    for (int d = 0; d < Rank; ++d) lower[d] = s.options.shadow.lower[d];
-    return accessor_type(s.storage, s.space.maps(), lower);
+  /// Global-index access to this rank's block (and its shadows), for kernels, whatever the
+  /// distribution. On arrays whose axes are all block or gen-block, block_view() is faster.
+  [[nodiscard]] accessor_type global_view() const { return make_accessor<index_mapping::any>(); }
+
+  /// Global-index access as fast as indexing a View, for arrays whose axes are all block or
+  /// gen-block; throws `distribution_error` for a cyclic or block-cyclic axis.
+  [[nodiscard]] block_accessor_type block_view() const {
+    const auto& space = state().space;
+    for (int d = 0; d < Rank; ++d)
+      if (!space.axis(d).is_contiguous())
+        detail::raise<distribution_error>("block_view: axis ", d, " is ", to_string(space.axis(d).kind()),
+                                          "; block_view needs block or gen_block axes (use global_view)");
+    return make_accessor<index_mapping::blocks>();
   }
 
   /// The section `spec` of the array (checked when used).
@@ -223,6 +232,14 @@ class distributed_array {
         detail::raise<distribution_error>("shadow width ", width, " on axis ", d,
                                           " is wider than the local block of ", "part ", p, " on that axis (",
                                           axis.local_size(p), " elements); allowed: at most the smallest block");
+  }
+
+  template <index_mapping Mapping>
+  global_accessor<T, Rank, MemorySpace, Mapping> make_accessor() const {
+    const auto& s = state();
+    Kokkos::Array<std::int64_t, Rank> lower;
+    for (int d = 0; d < Rank; ++d) lower[d] = s.options.shadow.lower[d];
+    return {s.storage, s.space.maps(), lower};
   }
 
   static storage_view make_storage(const std::string& label, const std::array<std::int64_t, Rank>& e) {
