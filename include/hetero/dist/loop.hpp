@@ -10,6 +10,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -55,6 +56,36 @@ struct owned_reduce_body {
   }
 };
 
+/// The owned part of the global box `range`, in global indices, when every axis of `space` is
+/// block or gen-block (then owned indices are one global box and the body needs no index
+/// map: the loop is as fast as one over a plain View); else nothing.
+template <int Rank>
+std::optional<index_box<Rank>> owned_global_box(const index_space<Rank>& space, const index_box<Rank>& range) {
+  auto box = space.local_range(range);
+  const auto maps = space.maps();
+  for (int d = 0; d < Rank; ++d) {
+    if (!space.axis(d).is_contiguous()) return std::nullopt;
+    box.begin[d] += maps[d].offset;
+    box.end[d] += maps[d].offset;
+  }
+  return box;
+}
+
+/// The user's reduction body with the accumulator type spelled out (Kokkos deduces the
+/// reduction's value type from it), called with the indices as they are.
+template <int Rank, class Body, class Value>
+struct typed_reduce_body {
+  Body body;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Value& acc) const requires(Rank == 1) { body(i, acc); }
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, Value& acc) const requires(Rank == 2) {
+    body(i, j, acc);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, std::int64_t k, Value& acc) const
+      requires(Rank == 3) {
+    body(i, j, k, acc);
+  }
+};
+
 /// A body with the signature executors must accept, for the concept check.
 template <int Rank>
 struct probe_body {
@@ -83,9 +114,10 @@ void check_loop_range(const index_space<Rank>& space, const index_box<Rank>& ran
 }  // namespace detail
 
 /// What runs the owned part of an owner-computes loop: `for_each(label, box, f)` calls
-/// `f(l_0, ..., l_{Rank-1})` once for every local multi-index of `box` (in any order, in
-/// parallel), and returns when all calls are done. A GPU/CPU work-sharing executor splits
-/// `box` (its first axis) between the device and the host and calls `f` on both sides.
+/// `f(i_0, ..., i_{Rank-1})` once for every multi-index of `box` (in any order, in parallel),
+/// and returns when all calls are done. (The box is the owned part of the loop in global
+/// indices on block axes, else in local indices with `f` mapping them to global ones.) A GPU/CPU work-sharing
+/// executor splits `box` (its first axis) between the device and the host and calls `f` on both sides.
 template <class E, int Rank>
 concept owned_loop_executor = requires(const E& e, const std::string& label, const index_box<Rank>& box,
                                        const detail::probe_body<Rank>& f) {
@@ -147,6 +179,19 @@ auto as_executor(const E& e) {
 }
 }  // namespace detail
 
+/// What for_each_owned runs on: an `owned_loop_executor` or a Kokkos execution space instance.
+template <class E, int Rank>
+concept loop_executor = owned_loop_executor<E, Rank> || Kokkos::is_execution_space<E>::value;
+
+/// What reduce_owned runs on: a Kokkos execution space instance, or an executor with
+/// `reduce(label, box, f, result)` (f also takes the accumulator).
+template <class E, int Rank, class Body, class Result>
+concept reduce_executor = Kokkos::is_execution_space<E>::value ||
+    requires(const E& e, const std::string& label, const index_box<Rank>& box, Result&& result,
+             const detail::owned_reduce_body<Rank, Body, typename detail::reduction_value<Result>::type>& f) {
+  e.reduce(label, box, f, std::forward<Result>(result));
+};
+
 /// Runs `body(g_0, ..., g_{Rank-1})` for every global index of `range` this rank owns in
 /// `space`, on `executor` (an `owned_loop_executor` or a Kokkos execution space instance).
 /// Not collective: each rank runs its own part. The body runs where the executor runs it, so
@@ -157,12 +202,16 @@ auto as_executor(const E& e) {
 ///                        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { u(i, j) = i + j; });
 /// @endcode
 template <class Executor, int Rank, class Body>
-requires(owned_loop_executor<Executor, Rank> || Kokkos::is_execution_space<Executor>::value) void for_each_owned(
-    const Executor& executor, const std::string& label, const index_space<Rank>& space,
-    const index_box<Rank>& range, const Body& body) {
+requires loop_executor<Executor, Rank>
+void for_each_owned(const Executor& executor, const std::string& label, const index_space<Rank>& space,
+                    const index_box<Rank>& range, const Body& body) {
   detail::check_loop_range(space, range);
-  detail::as_executor(executor).for_each(label, space.local_range(range),
-                                         detail::owned_body<Rank, Body>{space.maps(), body});
+  const auto exec = detail::as_executor(executor);
+  if (const auto owned = detail::owned_global_box(space, range)) {
+    exec.for_each(label, *owned, body);
+  } else {
+    exec.for_each(label, space.local_range(range), detail::owned_body<Rank, Body>{space.maps(), body});
+  }
 }
 
 /// The same on Kokkos' default execution space.
@@ -177,20 +226,18 @@ void for_each_owned(const std::string& label, const index_space<Rank>& space, co
 /// `Kokkos::Max<double>(r)`). The result is this rank's part: combine the ranks' parts with
 /// an MPI reduction (or the comm module's allreduce).
 template <class Executor, int Rank, class Body, class Result>
-requires(Kokkos::is_execution_space<Executor>::value ||
-         requires(const Executor& e) {
-           e.reduce(
-               std::string(), index_box<Rank>(),
-               std::declval<
-                   const detail::owned_reduce_body<Rank, Body, typename detail::reduction_value<Result>::type>&>(),
-               std::declval<Result>());
-         }) void reduce_owned(const Executor& executor, const std::string& label, const index_space<Rank>& space,
-                              const index_box<Rank>& range, const Body& body, Result&& result) {
+requires reduce_executor<Executor, Rank, Body, Result>
+void reduce_owned(const Executor& executor, const std::string& label, const index_space<Rank>& space,
+                  const index_box<Rank>& range, const Body& body, Result&& result) {
   detail::check_loop_range(space, range);
   using value = typename detail::reduction_value<Result>::type;
-  detail::as_executor(executor).reduce(label, space.local_range(range),
-                                       detail::owned_reduce_body<Rank, Body, value>{space.maps(), body},
-                                       std::forward<Result>(result));
+  const auto exec = detail::as_executor(executor);
+  if (const auto owned = detail::owned_global_box(space, range)) {
+    exec.reduce(label, *owned, detail::typed_reduce_body<Rank, Body, value>{body}, std::forward<Result>(result));
+  } else {
+    exec.reduce(label, space.local_range(range), detail::owned_reduce_body<Rank, Body, value>{space.maps(), body},
+                std::forward<Result>(result));
+  }
 }
 
 /// The same on Kokkos' default execution space.
