@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -192,7 +193,7 @@ class coarray {
       detail::append_rows(mine, r, count, 0);
       rows = detail::row_list<local_space>(r);
     }
-    const std::vector<detail::strided_box<Rank>> boxes{remote};
+    const std::span<const detail::strided_box<Rank>> boxes(&remote, 1);
     if (get) {
       s.window->get(image, boxes, origin.data(), what);
       origin.to_local(rows, data);

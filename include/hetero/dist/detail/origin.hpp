@@ -26,11 +26,13 @@ class origin_side {
       : m_on_host(staged || host_accessible<ArraySpace>),
         m_same_side(m_on_host ? host_accessible<LocalSpace> : std::is_same_v<LocalSpace, ArraySpace>),
         m_n(n) {
-    const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
-    if (m_same_side && local_run != nullptr) {
+    if (m_same_side && local_run != nullptr) {  // the fast path allocates nothing
       m_direct = true;
       m_origin = local_run;
-    } else if (m_on_host) {
+      return;
+    }
+    const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
+    if (m_on_host) {
       m_host = Kokkos::View<T*, Kokkos::HostSpace>(alloc, n);
       m_origin = m_host.data();
     } else {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -74,7 +75,7 @@ class rma_window {
 
   /// Reads `boxes` of `target`'s storage into `origin`, contiguous in box order; complete on
   /// return. `origin` is host memory when staged, else memory of `MemorySpace`.
-  void get(int target, const std::vector<strided_box<Rank>>& boxes, T* origin, std::string_view label) {
+  void get(int target, std::span<const strided_box<Rank>> boxes, T* origin, std::string_view label) {
     if (target == m_rank) return copy_own<true>(boxes, origin);
     std::int64_t at = 0;
     for (const auto& box : boxes) {
@@ -91,7 +92,7 @@ class rma_window {
 
   /// Writes `origin` (contiguous, in box order) into `boxes` of `target`'s storage; complete
   /// at the target on return, visible to it after the next synchronisation with it.
-  void put(int target, const std::vector<strided_box<Rank>>& boxes, const T* origin, std::string_view label) {
+  void put(int target, std::span<const strided_box<Rank>> boxes, const T* origin, std::string_view label) {
     if (target == m_rank) return copy_own<false>(boxes, const_cast<T*>(origin));
     std::int64_t at = 0;
     for (const auto& box : boxes) {
@@ -180,7 +181,7 @@ class rma_window {
 
   // Own image: copy between the storage and the origin directly (program order, no window).
   template <bool Get>
-  void copy_own(const std::vector<strided_box<Rank>>& boxes, T* origin) {
+  void copy_own(std::span<const strided_box<Rank>> boxes, T* origin) {
     std::vector<row> rows;
     std::int64_t n = 0;
     for (const auto& box : boxes) append_rows(box, rows, n, 0);
