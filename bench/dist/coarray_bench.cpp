@@ -5,13 +5,11 @@
 #include <hetero/dist.hpp>
 
 #include <algorithm>
-#include <chrono>
 
-#include "bench_main.hpp"
+#include "dist_bench.hpp"
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 int batch_for(std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>((1 << 15) / n, 1, 64)); }
 
 template <bool Get>
@@ -33,11 +31,9 @@ void hetero_coarray(benchmark::State& state) {
   const int batch = batch_for(n);
   for (int warm = 0; warm < 10; ++warm) transfer();
   a.sync_all();
-  for (auto _ : state) {
-    const double start = now();
+  dist_bench::time_iterations(state, [&] {
     for (int i = 0; i < batch; ++i) transfer();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  });
   a.sync_all();
   benchmark::DoNotOptimize(buffer.data());
 }
@@ -45,11 +41,9 @@ void hetero_coarray(benchmark::State& state) {
 template <bool Get>
 void baseline_mpi(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  int me = 0, p = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+  const dist_bench::world_copy world;
+  const MPI_Comm comm = world.comm;
+  const int me = world.me, p = world.size;
   Kokkos::View<double*, Kokkos::HostSpace> exposed("exposed", static_cast<std::size_t>(n));
   Kokkos::View<double*, Kokkos::HostSpace> buffer("buffer", static_cast<std::size_t>(n));
   Kokkos::deep_copy(exposed, 2.0);
@@ -70,14 +64,11 @@ void baseline_mpi(benchmark::State& state) {
   const int batch = batch_for(n);
   for (int warm = 0; warm < 10; ++warm) transfer();
   MPI_Barrier(comm);
-  for (auto _ : state) {
-    const double start = now();
+  dist_bench::time_iterations(state, [&] {
     for (int i = 0; i < batch; ++i) transfer();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  });
   MPI_Win_unlock_all(win);
   MPI_Win_free(&win);
-  MPI_Comm_free(&comm);
   benchmark::DoNotOptimize(buffer.data());
 }
 

@@ -5,14 +5,11 @@
 // once, as gmove's plan is.
 #include <hetero/dist.hpp>
 
-#include <chrono>
 #include <vector>
 
-#include "bench_main.hpp"
+#include "dist_bench.hpp"
 
 namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void hetero_gmove(benchmark::State& state) {
   const std::int64_t n = state.range(0);
@@ -22,21 +19,15 @@ void hetero_gmove(benchmark::State& state) {
       hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}));
   Kokkos::deep_copy(block.local(), 1.5);
   for (int warm = 0; warm < 3; ++warm) hetero::gmove(cyclic, block);
-  for (auto _ : state) {
-    const double start = now();
-    hetero::gmove(cyclic, block);
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  dist_bench::time_iterations(state, [&] { hetero::gmove(cyclic, block); });
   benchmark::DoNotOptimize(cyclic.local().data());
 }
 
 void baseline_alltoallv(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  int me = 0, p = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+  const dist_bench::world_copy world;
+  const MPI_Comm comm = world.comm;
+  const int me = world.me, p = world.size;
   auto begin_of = [&](std::int64_t r) { return r * (n / p) + std::min<std::int64_t>(r, n % p); };
   const std::int64_t first = begin_of(me), last = begin_of(me + 1);
   std::vector<double> source(static_cast<std::size_t>(last - first), 1.5), send(source.size());
@@ -67,13 +58,8 @@ void baseline_alltoallv(benchmark::State& state) {
                   recv_at.data(), MPI_DOUBLE, comm);
   };
   for (int warm = 0; warm < 3; ++warm) redistribute();
-  for (auto _ : state) {
-    const double start = now();
-    redistribute();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  dist_bench::time_iterations(state, [&] { redistribute(); });
   benchmark::DoNotOptimize(target.data());
-  MPI_Comm_free(&comm);
 }
 
 const auto sizes = [](benchmark::internal::Benchmark* b) {

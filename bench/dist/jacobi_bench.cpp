@@ -6,18 +6,21 @@
 // MPI_Allreduce. One iteration is 10 sweeps; sweeps per second = 10 / time.
 #include <hetero/dist.hpp>
 
-#include <chrono>
 #include <utility>
 
-#include "bench_main.hpp"
+#include "dist_bench.hpp"
 
 namespace {
 
 constexpr int sweeps = 10;
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 KOKKOS_INLINE_FUNCTION double distance(double a, double b) { return a > b ? a - b : b - a; }
+
+// The 5-point Jacobi update at (i, j), for a View in local indices or a block_view in global ones.
+template <class Grid>
+KOKKOS_INLINE_FUNCTION double neighbours_mean(const Grid& u, std::int64_t i, std::int64_t j) {
+  return 0.25 * (u(i - 1, j) + u(i + 1, j) + u(i, j - 1) + u(i, j + 1));
+}
 
 void hetero_jacobi(benchmark::State& state) {
   const std::int64_t n = state.range(0);
@@ -37,15 +40,14 @@ void hetero_jacobi(benchmark::State& state) {
       const auto to = next.block_view();
       if (s < sweeps) {
         hetero::for_each_owned(
-            "jacobi", space, interior, KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
-              to(i, j) = 0.25 * (from(i - 1, j) + from(i + 1, j) + from(i, j - 1) + from(i, j + 1));
-            });
+            "jacobi", space, interior,
+            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbours_mean(from, i, j); });
       } else {
         double local = 0;
         hetero::reduce_owned(
             "jacobi_residual", space, interior,
             KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& largest) {
-              const double value = 0.25 * (from(i - 1, j) + from(i + 1, j) + from(i, j - 1) + from(i, j + 1));
+              const double value = neighbours_mean(from, i, j);
               const double change = distance(value, from(i, j));
               largest = change > largest ? change : largest;
               to(i, j) = value;
@@ -57,21 +59,15 @@ void hetero_jacobi(benchmark::State& state) {
     }
   };
   run();
-  for (auto _ : state) {
-    const double start = now();
-    run();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  dist_bench::time_iterations(state, [&] { run(); });
   benchmark::DoNotOptimize(residual);
 }
 
 void baseline_mpi_kokkos(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  int me = 0, p = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+  const dist_bench::world_copy world;
+  const MPI_Comm comm = world.comm;
+  const int me = world.me, p = world.size;
   const std::int64_t first = me * (n / p) + std::min<std::int64_t>(me, n % p);
   const std::int64_t rows = n / p + (me < n % p ? 1 : 0);
   using view = Kokkos::View<double**, Kokkos::LayoutRight>;
@@ -97,16 +93,15 @@ void baseline_mpi_kokkos(benchmark::State& state) {
       const auto to = next;
       if (s < sweeps) {
         Kokkos::parallel_for(
-            "jacobi", policy({lo, 1}, {hi, n - 1}), KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) {
-              to(i, j) = 0.25 * (from(i - 1, j) + from(i + 1, j) + from(i, j - 1) + from(i, j + 1));
-            });
+            "jacobi", policy({lo, 1}, {hi, n - 1}),
+            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbours_mean(from, i, j); });
         Kokkos::fence();
       } else {
         double local = 0;
         Kokkos::parallel_reduce(
             "jacobi_residual", policy({lo, 1}, {hi, n - 1}),
             KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& largest) {
-              const double value = 0.25 * (from(i - 1, j) + from(i + 1, j) + from(i, j - 1) + from(i, j + 1));
+              const double value = neighbours_mean(from, i, j);
               const double change = distance(value, from(i, j));
               largest = change > largest ? change : largest;
               to(i, j) = value;
@@ -118,13 +113,8 @@ void baseline_mpi_kokkos(benchmark::State& state) {
     }
   };
   run();
-  for (auto _ : state) {
-    const double start = now();
-    run();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  dist_bench::time_iterations(state, [&] { run(); });
   benchmark::DoNotOptimize(residual);
-  MPI_Comm_free(&comm);
 }
 
 const auto sizes = [](benchmark::internal::Benchmark* b) {

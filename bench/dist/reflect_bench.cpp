@@ -7,15 +7,12 @@
 #include <hetero/dist.hpp>
 
 #include <algorithm>
-#include <chrono>
 
-#include "bench_main.hpp"
+#include "dist_bench.hpp"
 
 namespace {
 
 int batch_for(std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>((1 << 16) / n, 1, 64)); }
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 template <int Axis>
 void hetero_reflect(benchmark::State& state) {
@@ -31,22 +28,18 @@ void hetero_reflect(benchmark::State& state) {
   Kokkos::deep_copy(u.local_with_shadow(), 1.0);
   const int batch = batch_for(n);
   for (int warm = 0; warm < 10; ++warm) hetero::reflect(u);
-  for (auto _ : state) {
-    const double start = now();
+  dist_bench::time_iterations(state, [&] {
     for (int i = 0; i < batch; ++i) hetero::reflect(u);
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  });
   benchmark::DoNotOptimize(u.local_with_shadow().data());
 }
 
 template <int Axis>
 void baseline_isend_irecv(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  MPI_Comm comm;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  int me = 0, p = 1;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+  const dist_bench::world_copy world;
+  const MPI_Comm comm = world.comm;
+  const int me = world.me, p = world.size;
   const std::int64_t mine = n / p + (me < n % p ? 1 : 0);
   // Rows: (mine + 2) x n with shadow rows 0 and mine + 1. Columns: n x (mine + 2).
   const std::int64_t rows = Axis == 0 ? mine + 2 : n, cols = Axis == 0 ? n : mine + 2;
@@ -71,14 +64,11 @@ void baseline_isend_irecv(benchmark::State& state) {
   };
   const int batch = batch_for(n);
   for (int warm = 0; warm < 10; ++warm) exchange();
-  for (auto _ : state) {
-    const double start = now();
+  dist_bench::time_iterations(state, [&] {
     for (int i = 0; i < batch; ++i) exchange();
-    hetero::bench::set_iteration_time(state, now() - start);
-  }
+  });
   benchmark::DoNotOptimize(u.data());
   MPI_Type_free(&line);
-  MPI_Comm_free(&comm);
 }
 
 const auto sizes = [](benchmark::internal::Benchmark* b) {

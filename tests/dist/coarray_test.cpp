@@ -12,20 +12,7 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-template <int R, class F>
-void for_each_index(const std::array<std::int64_t, R>& e, F&& f) {
-  std::int64_t total = 1;
-  for (auto x : e) total *= x;
-  std::array<std::int64_t, R> g{};
-  for (std::int64_t i = 0; i < total; ++i) {
-    std::int64_t rest = i;
-    for (int d = R - 1; d >= 0; --d) {
-      g[d] = rest % e[d];
-      rest /= e[d];
-    }
-    f(g);
-  }
-}
+using dist_test::for_each_index;
 
 template <class View, std::size_t R>
 auto& at(const View& v, const std::array<std::int64_t, R>& g) {

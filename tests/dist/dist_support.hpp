@@ -67,6 +67,36 @@ T value_at(const std::array<std::int64_t, R>& g, std::uint64_t salt) {
   }
 }
 
+/// The number of ranks of MPI_COMM_WORLD.
+inline int world_size() {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  return p;
+}
+
+/// This rank's number in MPI_COMM_WORLD.
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/// Calls f(g) for every multi-index g of the box [0, e) in row-major order.
+template <int R, class F>
+void for_each_index(const std::array<std::int64_t, R>& e, F&& f) {
+  std::int64_t total = 1;
+  for (auto x : e) total *= x;
+  std::array<std::int64_t, R> g{};
+  for (std::int64_t i = 0; i < total; ++i) {
+    std::int64_t rest = i;
+    for (int d = R - 1; d >= 0; --d) {
+      g[d] = rest % e[d];
+      rest /= e[d];
+    }
+    f(g);
+  }
+}
+
 template <class Rng>
 std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {  // [lo, hi]
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
@@ -96,28 +126,27 @@ std::array<int, R> random_grid(Rng& rng, int ranks) {
   return shape;
 }
 
+/// Calls f(global index, storage element) for every owned element of `a`, on a host copy
+/// `storage` of its storage (block and shadows).
+template <class T, int R, class M, class Storage, class F>
+void for_each_owned_slot(const hetero::distributed_array<T, R, M>& a, const Storage& storage, F&& f) {
+  const auto& space = a.space();
+  const auto lo = a.shadow().lower;
+  const int me = space.grid().rank();
+  for_each_index<R>(a.local_extents(), [&](const std::array<std::int64_t, R>& l) {
+    const auto g = space.to_global(me, l);
+    if constexpr (R == 1) f(g, storage(l[0] + lo[0]));
+    if constexpr (R == 2) f(g, storage(l[0] + lo[0], l[1] + lo[1]));
+    if constexpr (R == 3) f(g, storage(l[0] + lo[0], l[1] + lo[1], l[2] + lo[2]));
+  });
+}
+
 /// Fills this rank's block (not the shadows) with value_at(global, salt).
 template <class T, int R, class M>
 void fill(const hetero::distributed_array<T, R, M>& a, std::uint64_t salt) {
   auto storage = Kokkos::create_mirror_view(a.local_with_shadow());
   Kokkos::deep_copy(storage, a.local_with_shadow());
-  const auto& space = a.space();
-  const auto n = a.local_extents();
-  const auto lo = a.shadow().lower;
-  const int me = space.grid().rank();
-  std::array<std::int64_t, R> l{};
-  for (std::int64_t total = 0, size = space.local_size(); total < size; ++total) {
-    std::int64_t rest = total;
-    for (int d = R - 1; d >= 0; --d) {
-      l[d] = rest % n[d];
-      rest /= n[d];
-    }
-    const auto g = space.to_global(me, l);
-    const T v = value_at<T>(g, salt);
-    if constexpr (R == 1) storage(l[0] + lo[0]) = v;
-    if constexpr (R == 2) storage(l[0] + lo[0], l[1] + lo[1]) = v;
-    if constexpr (R == 3) storage(l[0] + lo[0], l[1] + lo[1], l[2] + lo[2]) = v;
-  }
+  for_each_owned_slot(a, storage, [&](const auto& g, T& element) { element = value_at<T>(g, salt); });
   Kokkos::deep_copy(a.local_with_shadow(), storage);
 }
 
@@ -126,22 +155,7 @@ template <class T, int R, class M, class Check>
 void for_each_owned_element(const hetero::distributed_array<T, R, M>& a, Check&& check) {
   auto storage = Kokkos::create_mirror_view(a.local_with_shadow());
   Kokkos::deep_copy(storage, a.local_with_shadow());
-  const auto& space = a.space();
-  const auto n = a.local_extents();
-  const auto lo = a.shadow().lower;
-  const int me = space.grid().rank();
-  std::array<std::int64_t, R> l{};
-  for (std::int64_t total = 0, size = space.local_size(); total < size; ++total) {
-    std::int64_t rest = total;
-    for (int d = R - 1; d >= 0; --d) {
-      l[d] = rest % n[d];
-      rest /= n[d];
-    }
-    const auto g = space.to_global(me, l);
-    if constexpr (R == 1) check(g, storage(l[0] + lo[0]));
-    if constexpr (R == 2) check(g, storage(l[0] + lo[0], l[1] + lo[1]));
-    if constexpr (R == 3) check(g, storage(l[0] + lo[0], l[1] + lo[1], l[2] + lo[2]));
-  }
+  for_each_owned_slot(a, storage, [&](const auto& g, const T& element) { check(g, element); });
 }
 
 }  // namespace dist_test

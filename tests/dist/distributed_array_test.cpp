@@ -13,11 +13,7 @@ using dist_test::particle;
 
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using dist_test::world_size;
 
 template <class T, int R>
 void check_random_arrays(std::uint64_t stream) {

@@ -17,11 +17,8 @@ using dist_test::particle;
 
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using dist_test::for_each_index;
+using dist_test::world_size;
 
 template <class T, int R>
 using local_view =
@@ -50,21 +47,6 @@ local_view<T, R> make_view(const std::array<std::int64_t, R>& e, bool column_maj
   return column_major ? make(Kokkos::LayoutLeft()) : make(Kokkos::LayoutRight());
 }
 
-template <class T, int R, class F>
-void for_each_index(const std::array<std::int64_t, R>& e, F&& f) {
-  std::int64_t total = 1;
-  for (auto x : e) total *= x;
-  std::array<std::int64_t, R> g{};
-  for (std::int64_t i = 0; i < total; ++i) {
-    std::int64_t rest = i;
-    for (int d = R - 1; d >= 0; --d) {
-      g[d] = rest % e[d];
-      rest /= e[d];
-    }
-    f(g);
-  }
-}
-
 template <class T, int R>
 T& at(const local_view<T, R>& v, const std::array<std::int64_t, R>& g) {
   if constexpr (R == 1) return v(g[0]);
@@ -88,7 +70,7 @@ side<T, R> random_side(Rng& rng, const std::array<std::int64_t, R>& counts, std:
   }
   if (s.local) {
     s.view = make_view<T, R>(s.extents, dist_test::uniform(rng, 0, 1) == 1);
-    for_each_index<T, R>(s.extents, [&](const auto& g) { at<T, R>(s.view, g) = dist_test::value_at<T>(g, salt); });
+    for_each_index<R>(s.extents, [&](const auto& g) { at<T, R>(s.view, g) = dist_test::value_at<T>(g, salt); });
     return s;
   }
   const auto shape = dist_test::random_grid<R>(rng, p);
@@ -140,7 +122,7 @@ void check_destination(const side<T, R>& dst, const side<T, R>& src, std::uint64
     return dist_test::value_at<T>(from, src_salt);
   };
   if (dst.local) {
-    for_each_index<T, R>(dst.extents, [&](const auto& g) {
+    for_each_index<R>(dst.extents, [&](const auto& g) {
       wrong.expect(at<T, R>(dst.view, g) == expected(g), "local element ", hetero::detail::format_array(g));
     });
   } else {

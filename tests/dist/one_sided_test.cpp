@@ -11,30 +11,12 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using dist_test::for_each_index;
+using dist_test::world_size;
 
 template <int R>
 using host_view =
     Kokkos::View<typename hetero::detail::view_data<double, R>::type, Kokkos::LayoutRight, Kokkos::HostSpace>;
-
-template <int R, class F>
-void for_each_index(const std::array<std::int64_t, R>& e, F&& f) {
-  std::int64_t total = 1;
-  for (auto x : e) total *= x;
-  std::array<std::int64_t, R> g{};
-  for (std::int64_t i = 0; i < total; ++i) {
-    std::int64_t rest = i;
-    for (int d = R - 1; d >= 0; --d) {
-      g[d] = rest % e[d];
-      rest /= e[d];
-    }
-    f(g);
-  }
-}
 
 template <int R>
 double& at(const host_view<R>& v, const std::array<std::int64_t, R>& g) {

@@ -14,18 +14,8 @@
 
 using Catch::Matchers::ContainsSubstring;
 
-namespace {
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-}  // namespace
+using dist_test::world_rank;
+using dist_test::world_size;
 
 TEST_CASE("gen-block sizes follow the rates and sum to the extent", "[dist][rebalance]") {
   CHECK(hetero::gen_block_sizes(1000, {3.0, 1.0}) == std::vector<std::int64_t>{750, 250});

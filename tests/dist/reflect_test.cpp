@@ -18,11 +18,7 @@ using dist_test::particle;
 
 namespace {
 
-int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
+using dist_test::world_size;
 
 // Checks every element of the storage (block and shadows) against what a reflect leaves.
 template <class T, int R>
