@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "hetero/core/mpi.hpp"
@@ -67,11 +68,13 @@ class mpi_datatype {
  public:
   mpi_datatype() = default;
   explicit mpi_datatype(MPI_Datatype type) noexcept : m_type(type) {}
-  mpi_datatype(mpi_datatype&& other) noexcept : m_type(std::exchange(other.m_type, MPI_DATATYPE_NULL)) {}
+  mpi_datatype(mpi_datatype&& other) noexcept
+      : m_type(std::exchange(other.m_type, MPI_DATATYPE_NULL)), m_owned(std::exchange(other.m_owned, true)) {}
   mpi_datatype& operator=(mpi_datatype&& other) noexcept {
     if (this != &other) {
       reset();
       m_type = std::exchange(other.m_type, MPI_DATATYPE_NULL);
+      m_owned = std::exchange(other.m_owned, true);
     }
     return *this;
   }
@@ -79,7 +82,24 @@ class mpi_datatype {
   mpi_datatype& operator=(const mpi_datatype&) = delete;
   ~mpi_datatype() { reset(); }
 
-  /// `bytes` contiguous bytes: the element type of every transfer of one value type.
+  /// The element type of every transfer of `T`: MPI's own type for floating-point and integer
+  /// types (MPICH takes its fast paths, notably for small RMA operations, only for those),
+  /// else `sizeof(T)` contiguous bytes. Only the bits move, so an integer type of the same size
+  /// serves whatever its signedness.
+  template <class T>
+  static mpi_datatype of() {
+    if constexpr (std::is_same_v<T, float>) return builtin(MPI_FLOAT);
+    if constexpr (std::is_same_v<T, double>) return builtin(MPI_DOUBLE);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if constexpr (sizeof(T) == 1) return builtin(MPI_UINT8_T);
+      if constexpr (sizeof(T) == 2) return builtin(MPI_UINT16_T);
+      if constexpr (sizeof(T) == 4) return builtin(MPI_UINT32_T);
+      if constexpr (sizeof(T) == 8) return builtin(MPI_UINT64_T);
+    }
+    return bytes(sizeof(T));
+  }
+
+  /// `bytes` contiguous bytes (committed here, freed with the owner).
   static mpi_datatype bytes(std::size_t bytes) {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     HETERO_MPI_CHECK(MPI_Type_contiguous, mpi_count(bytes, "element size in bytes"), MPI_BYTE, &type);
@@ -90,11 +110,19 @@ class mpi_datatype {
   [[nodiscard]] MPI_Datatype get() const noexcept { return m_type; }
 
  private:
+  // A predefined type: never freed.
+  static mpi_datatype builtin(MPI_Datatype type) noexcept {
+    mpi_datatype d(type);
+    d.m_owned = false;
+    return d;
+  }
   void reset() noexcept {
-    if (m_type != MPI_DATATYPE_NULL && !mpi_finalized()) MPI_Type_free(&m_type);
+    if (m_owned && m_type != MPI_DATATYPE_NULL && !mpi_finalized()) MPI_Type_free(&m_type);
     m_type = MPI_DATATYPE_NULL;
+    m_owned = true;
   }
   MPI_Datatype m_type = MPI_DATATYPE_NULL;
+  bool m_owned = true;
 };
 
 }  // namespace hetero::detail

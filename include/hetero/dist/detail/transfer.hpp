@@ -134,7 +134,7 @@ struct transfer_plan {
   transfer_side<T, SrcSpace> send;
   transfer_side<T, DstSpace> recv;
   int me = 0;
-  mpi_datatype element = mpi_datatype::bytes(sizeof(T));
+  mpi_datatype element = mpi_datatype::of<T>();
   std::vector<MPI_Request> requests;  ///< of the run in flight
 };
 

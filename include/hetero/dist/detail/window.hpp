@@ -298,7 +298,7 @@ class rma_window {
   int m_images = 1;
   MPI_Win m_win = MPI_WIN_NULL;
   Kokkos::View<T*, Kokkos::HostSpace> m_host;  // staged: snapshot [0, size), landing area [size, 2 size)
-  mpi_datatype m_element = mpi_datatype::bytes(sizeof(T));
+  mpi_datatype m_element = mpi_datatype::of<T>();
   std::mutex m_mutex;  // guards the datatype cache and the put logs
   std::map<std::vector<std::int64_t>, mpi_datatype> m_types;
   std::vector<std::vector<strided_box<Rank>>> m_put_log;  // staged: boxes put per target since the last sync
