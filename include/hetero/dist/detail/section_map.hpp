@@ -1,0 +1,187 @@
+/// @file
+/// Which elements of a section assignment dst = src each pair of ranks exchanges. Works axis
+/// by axis: on each axis the positions k of the section are grouped by the owner on the other
+/// side and compressed into runs (arithmetic progressions in both sides' local indices); a
+/// rank pair's elements are the product of its runs over the axes, as strided boxes. Sender
+/// and receiver compute the same runs from the same sequence, so their boxes match one to one.
+#ifndef HETERO_DIST_DETAIL_SECTION_MAP_HPP
+#define HETERO_DIST_DETAIL_SECTION_MAP_HPP
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "hetero/dist/detail/rows.hpp"
+#include "hetero/dist/index_space.hpp"
+#include "hetero/dist/section.hpp"
+
+namespace hetero::detail {
+
+/// One side of a section assignment: a distributed array (its index space and shadows) or a
+/// local array present on every rank (its strides on this rank).
+template <int Rank>
+struct section_side {
+  const index_space<Rank>* space = nullptr;  ///< null: a local array
+  section_spec<Rank> section{};              ///< resolved against the extents
+  std::array<std::int64_t, Rank> shadow_lower{};
+  std::array<std::int64_t, Rank> shadow_upper{};
+  std::array<std::int64_t, Rank> local_strides{};  ///< a local array's strides, in elements
+
+  [[nodiscard]] bool distributed() const noexcept { return space != nullptr; }
+  [[nodiscard]] std::int64_t global(int d, std::int64_t k) const noexcept {
+    return section[d].begin + k * section[d].step;
+  }
+  /// Storage strides on grid rank `r` (row-major over the block with its shadows).
+  [[nodiscard]] std::array<std::int64_t, Rank> strides(int r) const {
+    if (!distributed()) return local_strides;
+    const auto e = space->local_extents(r);
+    std::array<std::int64_t, Rank> s{};
+    std::int64_t stride = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      s[d] = stride;
+      stride *= e[d] + shadow_lower[d] + shadow_upper[d];
+    }
+    return s;
+  }
+};
+
+/// A run of section positions: src local index src_start + i * src_step goes to dst local
+/// index dst_start + i * dst_step, for i < count.
+struct run {
+  std::int64_t src_start = 0, src_step = 1, dst_start = 0, dst_step = 1, count = 0;
+};
+
+/// Which positions of an axis one rank walks: those whose source or destination it owns, or
+/// all of them.
+enum class walk { src_owned, dst_owned, all };
+/// What positions are grouped by: the owner on the source side, on the destination side, or
+/// nothing (one group).
+enum class group { src_owner, dst_owner, none };
+
+/// Runs of one axis, keyed by the grid coordinate of the grouping side.
+using axis_runs = std::map<int, std::vector<run>>;
+
+/// Appends (src, dst) to the last run when it continues it, else starts a run.
+inline void extend_runs(std::vector<run>& runs, std::int64_t src, std::int64_t dst) {
+  if (!runs.empty()) {
+    run& r = runs.back();
+    if (r.count == 1 && src != r.src_start && dst != r.dst_start) {
+      r.src_step = src - r.src_start;
+      r.dst_step = dst - r.dst_start;
+      r.count = 2;
+      return;
+    }
+    if (src == r.src_start + r.count * r.src_step && dst == r.dst_start + r.count * r.dst_step) {
+      ++r.count;
+      return;
+    }
+  }
+  runs.push_back({src, 1, dst, 1, 1});
+}
+
+/// The runs of axis `d` for this rank's walk, grouped as asked.
+template <int Rank>
+axis_runs runs_of_axis(int d, const section_side<Rank>& src, const section_side<Rank>& dst, walk how, group by) {
+  const std::int64_t n = src.section[d].count();
+  axis_runs out;
+  auto visit = [&](std::int64_t k) {
+    const std::int64_t gs = src.global(d, k), gd = dst.global(d, k);
+    const std::int64_t ls = src.distributed() ? src.space->axis(d).to_local(gs) : gs;
+    const std::int64_t ld = dst.distributed() ? dst.space->axis(d).to_local(gd) : gd;
+    int key = 0;
+    if (by == group::src_owner) key = src.space->axis(d).owner_of(gs);
+    if (by == group::dst_owner) key = dst.space->axis(d).owner_of(gd);
+    extend_runs(out[key], ls, ld);
+  };
+  if (how == walk::all) {
+    for (std::int64_t k = 0; k < n; ++k) visit(k);
+    return out;
+  }
+  // Walk this rank's own indices of the walked side that fall in the section, in order.
+  const section_side<Rank>& side = how == walk::src_owned ? src : dst;
+  if (n == 0) return out;
+  const auto& axis = side.space->axis(d);
+  const int part = side.space->grid().coords()[d];
+  const std::int64_t first = side.section[d].begin, step = side.section[d].step;
+  const auto [l0, l1] = axis.local_range(part, first, first + (n - 1) * step + 1);
+  const auto map = axis.map(part);
+  for (std::int64_t l = l0; l < l1; ++l) {
+    const std::int64_t g = map.to_global(l);
+    if ((g - first) % step == 0) visit((g - first) / step);
+  }
+  return out;
+}
+
+/// The boxes one pair of ranks exchanges: `src_boxes` in the sender's storage and
+/// `dst_boxes` in the receiver's, in the same element order. `peer` is the grouped side's
+/// rank (-1 when ungrouped). The boxes of a local array are laid out with this rank's
+/// strides (another rank's may differ: only this rank's own side is meaningful there).
+template <int Rank>
+struct peer_boxes {
+  int peer = -1;
+  std::vector<strided_box<Rank>> src_boxes;
+  std::vector<strided_box<Rank>> dst_boxes;
+};
+
+/// For this rank's walk, the boxes of every peer: the product over the axes of the runs with
+/// the same grouping coordinates.
+template <int Rank>
+std::vector<peer_boxes<Rank>> exchange_boxes(const section_side<Rank>& src, const section_side<Rank>& dst,
+                                             walk how, group by) {
+  std::array<axis_runs, Rank> axes;
+  for (int d = 0; d < Rank; ++d) axes[d] = runs_of_axis(d, src, dst, how, by);
+  for (const auto& a : axes)
+    if (a.empty()) return {};
+  const int me_src = src.distributed() ? src.space->grid().rank() : -1;
+  const int me_dst = dst.distributed() ? dst.space->grid().rank() : -1;
+
+  std::vector<peer_boxes<Rank>> out;
+  std::array<axis_runs::const_iterator, Rank> at;
+  for (int d = 0; d < Rank; ++d) at[d] = axes[d].begin();
+  while (true) {
+    std::array<int, Rank> coords{};
+    for (int d = 0; d < Rank; ++d) coords[d] = at[d]->first;
+    peer_boxes<Rank> p;
+    if (by == group::src_owner) p.peer = src.space->grid().rank_of(coords);
+    if (by == group::dst_owner) p.peer = dst.space->grid().rank_of(coords);
+    // Whose storage each side's boxes live in: the grouped side's peer, else this rank.
+    const int src_rank = by == group::src_owner ? p.peer : me_src;
+    const int dst_rank = by == group::dst_owner ? p.peer : me_dst;
+    const auto src_strides = src.strides(src_rank), dst_strides = dst.strides(dst_rank);
+    // Product of the runs, the first axis outermost.
+    std::array<std::size_t, Rank> r{};
+    while (true) {
+      strided_box<Rank> s, t;
+      for (int d = 0; d < Rank; ++d) {
+        const run& x = at[d]->second[r[d]];
+        s.offset += (x.src_start + src.shadow_lower[d]) * src_strides[d];
+        s.count[d] = x.count;
+        s.stride[d] = x.src_step * src_strides[d];
+        t.offset += (x.dst_start + dst.shadow_lower[d]) * dst_strides[d];
+        t.count[d] = x.count;
+        t.stride[d] = x.dst_step * dst_strides[d];
+      }
+      p.src_boxes.push_back(s);
+      p.dst_boxes.push_back(t);
+      int d = Rank - 1;
+      for (; d >= 0; --d) {
+        if (++r[d] < at[d]->second.size()) break;
+        r[d] = 0;
+      }
+      if (d < 0) break;
+    }
+    out.push_back(std::move(p));
+    int d = Rank - 1;
+    for (; d >= 0; --d) {
+      if (++at[d] != axes[d].end()) break;
+      at[d] = axes[d].begin();
+    }
+    if (d < 0) break;
+  }
+  return out;
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_DIST_DETAIL_SECTION_MAP_HPP
