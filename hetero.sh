@@ -46,6 +46,7 @@ apt_packages=(
   mpich libmpich-dev
   libopenblas-dev liblapacke-dev
   libbenchmark-dev
+  libtbb-dev
   gnuplot-nox jq
   clang-format
   hwloc libhwloc-dev
