@@ -36,6 +36,7 @@ class idle_event {
   /// Announces that the calling thread is about to sleep; look for work once more afterwards.
   ticket prepare_wait() noexcept {
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
+    m_signalled.store(false, std::memory_order_seq_cst);  // a new sleeper: the next notify signals again
     return m_epoch.load(std::memory_order_seq_cst);
   }
 
@@ -53,12 +54,16 @@ class idle_event {
         m_cv.wait(lock, notified);
       }
     }
+    m_signalled.store(false, std::memory_order_seq_cst);
     m_waiters.fetch_sub(1, std::memory_order_seq_cst);
   }
 
-  /// Wakes one sleeper, if any. Call after making work visible with a seq_cst store.
+  /// Wakes one sleeper, if any. Call after making work visible with a seq_cst store. While a
+  /// wake-up is on its way (the woken thread has not run yet) further calls cost one exchange,
+  /// not a system call each.
   void notify_one() {
     if (m_waiters.load(std::memory_order_seq_cst) == 0) return;
+    if (m_signalled.exchange(true, std::memory_order_seq_cst)) return;
     bump();
     m_cv.notify_one();
   }
@@ -81,6 +86,7 @@ class idle_event {
   }
 
   std::atomic<int> m_waiters{0};
+  std::atomic<bool> m_signalled{false};  // a notify_one whose sleeper has not woken yet
   std::atomic<ticket> m_epoch{0};
   std::mutex m_mutex;
   std::condition_variable m_cv;

@@ -513,7 +513,7 @@ class scheduler {
           return true;
         }
         if (now - idle.last_remote < m_settings.mpi_poll) {
-          cpu_relax();
+          pause();
           return true;
         }
       }
@@ -521,10 +521,16 @@ class scheduler {
       release_poller(idle);
     }
     if (now - idle.since < m_settings.spin) {
-      cpu_relax();
+      pause();
       return true;
     }
     return false;
+  }
+
+  // A short pause between two looks for work (~0.5 us): fewer clock reads and fewer probes of
+  // the other workers' deques, whose cache lines the owners need.
+  static void pause() noexcept {
+    for (int i = 0; i < 16; ++i) cpu_relax();
   }
 
   // MPI and adopted operations; `blocking` waits for the baton.
