@@ -145,6 +145,7 @@ class graph_engine {
     HETERO_EXPECTS(!m_recording,
                    "task_graph::adopt cannot be recorded: an adopted operation completes once; adopt "
                    "it before or after record()");
+    HETERO_EXPECTS(!m_replaying, "task_graph::adopt during a replay: call wait() first");
     node* x = acquire_node();
     x->kind = node_kind::external;
     x->sequence = ++m_declared;
@@ -268,6 +269,9 @@ class graph_engine {
 
   node* begin_task(const task_spec& spec) {
     check_declaring("task_graph::spawn");
+    HETERO_EXPECTS(!m_replaying || m_recording,
+                   "task_graph::spawn during a replay: call wait() first (tasks declared now would not be ordered "
+                   "after the replayed ones)");
     const int world = size();
     if (spec.on) spec.on->check(world, "on(...)");
     for (std::size_t i = 0; i < spec.size(); ++i) {
@@ -383,6 +387,11 @@ class graph_engine {
 
   // Drops the declaration bias; the node runs once `waits` predecessors/messages are done.
   void release(node* n, int waits) {
+    if (waits == 0) {  // no predecessor and no message holds n: nobody else touches its counter
+      n->pending.store(0, std::memory_order_relaxed);
+      m_scheduler.make_ready(0, n);
+      return;
+    }
     const std::int32_t bias = node::declaring - waits;
     if (n->pending.fetch_sub(bias, std::memory_order_acq_rel) == bias) m_scheduler.make_ready(0, n);
   }

@@ -99,6 +99,7 @@ inline constexpr std::size_t body_capacity = 64;
 struct alignas(64) node {
   static constexpr std::uint8_t lock_bit = 1;
   static constexpr std::uint8_t done_bit = 2;
+  static constexpr std::uint8_t tracked_bit = 4;  ///< in an event's history: may still gain successors
   /// Dependency counter bias while a node is being declared: edges are added one by one and
   /// the node must not become ready before the last one.
   static constexpr std::int32_t declaring = 1 << 30;
@@ -157,9 +158,15 @@ struct alignas(64) node {
   }
 
   /// Finishing thread: closes the successor list; afterwards it can be read without the lock.
+  /// A node in no event's history cannot gain successors: no lock needed.
   void mark_done() noexcept {
-    lock();
+    if (flags.load(std::memory_order_relaxed) & tracked_bit) lock();
     flags.store(done_bit, std::memory_order_release);
+  }
+
+  /// Declaring thread, before the node is published: it enters an event's history.
+  void mark_tracked() noexcept {
+    flags.store(flags.load(std::memory_order_relaxed) | tracked_bit, std::memory_order_relaxed);
   }
 
   [[nodiscard]] bool done() const noexcept { return (flags.load(std::memory_order_acquire) & done_bit) != 0; }

@@ -61,6 +61,7 @@ class dependency_tracker {
     const int edges = link(h.writer, n, recorded);
     if (!recorded && h.readers.size() >= 32 && (h.readers.size() & (h.readers.size() - 1)) == 0) prune(h.readers);
     h.readers.push_back({n, n->serial});
+    if (!recorded) n->mark_tracked();
     return edges;
   }
 
@@ -70,6 +71,7 @@ class dependency_tracker {
     for (const node_ref& r : h.readers) edges += link(r, n, recorded);
     h.readers.clear();
     h.writer = {n, n->serial};
+    if (!recorded) n->mark_tracked();
     return edges;
   }
 
