@@ -113,6 +113,7 @@ TEST_CASE("replay and record refuse what they cannot do", "[task]") {
   graph.wait();
   graph.replay(recording);
   CHECK_THROWS_WITH(graph.replay(recording), ContainsSubstring("needs an idle graph"));
+  CHECK_THROWS_WITH(graph.spawn([] {}), ContainsSubstring("spawn during a replay: call wait() first"));
   graph.wait();
   CHECK_THROWS_WITH(graph.record([&] { graph.wait(); }), ContainsSubstring("wait inside record()"));
   CHECK_THROWS_WITH(graph.record([&] { (void)graph.record([] {}); }), ContainsSubstring("recordings do not nest"));

@@ -164,7 +164,7 @@ TEST_CASE("bad clauses and options are refused with what was wrong", "[task]") {
 
 TEST_CASE("tasks with an on clause run only on its ranks; labels and events are kept", "[task]") {
   hetero::task_graph graph(local(2));
-  int here = 0, elsewhere = 0;
+  std::atomic<int> here{0}, elsewhere{0};  // the two tasks may run at once on the two workers
   graph.spawn("here", hetero::on(hetero::rank_set{0}), [&] { ++here; });
   graph.spawn("nowhere", hetero::on(hetero::rank_set{}), [&] { ++elsewhere; });
   graph.spawn("everywhere", hetero::on(hetero::rank_set::all()), [&] { ++here; });
@@ -176,4 +176,21 @@ TEST_CASE("tasks with an on clause run only on its ranks; labels and events are 
   CHECK(graph.size() == 1);
   CHECK(graph.rank() == 0);
   CHECK(graph.workers() == 2);
+}
+
+TEST_CASE("a graph destroyed with tasks pending cancels those not started and finishes the running ones", "[task]") {
+  std::atomic<int> ran{0};
+  std::atomic<bool> running{false};
+  {
+    hetero::task_graph graph(local(2));
+    auto chain = graph.event("chain");
+    graph.spawn("first", hetero::inout(chain), [&] {
+      running = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ran.fetch_add(1);
+    });
+    for (int i = 0; i < 100; ++i) graph.spawn("later", hetero::inout(chain), [&] { ran.fetch_add(1); });
+    while (!running.load()) std::this_thread::yield();  // the first task runs on the other worker
+  }
+  CHECK(ran.load() == 1);
 }
