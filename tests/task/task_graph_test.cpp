@@ -1,5 +1,6 @@
 // hetero::task_graph on one rank (MPI_COMM_SELF): dependencies against the sequential order,
 // wait() and wait(event), exceptions, the insertion window, and the errors of bad input.
+#include <hetero/core/observer.hpp>
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -8,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -22,6 +25,41 @@ namespace {
 
 hetero::task_options local(int workers, std::size_t window = 4096) {
   return {.workers = workers, .comm = MPI_COMM_SELF, .window = window};
+}
+
+// Which threads sleep as idle workers right now (the scheduler reports each sleep to the
+// observer as a task wait labelled "task worker idle").
+class idle_watcher : public hetero::observer {
+ public:
+  void wait_begin(hetero::wait_kind kind, std::string_view label) noexcept override {
+    if (kind != hetero::wait_kind::task || label != "task worker idle") return;
+    std::lock_guard lock(m_mutex);
+    m_sleeping.insert(std::this_thread::get_id());
+  }
+  void wait_end(hetero::wait_kind kind, std::string_view label) noexcept override {
+    if (kind != hetero::wait_kind::task || label != "task worker idle") return;
+    std::lock_guard lock(m_mutex);
+    m_sleeping.erase(std::this_thread::get_id());
+  }
+  std::size_t sleeping() {
+    std::lock_guard lock(m_mutex);
+    return m_sleeping.size();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::set<std::thread::id> m_sleeping;
+};
+
+// Polls `condition` for up to 20 s (generous: the outcome must not depend on the machine's load).
+template <class Condition>
+bool eventually(Condition&& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 }  // namespace
@@ -178,7 +216,8 @@ TEST_CASE("tasks with an on clause run only on its ranks; labels and events are 
   CHECK(graph.workers() == 2);
 }
 
-TEST_CASE("a graph destroyed with tasks pending cancels those not started and finishes the running ones", "[task]") {
+TEST_CASE("a graph destroyed with tasks pending cancels those not started and finishes the running ones",
+          "[task]") {
   std::atomic<int> ran{0};
   std::atomic<bool> running{false};
   {
@@ -193,4 +232,28 @@ TEST_CASE("a graph destroyed with tasks pending cancels those not started and fi
     while (!running.load()) std::this_thread::yield();  // the first task runs on the other worker
   }
   CHECK(ran.load() == 1);
+}
+
+TEST_CASE("idle workers sleep instead of spinning, and wake up for new work", "[task]") {
+  idle_watcher watcher;
+  hetero::set_observer(&watcher);
+  {
+    hetero::task_graph graph(local(3));  // the thread in wait() and two worker threads
+    for (int i = 0; i < 100; ++i) graph.spawn([] {});
+    graph.wait();
+    CHECK(eventually([&] { return watcher.sleeping() == 2; }));  // both worker threads asleep
+
+    // Three tasks that can only finish together: the sleepers must wake and take two of them.
+    std::atomic<int> started{0};
+    std::atomic<int> met{0};
+    for (int i = 0; i < 3; ++i)
+      graph.spawn([&] {
+        started.fetch_add(1);
+        if (eventually([&] { return started.load() == 3; })) met.fetch_add(1);
+      });
+    graph.wait();
+    CHECK(met.load() == 3);
+    CHECK(eventually([&] { return watcher.sleeping() == 2; }));
+  }
+  hetero::set_observer(nullptr);
 }

@@ -226,6 +226,7 @@ class scheduler {
     while (true) {
       if (done()) return outcome::done;
       if (auto [n, dev] = find_work(0); n) {
+        if (idle.woken) pass_wake_on(idle);
         execute(0, n, dev);
         idle.busy();
         continue;
@@ -253,6 +254,7 @@ class scheduler {
                                                            std::chrono::milliseconds(100));
         if (m_remote.active()) interval = std::min(interval, next_poll_interval(0));
         m_idle.wait(ticket, interval);
+        idle.woken = true;
       }
       if (watch_window) m_window_waiter.store(false, std::memory_order_relaxed);
     }
@@ -486,8 +488,17 @@ class scheduler {
     bool poller = false;  // holds m_poller: polls MPI for the idle workers
     clock::time_point since;
     clock::time_point last_remote;
+    bool woken = false;  // slept since it last found work
     void busy() noexcept { idle = false; }
   };
+
+  // A thread that slept and found work wakes one more sleeper if work is left: notify_one
+  // coalesces the notifications sent while a wake-up is on its way, so a burst of ready tasks
+  // wakes the sleepers one after the other instead of all from the producer.
+  void pass_wake_on(idle_state& idle) {
+    idle.woken = false;
+    if (has_visible_work()) m_idle.notify_one();
+  }
 
   void release_poller(idle_state& idle) {
     if (!idle.poller) return;
@@ -556,6 +567,7 @@ class scheduler {
     idle_state idle;
     while (!m_stop.load(std::memory_order_acquire)) {
       if (auto [n, dev] = find_work(w); n) {
+        if (idle.woken) pass_wake_on(idle);
         release_poller(idle);  // another idle worker may poll meanwhile
         execute(w, n, dev);
         idle.busy();
@@ -574,6 +586,7 @@ class scheduler {
         m_idle.wait(ticket,
                     idle.poller && m_remote.active() ? next_poll_interval(w) : std::chrono::nanoseconds(0));
       }
+      idle.woken = true;
     }
     release_poller(idle);
   }
