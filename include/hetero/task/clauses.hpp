@@ -111,8 +111,8 @@ struct device_clause {
 [[nodiscard]] inline device_clause device(int index) { return {index}; }
 
 /// A scheduling hint: tasks with a priority above 0 are taken before the others (one shared
-/// queue, first in first out), as the critical path of a factorisation wants. Tasks that notify
-/// other ranks are always taken first.
+/// queue, first in first out), as the critical path of a factorisation wants (e.g. the tasks
+/// whose notifications other ranks wait for).
 struct priority_clause {
   int value = 0;
 };

@@ -112,7 +112,7 @@ struct alignas(64) node {
   bool notifies = false;           ///< has notifications to send when it finishes
   std::int16_t device = -1;        ///< device tasks: the pinned device, or -1 for any
   bool live = false;               ///< pool nodes: taken and not yet reclaimed (declaring thread)
-  bool urgent = false;             ///< high priority (or other ranks wait for it): queued first
+  bool urgent = false;             ///< priority above 0: queued first
   std::int32_t reset_pending = 0;  ///< recorded: `pending` at the start of each replay
   std::uint32_t successor_count = 0;
   std::atomic<std::uint32_t> finished_run{0};  ///< recorded: the last replay that finished it
