@@ -13,18 +13,10 @@
 #include "random_program.hpp"
 #include "rounds_program.hpp"
 #include "shared_slots.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
-
-namespace {
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-}  // namespace
+using hetero::testing::world_rank;
 
 TEST_CASE("a recorded random graph replays in dependency order every time", "[task]") {
   const int workers = GENERATE(1, 2, 3);

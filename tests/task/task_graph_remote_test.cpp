@@ -16,22 +16,13 @@
 #include "random.hpp"
 #include "rounds_program.hpp"
 #include "shared_slots.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using hetero::testing::world_rank;
+using hetero::testing::world_size;
 
 namespace {
-
-int world_size() {
-  int p = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 int sum_over_ranks(int x) {
   int total = 0;
