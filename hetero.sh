@@ -47,6 +47,7 @@ apt_packages=(
   libopenblas-dev liblapacke-dev
   libbenchmark-dev
   zlib1g-dev
+  libtbb-dev
   gnuplot-nox jq
   clang-format
   hwloc libhwloc-dev
@@ -217,12 +218,13 @@ build() { # build <build dir> [targets...]
   cmake --build "$dir" -j "$jobs" "${targets[@]}" || die "the build failed (compiler output above)"
 }
 
-# Two clean builds: the release build runs every test (style, headers, package included); the
-# sanitizer build (ASan + UBSan) runs the tests again, style and package excepted.
+# Three clean builds: the release build runs every test (style, headers, package included); the
+# sanitizer build (ASan + UBSan) runs the tests again, style and package excepted; a
+# ThreadSanitizer build runs the tests labelled `tsan` (the threaded schedulers).
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
-  rm -rf "$build_dir/test" "$build_dir/test-asan"
+  rm -rf "$build_dir/test" "$build_dir/test-asan" "$build_dir/test-tsan"
   mkdir -p "$build_dir"
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON
   build "$build_dir/test"
@@ -238,7 +240,23 @@ cmd_test() {
   # before LeakSanitizer reports, so no suppression can name it; MPICH needs no PCI topology here.
   (cd "$build_dir/test-asan" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs" -LE 'style|package') \
     || die "some tests failed under the sanitizers (ctest output above)"
-  say "all tests passed in $((SECONDS - t0)) s (both builds, build and run)"
+
+  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" -DHETERO_WARNINGS_AS_ERRORS=ON \
+    -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
+  # Only the executables of the tests labelled tsan are built (ctest knows them once configured).
+  local tsan_targets
+  tsan_targets=$(cd "$build_dir/test-tsan" && ctest -N -L tsan --show-only=json-v1 \
+    | jq -r '.tests[].command[] | select(test("/tests/"))' | xargs -r -n 1 basename | sort -u)
+  if [ -n "$tsan_targets" ]; then
+    # shellcheck disable=SC2086
+    build "$build_dir/test-tsan" $tsan_targets
+    say "running the tests labelled tsan under ThreadSanitizer"
+    # UCX (MPICH's transport) hooks mmap/madvise; its hook crashes under TSan when a thread
+    # exits, so the hooks are off (shared memory transports do not need them).
+    (cd "$build_dir/test-tsan" && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+      ctest --output-on-failure -j "$jobs" -L tsan) || die "some tests failed under ThreadSanitizer (ctest output above)"
+  fi
+  say "all tests passed in $((SECONDS - t0)) s (three builds, build and run)"
 }
 
 cmd_demo() {

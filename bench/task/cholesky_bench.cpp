@@ -1,0 +1,99 @@
+// Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
+// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run, and replayed
+// from a recording) against OpenMP tasks of the seed's Figure 7 shape (the baseline) and
+// LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary. Tile kernels run one BLAS thread
+// each. GFLOP/s = N^3/3 / time (docs/task.md).
+#include <hetero/task.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "bench_main.hpp"
+#include "cholesky_omp.hpp"
+#include "cholesky_tasklet.hpp"
+#include "tiles.hpp"
+
+namespace {
+
+constexpr int threads = 2;
+constexpr int tile = 128;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+template <cholesky::real T>
+void omp_tasks(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    const auto start = std::chrono::steady_clock::now();
+    cholesky::factorize_omp(a, threads);
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+}
+
+template <cholesky::real T, bool Replay>
+void tasklets(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
+  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
+  cholesky::tasklet_factorization<T> factorization(graph, a);
+  hetero::task_recording recording;
+  if constexpr (Replay) recording = graph.record([&] { factorization.declare(); });
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    const auto start = std::chrono::steady_clock::now();
+    if constexpr (Replay) {
+      graph.run(recording);
+    } else {
+      factorization.declare();
+      graph.wait();
+    }
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+}
+
+template <cholesky::real T>
+void lapacke(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  std::vector<T> a(static_cast<std::size_t>(n * n));
+  openblas_set_num_threads(threads);
+  for (auto _ : state) {
+    for (std::int64_t c = 0; c < n; ++c)
+      for (std::int64_t r = 0; r <= c; ++r) a[static_cast<std::size_t>(c * n + r)] = cholesky::element<T>(r, c, n);
+    const auto start = std::chrono::steady_clock::now();
+    const int info = std::same_as<T, double>
+                         ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', static_cast<int>(n),
+                                          reinterpret_cast<double*>(a.data()), static_cast<int>(n))
+                         : LAPACKE_spotrf(LAPACK_COL_MAJOR, 'U', static_cast<int>(n),
+                                          reinterpret_cast<float*>(a.data()), static_cast<int>(n));
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+    if (info != 0) state.SkipWithError("potrf failed");
+  }
+  openblas_set_num_threads(1);
+}
+
+const auto configure = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(2048)->Arg(4096);
+};
+
+template <cholesky::real T>
+int add_precision(const char* family) {
+  const std::string f = family;
+  hetero::bench::add(f + "/baseline_omp_tasks", omp_tasks<T>, configure);
+  hetero::bench::add(f + "/lapacke_potrf", lapacke<T>, configure);
+  hetero::bench::add(f + "/hetero", tasklets<T, false>, configure);
+  hetero::bench::add(f + "/hetero_replay", tasklets<T, true>, configure);
+  return 0;
+}
+
+const int registered[] = {add_precision<double>("cholesky_double"), add_precision<float>("cholesky_float")};
+
+}  // namespace
+
+HETERO_BENCHMARK_MAIN()

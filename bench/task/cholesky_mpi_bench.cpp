@@ -1,0 +1,123 @@
+// Block Cholesky on 2 ranks, 1 worker (thread) each, tile columns cyclic over the ranks, b = 128:
+// hetero tasklets with cross-rank events (examples/cholesky, the seed's Figure 9) against the
+// bulk-synchronous MPI version (the baseline, as the seed's MPI+OpenMP comparison): per panel,
+// potrf, a broadcast of the diagonal tile, trsm, an allgather of the panel and the updates, with
+// no overlap between steps.
+#include <hetero/task.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "bench_main.hpp"
+#include "cholesky_tasklet.hpp"
+#include "tiles.hpp"
+
+namespace {
+
+constexpr int tile = 128;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Right-looking, one collective step per panel.
+template <cholesky::real T>
+void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
+  const int nt = a.tiles_per_side(), b = a.tile_size();
+  int me = 0, p = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  const auto elements = static_cast<std::size_t>(a.tile_elements());
+  std::vector<T> diagonal(elements), panel(static_cast<std::size_t>(nt) * elements), mine;
+  std::vector<int> counts(static_cast<std::size_t>(p)), displacements(static_cast<std::size_t>(p));
+  for (int k = 0; k < nt; ++k) {
+    if (a.mine(k)) {
+      cholesky::potrf(a.local(k, k), b);
+      std::copy_n(a.local(k, k), elements, diagonal.data());
+    }
+    MPI_Bcast(diagonal.data(), static_cast<int>(elements), cholesky::mpi_type<T>(), a.owner(k), comm);
+    mine.clear();
+    for (int i = k + 1; i < nt; ++i) {
+      if (!a.mine(i)) continue;
+      cholesky::trsm(diagonal.data(), a.local(k, i), b);
+      mine.insert(mine.end(), a.local(k, i), a.local(k, i) + elements);
+    }
+    // Gather the row panel (k, k+1 ... nt-1), rank by rank, then put it in column order.
+    int offset = 0;
+    for (int r = 0; r < p; ++r) {
+      int tiles_of_r = 0;
+      for (int i = k + 1; i < nt; ++i) tiles_of_r += a.owner(i) == r;
+      counts[static_cast<std::size_t>(r)] = tiles_of_r * static_cast<int>(elements);
+      displacements[static_cast<std::size_t>(r)] = offset;
+      offset += counts[static_cast<std::size_t>(r)];
+    }
+    std::vector<T> gathered(static_cast<std::size_t>(offset));
+    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), cholesky::mpi_type<T>(), gathered.data(),
+                   counts.data(), displacements.data(), cholesky::mpi_type<T>(), comm);
+    std::vector<int> next(displacements.begin(), displacements.end());
+    for (int i = k + 1; i < nt; ++i) {
+      const int r = a.owner(i);
+      std::copy_n(gathered.data() + next[static_cast<std::size_t>(r)], elements,
+                  panel.data() + static_cast<std::size_t>(i) * elements);
+      next[static_cast<std::size_t>(r)] += static_cast<int>(elements);
+    }
+    for (int i = k + 1; i < nt; ++i) {
+      if (!a.mine(i)) continue;
+      for (int j = k + 1; j < i; ++j)
+        cholesky::gemm(panel.data() + static_cast<std::size_t>(j) * elements, a.local(k, i), a.local(j, i), b);
+      cholesky::syrk(a.local(k, i), a.local(i, i), b);
+    }
+  }
+}
+
+template <cholesky::real T>
+void bulk(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_WORLD);
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    factorize_bulk(a, MPI_COMM_WORLD);
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+}
+
+template <cholesky::real T>
+void tasklets(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  hetero::task_graph graph({.workers = 1});
+  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_WORLD);
+  cholesky::tasklet_factorization<T> factorization(graph, a);
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    factorization.declare();
+    graph.wait();
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+}
+
+const auto configure = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(2048)->Arg(4096);
+};
+
+template <cholesky::real T>
+int add_precision(const char* family) {
+  const std::string f = family;
+  hetero::bench::add(f + "/baseline_mpi_bulk", bulk<T>, configure);
+  hetero::bench::add(f + "/hetero", tasklets<T>, configure);
+  return 0;
+}
+
+const int registered[] = {add_precision<double>("cholesky_2ranks_double"),
+                          add_precision<float>("cholesky_2ranks_float")};
+
+}  // namespace
+
+HETERO_BENCHMARK_MAIN()

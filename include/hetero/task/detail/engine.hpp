@@ -1,0 +1,500 @@
+/// @file
+/// The untyped core of `hetero::task_graph`: declares tasks in program order on every rank
+/// (SPMD), keeps what each event's accesses imply on this rank, creates the nodes that wait for
+/// remote notifications, and runs `wait()`, recordings and replays on the scheduler.
+#ifndef HETERO_TASK_DETAIL_ENGINE_HPP
+#define HETERO_TASK_DETAIL_ENGINE_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/observer.hpp"
+#include "hetero/task/detail/node_pool.hpp"
+#include "hetero/task/detail/remote.hpp"
+#include "hetero/task/detail/report.hpp"
+#include "hetero/task/detail/scheduler.hpp"
+#include "hetero/task/detail/tracker.hpp"
+#include "hetero/task/options.hpp"
+#include "hetero/task/recording.hpp"
+
+namespace hetero::detail {
+
+/// Checks the options every rank passes and returns the number of workers to start.
+inline int checked_workers(const task_options& o, int comm_size) {
+  HETERO_EXPECTS(o.workers >= 0, "task_options::workers is ", o.workers,
+                 "; allowed: 0 (the host threads Kokkos was given) or a positive thread count");
+  HETERO_EXPECTS(o.window >= 1, "task_options::window is 0; allowed: 1 or more tasks");
+  HETERO_EXPECTS(o.no_progress_timeout.count() > 0, "task_options::no_progress_timeout is ",
+                 o.no_progress_timeout.count(), " s; allowed: a positive duration");
+  HETERO_EXPECTS(o.spin.count() >= 0, "task_options::spin is ", o.spin.count(), " s; allowed: 0 or more");
+  HETERO_EXPECTS(o.mpi_poll.count() >= 0, "task_options::mpi_poll is ", o.mpi_poll.count(),
+                 " s; allowed: 0 or more");
+  const int workers = o.workers > 0 ? o.workers : std::max(1, Kokkos::DefaultHostExecutionSpace().concurrency());
+  int provided = MPI_THREAD_SINGLE;
+  HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+  if (comm_size > 1 && workers > 1 && provided < MPI_THREAD_MULTIPLE)
+    raise<runtime_error>(
+        "a task graph on ", comm_size, " ranks with ", workers,
+        " workers calls MPI from several threads and needs MPI_THREAD_MULTIPLE, but MPI provided '",
+        to_string(static_cast<thread_level>(provided)),
+        "'; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it) or use 1 worker");
+  return workers;
+}
+
+/// The scheduler's settings from the options.
+inline scheduler_settings settings(const task_options& o, int comm_size) {
+  scheduler_settings s;
+  s.workers = checked_workers(o, comm_size);
+  s.spin = std::chrono::duration_cast<std::chrono::nanoseconds>(o.spin);
+  s.mpi_poll = std::chrono::duration_cast<std::chrono::nanoseconds>(o.mpi_poll);
+  return s;
+}
+
+/// The state of one task graph on this rank.
+class graph_engine {
+  using clock = std::chrono::steady_clock;
+
+ public:
+  graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices)
+      : m_channel(options.comm),
+        m_timeout(std::chrono::duration_cast<std::chrono::nanoseconds>(options.no_progress_timeout)),
+        m_pool(options.window),
+        m_devices(std::move(devices)),
+        m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel) {}
+
+  graph_engine(const graph_engine&) = delete;
+  graph_engine& operator=(const graph_engine&) = delete;
+
+  // Tasks not started are cancelled; running ones (and the notifications of the cancelled ones,
+  // which other ranks wait for) are finished before the workers stop.
+  ~graph_engine() {
+    if (m_broken || mpi_finalized()) return;
+    m_scheduler.cancel();
+    try {
+      (void)m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
+      (void)m_scheduler.take_error();
+    } catch (...) {  // nothing may escape a destructor; the graph is going away anyway
+    }
+  }
+
+  [[nodiscard]] int rank() const noexcept { return m_channel.rank(); }
+  [[nodiscard]] int size() const noexcept { return m_channel.size(); }
+  [[nodiscard]] MPI_Comm comm() const noexcept { return m_channel.comm(); }
+  [[nodiscard]] int workers() const noexcept { return m_scheduler.workers(); }
+  [[nodiscard]] int devices() const noexcept { return static_cast<int>(m_devices.size()); }
+
+  /// Creates `count` events named `name` with `extents`; remote blocks are made collectively
+  /// and checked to be the same on every rank.
+  const event_block* make_block(std::string name, std::vector<std::size_t> extents, bool remote) {
+    check_usable("creating events");
+    std::size_t count = 1;
+    for (std::size_t e : extents) {
+      HETERO_EXPECTS(e > 0, "event array '", name,
+                     "' has an extent of 0; allowed: 1 or more events per dimension");
+      count *= e;
+    }
+    auto block = std::make_unique<event_block>();
+    block->name = std::move(name);
+    block->extents = std::move(extents);
+    block->remote = remote;
+    block->owner = this;
+    block->count = count;
+    block->events = std::make_unique<event_state[]>(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      block->events[i].block = block.get();
+      block->events[i].index = i;
+    }
+    if (remote) {
+      block->first_id = m_next_remote_id;
+      check_same_on_every_rank(*block);  // throws on every rank alike, before anything changed
+      m_next_remote_id += count;
+    }
+    m_blocks.push_back(std::move(block));
+    return m_blocks.back().get();
+  }
+
+  /// Declares one task (program order, every rank): `set_body(node&)` stores the body when this
+  /// rank runs it.
+  template <class SetBody>
+  void declare(const task_spec& spec, SetBody&& set_body) {
+    node* n = begin_task(spec);
+    if (n) std::forward<SetBody>(set_body)(*n);
+    end_task(spec, n);
+  }
+
+  /// `set_source(node&)` stores an operation completing outside the graph that writes `e`.
+  template <class SetSource>
+  void adopt(event_state* e, std::string_view label, SetSource&& set_source) {
+    check_declaring("task_graph::adopt");
+    check_event(e, "adopt");
+    HETERO_EXPECTS(!m_recording,
+                   "task_graph::adopt cannot be recorded: an adopted operation completes once; adopt "
+                   "it before or after record()");
+    HETERO_EXPECTS(!m_replaying, "task_graph::adopt during a replay: call wait() first");
+    node* x = acquire_node();
+    x->kind = node_kind::external;
+    x->sequence = ++m_declared;
+    x->extra.label.assign(label);
+    x->extra.uses.push_back({e, access_mode::write});
+    std::forward<SetSource>(set_source)(*x);
+    const int edges = dependency_tracker::write(e->live, x, false);
+    m_scheduler.add_waiting_remote(1);
+    m_channel.add_external(x);
+    release(x, edges + 1);
+  }
+
+  /// Runs tasks until every task declared (or replayed) on every rank finished; rethrows the
+  /// first exception of a task.
+  void wait() {
+    check_declaring("task_graph::wait");
+    HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
+    expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
+    bool any_failed = false;
+    if (size() > 1) {
+      m_channel.start_barrier(m_scheduler.cancelled());
+      expect(m_scheduler.help_until([&] { return m_channel.barrier_done(any_failed); }, m_timeout), true);
+    }
+    m_replaying.reset();
+    m_declared_since_wait = false;
+    const bool cancelled = m_scheduler.cancelled();
+    if (std::exception_ptr e = m_scheduler.take_error()) std::rethrow_exception(e);
+    if (any_failed || cancelled)
+      raise<error>("a task failed on another rank of the task graph; tasks on rank ", rank(),
+                   " that were not started were skipped (the failing rank's wait() rethrows its exception)");
+  }
+
+  /// Runs tasks until the last writer of `e` declared so far finished (on this rank only).
+  void wait(event_state* e) {
+    check_declaring("task_graph::wait(event)");
+    check_event(e, "wait");
+    HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
+    if (!dependency_tracker::unfinished_writer(e->live)) return;
+    node* marker = acquire_node();  // may run tasks (window full): look for the writer again after
+    marker->kind = node_kind::marker;
+    marker->sequence = ++m_declared;
+    m_scheduler.arm_marker();
+    node* writer = dependency_tracker::unfinished_writer(e->live);
+    release(marker, writer && writer->add_successor(marker) ? 1 : 0);
+    expect(m_scheduler.help_until([&] { return m_scheduler.marker_done(); }, m_timeout), false);
+  }
+
+  /// Declares the tasks of `build()` into a recording instead of running them.
+  template <class Build>
+  task_recording record(Build&& build) {
+    check_declaring("task_graph::record");
+    HETERO_EXPECTS(!m_recording, "task_graph::record inside record(): recordings do not nest");
+    auto plan = std::make_shared<recorded_plan>();
+    plan->id = ++m_next_plan;
+    plan->owner = this;
+    m_recording = plan.get();
+    ++m_recording_id;
+    try {
+      std::forward<Build>(build)();
+    } catch (...) {
+      m_recording = nullptr;
+      throw;
+    }
+    m_recording = nullptr;
+    plan->for_each([](node& n) { n.pending.store(n.reset_pending, std::memory_order_relaxed); });
+    return task_recording(std::move(plan));
+  }
+
+  /// Starts a replay of `recording`; `wait()` finishes it.
+  void replay(const task_recording& recording) {
+    check_declaring("task_graph::replay");
+    HETERO_EXPECTS(recording.m_plan, "task_graph::replay of an empty task_recording");
+    HETERO_EXPECTS(recording.m_plan->owner == this,
+                   "task_graph::replay of a recording made by another task_graph");
+    HETERO_EXPECTS(!m_recording, "task_graph::replay inside record()");
+    HETERO_EXPECTS(
+        !m_replaying && !m_declared_since_wait,
+        "task_graph::replay needs an idle graph: call wait() for the tasks declared or replayed before");
+    recorded_plan& plan = *recording.m_plan;
+    m_replaying = recording.m_plan;
+    ++plan.runs;
+    m_scheduler.set_replay(plan.id, plan.runs);
+    for (node* r : plan.receives) {
+      r->extra.receive->key.run = plan.runs;
+      const int expected = r->extra.receive->expected;
+      m_scheduler.add_waiting_remote(1);
+      const auto [remaining, cancelled] = m_channel.register_receive(r, r->extra.receive->key, expected);
+      if (cancelled) m_scheduler.cancel();
+      if (remaining == 0) m_scheduler.add_waiting_remote(-1);
+      const int arrived = expected - remaining;
+      if (arrived > 0 && r->pending.fetch_sub(arrived, std::memory_order_acq_rel) == arrived)
+        m_scheduler.make_ready(0, r);
+    }
+    m_scheduler.start_replay(plan.roots, plan.queued_roots);
+  }
+
+ private:
+  void check_usable(const char* what) const {
+    if (m_broken)
+      raise<runtime_error>(what,
+                           " on a task graph that raised hetero::deadlock_error: its pending tasks can never "
+                           "finish; destroy the graph and build a new one");
+  }
+
+  void check_declaring(const char* what) const {
+    check_usable(what);
+    if (t_inside_task)
+      raise<invalid_argument>(what,
+                              " called from inside a task: tasks are declared in program order by the thread that "
+                              "created the graph, not by other tasks");
+    if (std::this_thread::get_id() != m_owner_thread)
+      raise<invalid_argument>(what, " called from a thread other than the one that created the task graph");
+  }
+
+  void check_event(const event_state* e, const char* clause) const {
+    if (!e)
+      raise<invalid_argument>(clause, "(...) names a null hetero::event; create events with graph.event(...)");
+    if (e->block->owner != this)
+      raise<invalid_argument>(clause, "(...) names event ", e->name(), " of another task_graph");
+  }
+
+  node* begin_task(const task_spec& spec) {
+    check_declaring("task_graph::spawn");
+    HETERO_EXPECTS(!m_replaying || m_recording,
+                   "task_graph::spawn during a replay: call wait() first (tasks declared now would not be ordered "
+                   "after the replayed ones)");
+    const int world = size();
+    if (spec.on) spec.on->check(world, "on(...)");
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      check_event(a.event, a.mode == access_mode::read ? "in" : "out");
+      if (!a.targets) continue;
+      if (!a.event->remote_capable() && !a.targets->empty())
+        raise<invalid_argument>("out(", a.event->name(), ").to(", a.targets->to_string(),
+                                ") names ranks to notify, but the event is not remote-capable; create it with "
+                                "graph.remote_events(...) (collectively on every rank)");
+      a.targets->check(world, "out(...).to(...)");
+    }
+    if (spec.device) {
+      HETERO_EXPECTS(!m_devices.empty(), "a device task on a task_graph without devices");
+      HETERO_EXPECTS(spec.pinned >= -1 && spec.pinned < devices(), "device(", spec.pinned,
+                     ") pins a task to a device the graph does not have; allowed: -1 (any) or 0 to ",
+                     devices() - 1);
+    }
+    if (spec.on && !spec.on->contains(rank())) return nullptr;
+    node* n = m_recording ? m_recording->new_node() : acquire_node();
+    n->kind = spec.device ? node_kind::device : node_kind::cpu;
+    n->device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
+    n->urgent = spec.priority > 0;
+    n->sequence = ++m_declared;
+    if (!spec.label.empty()) n->extra.label.assign(spec.label);
+    return n;
+  }
+
+  void end_task(const task_spec& spec, node* n) {
+    const bool recording = m_recording != nullptr;
+    const int me = rank();
+    const int world = size();
+    int edges = 0;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      access_history& h = history(*a.event);
+      if (a.mode == access_mode::read) {
+        bool seen = false;  // a second access of one event in one task adds nothing
+        for (std::size_t j = 0; j < i; ++j) seen = seen || spec[j].event == a.event;
+        if (seen) continue;
+        if (n) {
+          edges += dependency_tracker::read(h, n, recording);
+          n->extra.uses.push_back({a.event, access_mode::read});
+        }
+        continue;
+      }
+      if (n) {
+        edges += dependency_tracker::write(h, n, recording);
+        n->extra.uses.push_back({a.event, access_mode::write});
+      }
+      if (!a.targets || a.targets->empty()) continue;
+      // Every rank counts this write, so sender and receivers number it alike.
+      const std::uint64_t generation = h.remote_writes++;
+      if (n) {
+        rank_set others = a.targets->without(me, world);
+        if (!others.empty()) {
+          n->extra.notifications.push_back({a.event, generation, std::move(others)});
+          n->notifies = true;
+        }
+      }
+      if (a.targets->contains(me)) {
+        rank_set senders = (spec.on ? *spec.on : rank_set::all()).without(me, world);
+        if (!senders.empty()) declare_receive(*a.event, h, generation, std::move(senders), spec.label);
+      }
+    }
+    if (!n) return;
+    if (recording) {
+      n->reset_pending = edges;
+      ++m_recording->tasks;
+      if (edges == 0)
+        (n->kind == node_kind::device || n->urgent ? m_recording->queued_roots : m_recording->roots).push_back(n);
+    } else {
+      release(n, edges);
+      m_scheduler.throttle();
+    }
+  }
+
+  // A node standing for the remote write number `generation` of `e` by the ranks `senders`.
+  void declare_receive(event_state& e, access_history& h, std::uint64_t generation, rank_set senders,
+                       std::string_view writer) {
+    const bool recording = m_recording != nullptr;
+    node* r = recording ? m_recording->new_node() : acquire_node();
+    r->kind = node_kind::receive;
+    r->sequence = ++m_declared;
+    if (!r->extra.receive) r->extra.receive = std::make_unique<receive_info>();
+    receive_info& info = *r->extra.receive;
+    info.key = {e.global_id(), generation, recording ? m_recording->id : 0, 0};
+    info.expected = senders.size(size());
+    info.senders = std::move(senders);
+    info.writer_label.assign(writer);
+    r->extra.uses.push_back({&e, access_mode::write});
+    const int edges = dependency_tracker::write(h, r, recording);
+    if (recording) {
+      r->reset_pending = edges + info.expected;
+      m_recording->receives.push_back(r);
+      return;
+    }
+    m_scheduler.add_waiting_remote(1);
+    const auto [remaining, cancelled] = m_channel.register_receive(r, info.key, info.expected);
+    if (cancelled) m_scheduler.cancel();
+    if (remaining == 0) m_scheduler.add_waiting_remote(-1);
+    release(r, edges + remaining);
+  }
+
+  access_history& history(event_state& e) {
+    if (!m_recording) return e.live;
+    if (e.recording_id != m_recording_id) {
+      e.recorded.clear();
+      e.recording_id = m_recording_id;
+    }
+    return e.recorded;
+  }
+
+  // Drops the declaration bias; the node runs once `waits` predecessors/messages are done.
+  void release(node* n, int waits) {
+    if (waits == 0) {  // no predecessor and no message holds n: nobody else touches its counter
+      n->pending.store(0, std::memory_order_relaxed);
+      m_scheduler.make_ready(0, n);
+      return;
+    }
+    const std::int32_t bias = node::declaring - waits;
+    if (n->pending.fetch_sub(bias, std::memory_order_acq_rel) == bias) m_scheduler.make_ready(0, n);
+  }
+
+  // A node from the pool; runs tasks while the insertion window is full.
+  node* acquire_node() {
+    m_declared_since_wait = true;
+    node* n = m_pool.acquire();
+    while (!n) {
+      expect(m_scheduler.help_until([&] { return m_pool.has_released(); }, m_timeout, true), false);
+      n = m_pool.acquire();
+    }
+    return n;
+  }
+
+  void expect(scheduler::outcome outcome, bool in_barrier) {
+    if (outcome != scheduler::outcome::done) deadlock(outcome, in_barrier);
+  }
+
+  void check_same_on_every_rank(const event_block& block) {
+    std::uint64_t h = 1469598103934665603ULL;
+    const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+    for (char c : block.name) mix(static_cast<unsigned char>(c));
+    for (std::size_t e : block.extents) mix(e);
+    mix(block.first_id);
+    std::uint64_t mine[2] = {h, ~h}, all[2] = {0, 0};
+    HETERO_MPI_CHECK(MPI_Allreduce, mine, all, 2, MPI_UINT64_T, MPI_MAX, comm());
+    if (all[0] != h || all[1] != ~h)
+      raise<invalid_argument>(
+          "remote_events('", block.name, "', ...) was declared differently on different ranks (",
+          "name, extents or the number of remote events declared before); remote events must be "
+          "declared collectively, in the same order and shape on every rank");
+  }
+
+  [[noreturn]] void deadlock(scheduler::outcome outcome, bool in_barrier);
+
+  remote_channel m_channel;
+  std::chrono::nanoseconds m_timeout;
+  std::thread::id m_owner_thread = std::this_thread::get_id();
+  std::deque<std::unique_ptr<event_block>> m_blocks;
+  std::uint64_t m_next_remote_id = 0;
+  std::uint64_t m_declared = 0;
+  recorded_plan* m_recording = nullptr;
+  std::uint64_t m_recording_id = 0;
+  std::uint64_t m_next_plan = 0;
+  bool m_broken = false;
+  bool m_declared_since_wait = false;
+  node_pool m_pool;
+  std::vector<std::unique_ptr<device_slot>> m_devices;
+  std::shared_ptr<recorded_plan> m_replaying;  // alive while its replay runs
+  scheduler m_scheduler;                       // last: its threads stop first
+};
+
+// Builds this rank's report, exchanges reports with the other ranks, and throws.
+inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) {
+  const double seconds = std::chrono::duration<double>(m_timeout).count();
+  pending_report mine(rank(), m_channel);
+  m_pool.for_each_live([&](node& n) {
+    if (!n.done()) mine.add(n);
+  });
+  if (m_replaying)
+    m_replaying->for_each([&](node& n) {
+      if (n.finished_run.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(m_replaying->runs))
+        mine.add(n);
+    });
+  std::string text = mine.text(in_barrier);
+  if (outcome == scheduler::outcome::stuck)
+    text.insert(text.find(':'), " (made no progress for " + std::to_string(seconds) + " s)");
+  m_broken = true;
+  m_scheduler.cancel();
+  std::map<int, std::string> reports;
+  try {
+    m_channel.send_report(text);
+    const auto grace = clock::now() + std::min<std::chrono::nanoseconds>(std::chrono::seconds(1), 2 * m_timeout);
+    while (clock::now() < grace) {
+      (void)m_channel.progress([](node*, bool, bool) {});  // late notifications no longer matter
+      if (m_channel.reports().size() + 1 >= static_cast<std::size_t>(size())) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    reports = m_channel.reports();
+  } catch (const hetero::error&) {  // MPI failed: report what this rank knows
+  }
+  std::string message = "task graph deadlock: ";
+  message += outcome == scheduler::outcome::stuck
+                 ? "no task ran, finished or arrived for " + std::to_string(seconds) + " s on rank " +
+                       std::to_string(rank())
+                 : "another rank found that its tasks made no progress";
+  message +=
+      " while wait() was waiting (task_options::no_progress_timeout); a rank waits for a notification nobody "
+      "sends, or "
+      "the ranks declared different graphs. Pending work on each rank:\n";
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank()) {
+      message += text;
+    } else if (auto it = reports.find(r); it != reports.end()) {
+      message += it->second;
+    } else {
+      message += "rank " + std::to_string(r) + ": no report (it is not in task_graph::wait)\n";
+    }
+  }
+  throw deadlock_error(message);
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_ENGINE_HPP

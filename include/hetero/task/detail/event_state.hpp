@@ -1,0 +1,88 @@
+/// @file
+/// What a rank knows about one event: its last writer and the readers since, in program order
+/// (OpenMP `depend` semantics), and, for remote-capable events, how many writes named remote
+/// ranks so far (the same count on every rank, so sender and receiver agree on each message).
+#ifndef HETERO_TASK_DETAIL_EVENT_STATE_HPP
+#define HETERO_TASK_DETAIL_EVENT_STATE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace hetero::detail {
+
+struct node;
+
+/// A node as seen at one moment: the node and its incarnation (dynamic nodes are reused; a
+/// reference whose serial no longer matches names a node that finished long ago).
+struct node_ref {
+  node* ptr = nullptr;
+  std::uint64_t serial = 0;
+};
+
+/// The accesses of one event so far, as one rank sees them.
+struct access_history {
+  node_ref writer;                  ///< the last task (or notification) writing the event
+  std::vector<node_ref> readers;    ///< tasks reading it since that write
+  std::uint64_t remote_writes = 0;  ///< writes so far that named remote ranks (every rank counts them)
+
+  void clear() noexcept {
+    writer = {};
+    readers.clear();
+    remote_writes = 0;
+  }
+};
+
+struct event_block;
+
+/// One event of a task graph.
+struct event_state {
+  access_history live;             ///< tasks declared to run now
+  access_history recorded;         ///< tasks of the recording in progress
+  std::uint64_t recording_id = 0;  ///< the recording `recorded` belongs to (reset lazily)
+  const event_block* block = nullptr;
+  std::size_t index = 0;
+
+  /// "EA[2][3]" (the block's name and this event's indices).
+  [[nodiscard]] std::string name() const;
+  /// The id naming this event in messages; equal on every rank for remote-capable events.
+  [[nodiscard]] std::uint64_t global_id() const noexcept;
+  /// Whether out(...).to(...) may name remote ranks for this event.
+  [[nodiscard]] bool remote_capable() const noexcept;
+};
+
+/// Events created together (`event`, `events`, `remote_events`): name, shape and storage.
+struct event_block {
+  std::string name;
+  std::vector<std::size_t> extents;
+  bool remote = false;
+  std::uint64_t first_id = 0;   ///< remote blocks: the same on every rank (assigned collectively)
+  const void* owner = nullptr;  ///< the graph that created the block
+  std::unique_ptr<event_state[]> events;
+  std::size_t count = 0;
+};
+
+inline std::string event_state::name() const {
+  if (!block) return "(null event)";
+  std::ostringstream out;
+  out << block->name;
+  std::size_t rest = index;
+  std::vector<std::size_t> indices(block->extents.size());
+  for (std::size_t d = block->extents.size(); d-- > 0;) {
+    indices[d] = rest % block->extents[d];
+    rest /= block->extents[d];
+  }
+  for (std::size_t i : indices) out << '[' << i << ']';
+  return out.str();
+}
+
+inline std::uint64_t event_state::global_id() const noexcept { return block->first_id + index; }
+
+inline bool event_state::remote_capable() const noexcept { return block && block->remote; }
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_EVENT_STATE_HPP

@@ -1,0 +1,126 @@
+/// @file
+/// Nodes of tasks declared and run at once, recycled: the declaring thread takes nodes, the
+/// threads that finish them give them back through a lock-free stack. The pool never holds more
+/// than `window` nodes, which is the bounded insertion window: when all are in use, the
+/// declaring thread runs tasks until one is given back.
+#ifndef HETERO_TASK_DETAIL_NODE_POOL_HPP
+#define HETERO_TASK_DETAIL_NODE_POOL_HPP
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "hetero/task/detail/node.hpp"
+
+namespace hetero::detail {
+
+/// A bounded pool of nodes. `acquire`, `reclaim` and `for_each_live` by the declaring thread;
+/// `release` by any thread.
+class node_pool {
+ public:
+  explicit node_pool(std::size_t window) : m_window(window) {}
+  node_pool(const node_pool&) = delete;
+  node_pool& operator=(const node_pool&) = delete;
+
+  ~node_pool() {
+    for (auto& chunk : m_chunks)
+      for (std::size_t i = 0; i < chunk.size; ++i) chunk.nodes[i].drop_body();
+  }
+
+  /// A fresh node (new incarnation, no successors, no body), or nullptr when `window` nodes are
+  /// in use.
+  node* acquire() {
+    if (m_free.empty()) reclaim();
+    if (m_free.empty()) {
+      if (m_allocated >= m_window) return nullptr;
+      grow();
+    }
+    node* n = m_free.back();
+    m_free.pop_back();
+    ++n->serial;
+    n->flags.store(0, std::memory_order_relaxed);
+    n->pending.store(node::declaring, std::memory_order_relaxed);
+    n->successor_count = 0;
+    n->more_successors.clear();
+    n->extra.clear();
+    n->next_finished = nullptr;
+    n->device = -1;
+    n->notifies = false;
+    n->urgent = false;
+    n->live = true;
+    ++m_in_use;
+    return n;
+  }
+
+  /// Gives back finished nodes `first` ... `last` (linked by `next_finished`; any thread).
+  void release_list(node* first, node* last) noexcept {
+    node* head = m_finished.load(std::memory_order_relaxed);
+    do {
+      last->next_finished = head;
+    } while (!m_finished.compare_exchange_weak(head, first, std::memory_order_seq_cst, std::memory_order_relaxed));
+  }
+
+  /// Gives back a finished node (declaring thread).
+  void give_back(node* n) {
+    n->live = false;
+    --m_in_use;
+    m_free.push_back(n);
+  }
+
+  /// Whether a node is free or was given back since the last `reclaim` (declaring thread; seq_cst, so that a
+  /// thread that announced it waits for one and then checks cannot miss the release).
+  [[nodiscard]] bool has_released() const noexcept {
+    return !m_free.empty() || m_finished.load(std::memory_order_seq_cst) != nullptr;
+  }
+
+  /// Moves the nodes given back since the last call to the free list.
+  void reclaim() {
+    node* n = m_finished.exchange(nullptr, std::memory_order_acquire);
+    while (n) {
+      node* next = n->next_finished;
+      n->live = false;
+      --m_in_use;
+      m_free.push_back(n);
+      n = next;
+    }
+  }
+
+  /// Nodes taken and not yet reclaimed.
+  [[nodiscard]] std::size_t in_use() const noexcept { return m_in_use; }
+  /// The most nodes the pool holds.
+  [[nodiscard]] std::size_t window() const noexcept { return m_window; }
+
+  /// Calls `f(node&)` for every node taken and not given back (declaring thread).
+  template <class F>
+  void for_each_live(F&& f) {
+    for (auto& chunk : m_chunks)
+      for (std::size_t i = 0; i < chunk.size; ++i)
+        if (chunk.nodes[i].live) f(chunk.nodes[i]);
+  }
+
+ private:
+  struct chunk {
+    std::unique_ptr<node[]> nodes;
+    std::size_t size;
+  };
+
+  void grow() {
+    const std::size_t size = std::min<std::size_t>(std::max<std::size_t>(64, m_allocated), m_window - m_allocated);
+    m_chunks.push_back({std::make_unique<node[]>(size), size});
+    for (std::size_t i = size; i-- > 0;) m_free.push_back(&m_chunks.back().nodes[i]);
+    m_allocated += size;
+  }
+
+  std::size_t m_window;
+  std::size_t m_allocated = 0;
+  std::size_t m_in_use = 0;
+  std::vector<chunk> m_chunks;
+  std::vector<node*> m_free;
+  std::atomic<node*> m_finished{nullptr};
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_NODE_POOL_HPP

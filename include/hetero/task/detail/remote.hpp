@@ -1,0 +1,396 @@
+/// @file
+/// The MPI side of a task graph: notifications of remote writes (out events naming remote
+/// ranks), operations adopted from outside the graph, the end-of-wait synchronisation, and the
+/// deadlock reports. Nothing here blocks: receives are pre-posted and completed with
+/// MPI_Testsome by whichever idle thread holds the progress baton (a try-lock), so a worker is
+/// never stuck in MPI.
+#ifndef HETERO_TASK_DETAIL_REMOTE_HPP
+#define HETERO_TASK_DETAIL_REMOTE_HPP
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hetero/core/mpi.hpp"
+#include "hetero/task/detail/node.hpp"
+
+namespace hetero::detail {
+
+/// One small message: a notification or a step of the end-of-wait barrier.
+struct remote_message {
+  static constexpr std::uint64_t notify = 1;
+  static constexpr std::uint64_t barrier = 2;
+  static constexpr std::uint64_t cancelled_flag = 1;  ///< the writer was cancelled (a task failed)
+  std::uint64_t type = 0;
+  std::uint64_t a = 0, b = 0, c = 0, d = 0;  ///< notify: the remote_key; barrier: epoch, round
+  std::uint64_t flags = 0;
+};
+
+/// Calls from the progress baton holder for each satisfied wait: `n` received one more message
+/// (`last` when it was the last one expected); `cancelled` when the writer was cancelled.
+template <class F>
+concept arrival_handler = std::invocable<F&, node*, bool, bool>;
+
+/// MPI notifications, adopted operations, the end-of-wait barrier and deadlock reports of one
+/// task graph, on a private duplicate of its communicator.
+class remote_channel {
+  static constexpr int tag_small = 1;
+  static constexpr int tag_report = 2;
+  static constexpr int posted_receives = 32;
+  static constexpr int report_capacity = 4096;
+
+  struct send_slot {
+    remote_message message;
+    std::string text;
+  };
+  struct inbox_entry {
+    node* waiting = nullptr;
+    int expected = 0;
+    int arrived = 0;
+    bool cancelled = false;
+  };
+
+ public:
+  explicit remote_channel(MPI_Comm comm) {
+    HETERO_MPI_CHECK(MPI_Comm_dup, comm, &m_comm);
+    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_comm, MPI_ERRORS_RETURN);
+    HETERO_MPI_CHECK(MPI_Comm_rank, m_comm, &m_rank);
+    HETERO_MPI_CHECK(MPI_Comm_size, m_comm, &m_size);
+    m_requests.fill(MPI_REQUEST_NULL);
+    if (m_size > 1) {
+      for (int i = 0; i < posted_receives; ++i) post_small(i);
+      post_report();
+    }
+  }
+  remote_channel(const remote_channel&) = delete;
+  remote_channel& operator=(const remote_channel&) = delete;
+
+  ~remote_channel() {
+    if (mpi_finalized()) return;  // MPI is gone: nothing can be cancelled or freed any more
+    for (auto& r : m_requests) {
+      if (r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    // Sends are small (eager) and complete locally; a send still incomplete after a second
+    // belongs to a broken run: its buffer is leaked rather than freed under MPI's feet.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!m_send_requests.empty() && std::chrono::steady_clock::now() < give_up) test_sends();
+    for (auto& slot : m_send_slots)
+      if (std::find(m_pending_slots.begin(), m_pending_slots.end(), slot.get()) != m_pending_slots.end())
+        (void)slot.release();
+    MPI_Comm_free(&m_comm);
+  }
+
+  [[nodiscard]] int rank() const noexcept { return m_rank; }
+  [[nodiscard]] int size() const noexcept { return m_size; }
+  [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
+  /// Whether anything waits for MPI or an adopted operation (progress is worth calling).
+  [[nodiscard]] bool active() const noexcept { return m_active.load(std::memory_order_acquire) > 0; }
+  /// Messages received and operations completed so far (the watchdog's progress stamp).
+  [[nodiscard]] std::uint64_t arrivals() const noexcept { return m_arrivals.load(std::memory_order_relaxed); }
+
+  /// Declaring thread: `n` waits for `expected` messages named `key`. Returns how many are
+  /// still to come (earlier ones may have arrived already) and whether one was cancelled.
+  std::pair<int, bool> register_receive(node* n, const remote_key& key, int expected) {
+    std::lock_guard lock(m_mutex);
+    auto [it, inserted] = m_inbox.try_emplace(key);
+    inbox_entry& e = it->second;
+    e.waiting = n;
+    e.expected = expected;
+    const int remaining = std::max(0, expected - e.arrived);
+    const bool cancelled = e.cancelled;
+    if (remaining == 0) {
+      m_inbox.erase(it);
+    } else {
+      m_active.fetch_add(1, std::memory_order_release);
+    }
+    return {remaining, cancelled};
+  }
+
+  /// Messages received so far for `key` (for the deadlock report).
+  [[nodiscard]] int received(const remote_key& key) {
+    std::lock_guard lock(m_mutex);
+    auto it = m_inbox.find(key);
+    return it == m_inbox.end() ? 0 : it->second.arrived;
+  }
+
+  /// Declaring thread: polls `n->poll` until it says the adopted operation completed.
+  void add_external(node* n) {
+    std::lock_guard lock(m_mutex);
+    m_externals.push_back(n);
+    m_active.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Finishing thread: tells the targets of `n`'s remote writes that they happened.
+  void send_notifications(const node& n, std::uint64_t plan, std::uint64_t run, bool cancelled) {
+    std::lock_guard lock(m_mutex);
+    for (const notification& note : n.extra.notifications) {
+      note.targets.for_each(m_size, [&](int target) {
+        remote_message m{remote_message::notify,
+                         note.event->global_id(),
+                         note.generation,
+                         plan,
+                         run,
+                         cancelled ? remote_message::cancelled_flag : 0};
+        post_send(m, target);
+      });
+    }
+  }
+
+  /// Declaring thread: starts the end-of-wait barrier (dissemination over point-to-point
+  /// messages, so that a broken run can still cancel its receives). `failed` is OR-ed over all
+  /// ranks and returned by `barrier_done`.
+  void start_barrier(bool failed) {
+    std::lock_guard lock(m_mutex);
+    ++m_epoch;
+    m_round = 0;
+    m_rounds = 0;
+    while ((1 << m_rounds) < m_size) ++m_rounds;
+    m_barrier_flags = failed ? 1 : 0;
+    m_barrier_sent = false;
+    m_barrier_done.store(m_rounds == 0, std::memory_order_release);
+    if (m_rounds > 0) {
+      m_active.fetch_add(1, std::memory_order_release);
+      advance_barrier();
+    }
+  }
+
+  /// Whether the barrier finished; `failed` then says whether any rank reported a failure.
+  bool barrier_done(bool& failed) {
+    if (!m_barrier_done.load(std::memory_order_acquire)) return false;
+    std::lock_guard lock(m_mutex);
+    failed = m_barrier_flags != 0;
+    return true;
+  }
+
+  /// Sends this rank's deadlock report to every other rank (once per graph).
+  void send_report(const std::string& report) {
+    std::lock_guard lock(m_mutex);
+    if (m_report_sent) return;
+    m_report_sent = true;
+    for (int r = 0; r < m_size; ++r) {
+      if (r == m_rank) continue;
+      auto& slot = new_slot();
+      slot.text = report.substr(0, report_capacity - 1);
+      MPI_Request req = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Isend, slot.text.data(), static_cast<int>(slot.text.size()), MPI_CHAR, r, tag_report,
+                       m_comm, &req);
+      track_send(req);
+    }
+  }
+
+  /// Whether another rank sent a deadlock report.
+  [[nodiscard]] bool report_arrived() const noexcept { return m_report_arrived.load(std::memory_order_acquire); }
+
+  /// The reports received so far, by rank.
+  [[nodiscard]] std::map<int, std::string> reports() {
+    std::lock_guard lock(m_mutex);
+    return m_reports;
+  }
+
+  /// One round of progress unless another thread is progressing; `on_arrival` is called for
+  /// every satisfied wait. Returns whether anything happened.
+  template <arrival_handler F>
+  bool try_progress(F&& on_arrival) {
+    std::unique_lock lock(m_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    return progress_locked(on_arrival);
+  }
+
+  /// The same, waiting for the baton (used by the thread in `wait()` when everything else sleeps).
+  template <arrival_handler F>
+  bool progress(F&& on_arrival) {
+    std::lock_guard lock(m_mutex);
+    return progress_locked(on_arrival);
+  }
+
+ private:
+  template <class F>
+  bool progress_locked(F& on_arrival) {
+    bool progressed = false;
+    if (m_size > 1) {
+      int count = 0;
+      std::array<int, posted_receives + 1> done{};
+      std::array<MPI_Status, posted_receives + 1> statuses{};
+      HETERO_MPI_CHECK(MPI_Testsome, posted_receives + 1, m_requests.data(), &count, done.data(), statuses.data());
+      for (int k = 0; count != MPI_UNDEFINED && k < count; ++k) {
+        const int i = done[static_cast<std::size_t>(k)];
+        progressed = true;
+        if (i == posted_receives) {
+          int length = 0;
+          MPI_Get_count(&statuses[static_cast<std::size_t>(k)], MPI_CHAR, &length);
+          m_reports[statuses[static_cast<std::size_t>(k)].MPI_SOURCE] =
+              std::string(m_report_buffer.data(), static_cast<std::size_t>(std::max(0, length)));
+          m_report_arrived.store(true, std::memory_order_release);
+          post_report();
+        } else {
+          const remote_message m = m_received[static_cast<std::size_t>(i)];
+          post_small(i);
+          if (m.type == remote_message::notify) {
+            deliver({m.a, m.b, m.c, m.d}, (m.flags & remote_message::cancelled_flag) != 0, on_arrival);
+          } else if (m.type == remote_message::barrier) {
+            m_barrier_arrivals[{m.a, m.b}] |= m.flags;
+          }
+        }
+      }
+      if (!m_send_requests.empty()) progressed = test_sends() || progressed;
+      if (m_rounds > 0 && !m_barrier_done.load(std::memory_order_relaxed)) advance_barrier();
+    }
+    for (std::size_t i = 0; i < m_externals.size();) {
+      node* n = m_externals[i];
+      if (n->poll(*n)) {
+        m_externals[i] = m_externals.back();
+        m_externals.pop_back();
+        m_active.fetch_sub(1, std::memory_order_release);
+        m_arrivals.fetch_add(1, std::memory_order_relaxed);
+        on_arrival(n, true, false);
+        progressed = true;
+      } else {
+        ++i;
+      }
+    }
+    return progressed;
+  }
+
+  template <class F>
+  void deliver(const remote_key& key, bool cancelled, F& on_arrival) {
+    m_arrivals.fetch_add(1, std::memory_order_relaxed);
+    auto it = m_inbox.try_emplace(key).first;
+    inbox_entry& e = it->second;
+    ++e.arrived;
+    e.cancelled = e.cancelled || cancelled;
+    if (!e.waiting) return;  // arrived before its receive node was declared
+    const bool last = e.arrived >= e.expected;
+    node* n = e.waiting;
+    if (last) {
+      m_inbox.erase(it);
+      m_active.fetch_sub(1, std::memory_order_release);
+    }
+    on_arrival(n, last, cancelled);
+  }
+
+  void advance_barrier() {
+    while (m_round < m_rounds) {
+      if (!m_barrier_sent) {
+        const int peer = (m_rank + (1 << m_round)) % m_size;
+        post_send({remote_message::barrier, m_epoch, static_cast<std::uint64_t>(m_round), 0, 0, m_barrier_flags},
+                  peer);
+        m_barrier_sent = true;
+      }
+      auto it = m_barrier_arrivals.find({m_epoch, static_cast<std::uint64_t>(m_round)});
+      if (it == m_barrier_arrivals.end()) return;
+      m_barrier_flags |= it->second;
+      m_barrier_arrivals.erase(it);
+      ++m_round;
+      m_barrier_sent = false;
+    }
+    m_barrier_done.store(true, std::memory_order_release);
+    m_active.fetch_sub(1, std::memory_order_release);
+  }
+
+  void post_small(int i) {
+    HETERO_MPI_CHECK(MPI_Irecv, &m_received[static_cast<std::size_t>(i)], static_cast<int>(sizeof(remote_message)),
+                     MPI_BYTE, MPI_ANY_SOURCE, tag_small, m_comm, &m_requests[static_cast<std::size_t>(i)]);
+  }
+
+  void post_report() {
+    HETERO_MPI_CHECK(MPI_Irecv, m_report_buffer.data(), report_capacity, MPI_CHAR, MPI_ANY_SOURCE, tag_report,
+                     m_comm, &m_requests[posted_receives]);
+  }
+
+  send_slot& new_slot() {
+    if (m_free_slots.empty()) {
+      m_send_slots.push_back(std::make_unique<send_slot>());
+      m_free_slots.push_back(m_send_slots.back().get());
+    }
+    send_slot* s = m_free_slots.back();
+    m_free_slots.pop_back();
+    m_pending_slots.push_back(s);
+    return *s;
+  }
+
+  void track_send(MPI_Request req) {
+    m_send_requests.push_back(req);
+    m_active.fetch_add(1, std::memory_order_release);
+  }
+
+  void post_send(const remote_message& m, int target) {
+    send_slot& slot = new_slot();
+    slot.message = m;
+    MPI_Request req = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Isend, &slot.message, static_cast<int>(sizeof(remote_message)), MPI_BYTE, target,
+                     tag_small, m_comm, &req);
+    track_send(req);
+  }
+
+  // Completes finished sends and recycles their slots (m_send_requests[i] belongs to
+  // m_pending_slots[i]).
+  bool test_sends() {
+    int count = 0;
+    m_done_indices.resize(m_send_requests.size());
+    HETERO_MPI_CHECK(MPI_Testsome, static_cast<int>(m_send_requests.size()), m_send_requests.data(), &count,
+                     m_done_indices.data(), MPI_STATUSES_IGNORE);
+    if (count == MPI_UNDEFINED || count == 0) return false;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < m_send_requests.size(); ++i) {
+      if (m_send_requests[i] == MPI_REQUEST_NULL) {
+        m_free_slots.push_back(m_pending_slots[i]);
+        m_active.fetch_sub(1, std::memory_order_release);
+      } else {
+        m_send_requests[kept] = m_send_requests[i];
+        m_pending_slots[kept] = m_pending_slots[i];
+        ++kept;
+      }
+    }
+    m_send_requests.resize(kept);
+    m_pending_slots.resize(kept);
+    return true;
+  }
+
+  MPI_Comm m_comm = MPI_COMM_NULL;
+  int m_rank = 0;
+  int m_size = 1;
+  std::mutex m_mutex;  // the progress baton; guards everything below
+  std::atomic<int> m_active{0};
+  std::atomic<std::uint64_t> m_arrivals{0};
+
+  std::array<MPI_Request, posted_receives + 1> m_requests{};  // small receives, then the report receive
+  std::array<remote_message, posted_receives> m_received{};
+  std::array<char, report_capacity> m_report_buffer{};
+  std::unordered_map<remote_key, inbox_entry, remote_key_hash> m_inbox;
+  std::vector<node*> m_externals;
+
+  std::vector<std::unique_ptr<send_slot>> m_send_slots;
+  std::vector<send_slot*> m_free_slots;
+  std::vector<send_slot*> m_pending_slots;
+  std::vector<MPI_Request> m_send_requests;
+  std::vector<int> m_done_indices;
+
+  std::uint64_t m_epoch = 0;
+  int m_round = 0;
+  int m_rounds = 0;
+  bool m_barrier_sent = false;
+  std::uint64_t m_barrier_flags = 0;
+  std::atomic<bool> m_barrier_done{true};
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> m_barrier_arrivals;
+
+  bool m_report_sent = false;
+  std::atomic<bool> m_report_arrived{false};
+  std::map<int, std::string> m_reports;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_REMOTE_HPP

@@ -1,0 +1,103 @@
+/// @file
+/// The text of a `hetero::deadlock_error`: the nodes a rank still waits for, the events they
+/// use, and the notifications that did not arrive.
+#ifndef HETERO_TASK_DETAIL_REPORT_HPP
+#define HETERO_TASK_DETAIL_REPORT_HPP
+
+#include <cstddef>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hetero/task/detail/node.hpp"
+#include "hetero/task/detail/remote.hpp"
+
+namespace hetero::detail {
+
+/// Collects the pending nodes of one rank into a readable report.
+class pending_report {
+ public:
+  static constexpr std::size_t shown_at_most = 24;
+
+  pending_report(int rank, remote_channel& channel) : m_rank(rank), m_channel(channel) {}
+
+  /// Adds `n`, which has not finished.
+  void add(const node& n) {
+    ++m_count;
+    if (m_lines.size() < shown_at_most) m_lines.push_back(describe(n));
+  }
+
+  /// "rank 1: 2 node(s) pending (...):\n  task ..." or "rank 0: no pending task ...".
+  [[nodiscard]] std::string text(bool in_barrier) const {
+    std::ostringstream out;
+    out << "rank " << m_rank << ": ";
+    if (m_count == 0) {
+      out << "no pending task"
+          << (in_barrier ? " (its part of the graph finished; it waits in wait() for the other ranks)" : "")
+          << '\n';
+      return out.str();
+    }
+    out << m_count << " node(s) pending, none running or ready:\n";
+    for (const auto& line : m_lines) out << "  " << line << '\n';
+    if (m_count > m_lines.size()) out << "  ... and " << m_count - m_lines.size() << " more\n";
+    return out.str();
+  }
+
+ private:
+  [[nodiscard]] std::string describe(const node& n) const {
+    std::ostringstream out;
+    const auto label = [&] {
+      return n.extra.label.empty() ? std::string("(no label)") : "'" + n.extra.label + "'";
+    };
+    switch (n.kind) {
+      case node_kind::cpu:
+      case node_kind::device: {
+        out << (n.kind == node_kind::device ? "device task #" : "task #") << n.sequence << ' ' << label();
+        append_uses(out, n);
+        const int pending = n.pending.load(std::memory_order_relaxed);
+        out << " waits for " << pending << " unfinished dependenc" << (pending == 1 ? "y" : "ies");
+        break;
+      }
+      case node_kind::receive: {
+        const receive_info& r = *n.extra.receive;
+        const event_state* e = n.extra.uses.empty() ? nullptr : n.extra.uses.front().event;
+        out << "notification of " << (e ? e->name() : std::string("?")) << " (write #" << r.key.generation;
+        if (r.key.plan != 0) out << " of recording " << r.key.plan << ", replay " << r.key.run;
+        out << " by task '" << r.writer_label << "' on rank(s) " << r.senders.to_string()
+            << "): " << m_channel.received(r.key) << " of " << r.expected << " message(s) received";
+        break;
+      }
+      case node_kind::external:
+        out << "adopted operation " << label();
+        append_uses(out, n);
+        out << ": not complete";
+        break;
+      case node_kind::marker: out << "wait(event) of the calling thread"; break;
+    }
+    return out.str();
+  }
+
+  static void append_uses(std::ostringstream& out, const node& n) {
+    const auto list = [&](access_mode mode, const char* name) {
+      bool first = true;
+      for (const event_use& u : n.extra.uses) {
+        if (u.mode != mode) continue;
+        out << (first ? std::string(" ") + name + "(" : std::string(", ")) << u.event->name();
+        first = false;
+      }
+      if (!first) out << ')';
+    };
+    list(access_mode::read, "in");
+    list(access_mode::write, "out");
+  }
+
+  int m_rank;
+  remote_channel& m_channel;
+  std::size_t m_count = 0;
+  std::vector<std::string> m_lines;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_REPORT_HPP

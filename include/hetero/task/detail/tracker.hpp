@@ -1,0 +1,107 @@
+/// @file
+/// OpenMP `depend` semantics on one rank, in program order: a read waits for the last writer
+/// (flow), a write waits for the last writer (output) and every reader since (anti). Edges are
+/// added to the predecessors' own successor lists; a predecessor that already finished adds
+/// nothing.
+#ifndef HETERO_TASK_DETAIL_TRACKER_HPP
+#define HETERO_TASK_DETAIL_TRACKER_HPP
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "hetero/task/detail/event_state.hpp"
+#include "hetero/task/detail/node.hpp"
+
+namespace hetero::detail {
+
+/// One access of a task being declared.
+struct access_spec {
+  event_state* event = nullptr;
+  access_mode mode = access_mode::read;
+  const rank_set* targets = nullptr;  ///< writes only: the ranks to notify
+};
+
+/// Everything `spawn` collected from a task's clauses.
+struct task_spec {
+  std::string_view label;
+  const rank_set* on = nullptr;  ///< nullptr: every rank
+  bool device = false;
+  int pinned = -1;
+  int priority = 0;
+
+  void add(const access_spec& a) {
+    if (m_count < m_inline.size()) {
+      m_inline[m_count] = a;
+    } else {
+      m_more.push_back(a);
+    }
+    ++m_count;
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return m_count; }
+  [[nodiscard]] const access_spec& operator[](std::size_t i) const noexcept {
+    return i < m_inline.size() ? m_inline[i] : m_more[i - m_inline.size()];
+  }
+
+ private:
+  std::array<access_spec, 8> m_inline{};
+  std::vector<access_spec> m_more;
+  std::size_t m_count = 0;
+};
+
+/// Adds dependency edges for accesses in program order. `recorded`: the predecessors belong to
+/// a recording (nothing runs yet, every edge is kept).
+class dependency_tracker {
+ public:
+  /// `n` reads the event whose history is `h`; returns the edges added.
+  static int read(access_history& h, node* n, bool recorded) {
+    const int edges = link(h.writer, n, recorded);
+    if (!recorded && h.readers.size() >= 32 && (h.readers.size() & (h.readers.size() - 1)) == 0) prune(h.readers);
+    h.readers.push_back({n, n->serial});
+    if (!recorded) n->mark_tracked();
+    return edges;
+  }
+
+  /// `n` writes the event whose history is `h`; returns the edges added.
+  static int write(access_history& h, node* n, bool recorded) {
+    int edges = link(h.writer, n, recorded);
+    for (const node_ref& r : h.readers) edges += link(r, n, recorded);
+    h.readers.clear();
+    h.writer = {n, n->serial};
+    if (!recorded) n->mark_tracked();
+    return edges;
+  }
+
+  /// The last writer of `h` if it has not finished yet (tasks declared and run at once).
+  static node* unfinished_writer(const access_history& h) {
+    const node_ref& w = h.writer;
+    if (!w.ptr || w.ptr->recorded || w.ptr->serial != w.serial || w.ptr->done()) return nullptr;
+    return w.ptr;
+  }
+
+ private:
+  static int link(const node_ref& pred, node* succ, bool recorded) {
+    if (!pred.ptr || pred.ptr == succ) return 0;
+    if (recorded) {
+      pred.ptr->append_successor(succ);
+      return 1;
+    }
+    // A reused node (serial changed) finished long ago; add_successor refuses finished ones.
+    if (pred.ptr->serial != pred.serial) return 0;
+    return pred.ptr->add_successor(succ) ? 1 : 0;
+  }
+
+  // Many readers of one version (a tile read by a whole panel): forget the finished ones.
+  static void prune(std::vector<node_ref>& readers) {
+    readers.erase(std::remove_if(readers.begin(), readers.end(),
+                                 [](const node_ref& r) { return r.ptr->serial != r.serial || r.ptr->done(); }),
+                  readers.end());
+  }
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_TRACKER_HPP

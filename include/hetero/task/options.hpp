@@ -1,0 +1,41 @@
+/// @file
+/// `hetero::task_options`: how a task graph runs on each rank.
+#ifndef HETERO_TASK_OPTIONS_HPP
+#define HETERO_TASK_OPTIONS_HPP
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstddef>
+
+namespace hetero {
+
+/// How a task graph runs; every rank of the communicator passes the same options.
+/// @code
+/// hetero::task_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
+/// @endcode
+struct task_options {
+  /// Threads that run tasks on this rank, counting the thread that calls `wait()` (it runs
+  /// tasks while it waits). 0: the host threads Kokkos was given (this rank's share of the
+  /// node's cores).
+  int workers = 0;
+  /// The ranks of the graph (duplicated; the graph is built collectively on it).
+  MPI_Comm comm = MPI_COMM_WORLD;
+  /// The most tasks (and pending notifications) declared and not finished on this rank: when
+  /// it is reached, `spawn` runs tasks until one finishes, so a huge graph does not exhaust
+  /// memory.
+  std::size_t window = 4096;
+  /// `wait()` raises `hetero::deadlock_error` on every rank after this long without a task
+  /// running, finishing or a notification arriving while work is still pending.
+  std::chrono::duration<double> no_progress_timeout = std::chrono::seconds(60);
+  /// How long an idle worker keeps looking for work before it sleeps.
+  std::chrono::duration<double> spin = std::chrono::microseconds(50);
+  /// While notifications from other ranks are pending, how long one idle worker keeps polling
+  /// MPI after the last one arrived before it sleeps (and then polls on a timer, 50 us doubling
+  /// to 1 ms): remote dependencies sit on the critical path.
+  std::chrono::duration<double> mpi_poll = std::chrono::milliseconds(2);
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_TASK_OPTIONS_HPP

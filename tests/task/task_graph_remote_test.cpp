@@ -1,0 +1,146 @@
+// hetero::task_graph across ranks: out events naming remote ranks, notifications waited for by
+// the readers there, tasks on several ranks, wait(event) on a remote event, and failures seen on
+// every rank. Values move through node-shared memory (shared_slots.hpp), so a notification that
+// overtook its writer shows up as a stale value.
+#include <hetero/task.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "random.hpp"
+#include "rounds_program.hpp"
+#include "shared_slots.hpp"
+#include "world.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using hetero::testing::world_rank;
+using hetero::testing::world_size;
+
+namespace {
+
+int sum_over_ranks(int x) {
+  int total = 0;
+  MPI_Allreduce(&x, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("the seed's Figure 6: taskD on the last rank waits for taskA's put and notification", "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const int last = world_size() - 1;
+  hetero::testing::shared_slots slots(1);
+  REQUIRE(slots.usable());
+  hetero::task_graph graph({.workers = 2});
+  auto ea = graph.remote_event("EA");
+  auto eb = graph.event("EB");
+  auto ec = graph.event("EC");
+  int seen = -1, b_ran = 0, c_ran = 0;
+  graph.spawn("taskA", hetero::on(0), hetero::out(ea).to(last), [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a late put must still be seen
+    slots.slot(0, last).store(42, std::memory_order_release);
+  });
+  graph.spawn("taskB", hetero::on(0), hetero::out(eb), [&] { ++b_ran; });
+  graph.spawn("taskC", hetero::on(last), hetero::out(ec), [&] { ++c_ran; });
+  graph.spawn("taskD", hetero::on(last), hetero::in(ea, ec),
+              [&] { seen = static_cast<int>(slots.slot(0, last).load(std::memory_order_acquire)); });
+  graph.wait();
+  if (world_rank() == last) {
+    CHECK(seen == 42);
+    CHECK(c_ran == 1);
+  } else {
+    CHECK(seen == -1);
+    CHECK(c_ran == 0);
+  }
+  CHECK(b_ran == (world_rank() == 0 ? 1 : 0));
+}
+
+TEST_CASE("random cross-rank programs: every reader sees its writer's put, every task runs once", "[task][mpi]") {
+  const int workers = GENERATE(1, 2);
+  hetero::testing::shared_slots slots(8);
+  REQUIRE(slots.usable());
+  auto rng = hetero::testing::rng(static_cast<std::uint64_t>(11 + workers));
+  hetero::testing::rounds_program program(rng, world_size(), 12, 8);
+  hetero::task_graph graph({.workers = workers});
+  auto e = graph.remote_events("E", program.events());
+  auto ack = graph.remote_events("ACK", program.events(), world_size());
+  std::atomic<int> bad{0}, ran{0};
+  program.declare(graph, e, ack, slots, bad, ran);
+  graph.wait();
+  CHECK(bad.load() == 0);
+  CHECK(ran.load() == program.tasks_of(world_rank()));
+  CHECK(sum_over_ranks(bad.load()) == 0);
+}
+
+TEST_CASE("a task on every rank notifying every rank: each reader waits for all the writers", "[task][mpi]") {
+  const int p = world_size();
+  hetero::testing::shared_slots slots(p);
+  REQUIRE(slots.usable());
+  hetero::task_graph graph({.workers = 2});
+  auto e = graph.remote_event("all");
+  std::atomic<int> bad{0};
+  for (int round = 1; round <= 5; ++round) {
+    graph.spawn("every rank writes", hetero::out(e).to(hetero::rank_set::all()), [&, round] {
+      for (int r = 0; r < p; ++r) slots.slot(graph.rank(), r).store(round, std::memory_order_release);
+    });
+    graph.spawn("every rank reads", hetero::in(e), [&, round] {
+      for (int s = 0; s < p; ++s)
+        if (slots.slot(s, graph.rank()).load(std::memory_order_acquire) != round) bad.fetch_add(1);
+    });
+    graph.wait();  // the next round overwrites the slots: everybody must have read them
+  }
+  CHECK(sum_over_ranks(bad.load()) == 0);
+}
+
+TEST_CASE("wait(event) on a rank returns once the remote writer's notification arrived", "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  hetero::testing::shared_slots slots(1);
+  REQUIRE(slots.usable());
+  hetero::task_graph graph({.workers = 2});
+  auto flag = graph.remote_event("flag");
+  graph.spawn("writer", hetero::on(0), hetero::out(flag).to(hetero::rank_set::range(1, world_size())), [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int r = 1; r < world_size(); ++r) slots.slot(0, r).store(7, std::memory_order_release);
+  });
+  graph.wait(flag);
+  if (world_rank() > 0) CHECK(slots.slot(0, world_rank()).load(std::memory_order_acquire) == 7);
+  graph.wait();
+}
+
+TEST_CASE("a task failing on one rank: that rank rethrows, the others raise and skip what depended on it",
+          "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  hetero::task_graph graph({.workers = 2});
+  auto e = graph.remote_event("E");
+  int dependent_ran = 0;
+  graph.spawn("fails", hetero::on(0), hetero::out(e).to(hetero::rank_set::all()),
+              [] { throw std::runtime_error("rank 0 failed"); });
+  graph.spawn("dependent", hetero::in(e), [&] { ++dependent_ran; });
+  if (world_rank() == 0) {
+    CHECK_THROWS_WITH(graph.wait(), "rank 0 failed");
+  } else {
+    CHECK_THROWS_WITH(graph.wait(), ContainsSubstring("a task failed on another rank"));
+  }
+  CHECK(dependent_ran == 0);
+
+  int ran = 0;  // the graph stays usable on every rank
+  graph.spawn("after", hetero::in(e), [&] { ++ran; });
+  graph.wait();
+  CHECK(ran == 1);
+}
+
+TEST_CASE("remote events must be declared alike on every rank", "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  hetero::task_graph graph({.workers = 1});
+  CHECK_THROWS_WITH(graph.remote_events("EA", world_rank() == 0 ? 4 : 5),
+                    ContainsSubstring("remote_events('EA', ...) was declared differently on different ranks"));
+  auto same = graph.remote_events("EB", 2, 2);  // later declarations still work
+  CHECK(same.remote_capable());
+  CHECK(same(1, 1).name() == "EB[1][1]");
+}
