@@ -5,8 +5,10 @@
 
 #include "hetero/comm.hpp"
 #include "hetero/core.hpp"
+#include "hetero/dist.hpp"
 #include "hetero/exec.hpp"
 #include "hetero/linalg.hpp"
 #include "hetero/power.hpp"
+#include "hetero/task.hpp"
 
 #endif  // HETERO_HETERO_HPP
