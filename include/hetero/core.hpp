@@ -5,6 +5,7 @@
 #define HETERO_CORE_HPP
 
 #include "hetero/config.hpp"
+#include "hetero/core/concepts.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/observer.hpp"

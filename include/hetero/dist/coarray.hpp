@@ -18,8 +18,8 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/dist/concepts.hpp"
-#include "hetero/dist/detail/communicator.hpp"
 #include "hetero/dist/detail/origin.hpp"
+#include "hetero/dist/detail/owned_comm.hpp"
 #include "hetero/dist/detail/rows.hpp"
 #include "hetero/dist/detail/window.hpp"
 #include "hetero/dist/process_grid.hpp"
@@ -68,7 +68,7 @@ class coarray {
     s.extents = extents;
     s.label = std::move(options.label);
     s.staged = detail::must_stage<MemorySpace>(options.staging);
-    s.comm = detail::communicator::duplicate(comm);
+    s.comm = detail::owned_comm::duplicate(comm);
     std::int64_t stride = 1;
     for (int d = Rank - 1; d >= 0; --d) {
       s.strides[d] = stride;
@@ -150,7 +150,7 @@ class coarray {
     std::array<std::int64_t, Rank> strides{};
     std::string label;
     bool staged = false;
-    detail::communicator comm;
+    detail::owned_comm comm;
     local_view storage;
     std::unique_ptr<detail::rma_window<T, Rank, MemorySpace>> window;  // destroyed first
   };

@@ -16,7 +16,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/dist/concepts.hpp"
-#include "hetero/dist/detail/communicator.hpp"
+#include "hetero/dist/detail/owned_comm.hpp"
 #include "hetero/dist/detail/plan_cache.hpp"
 #include "hetero/dist/detail/window.hpp"
 #include "hetero/dist/global_accessor.hpp"
@@ -137,7 +137,7 @@ class distributed_array {
       extents[d] = local[d] + shadow.lower[d] + shadow.upper[d];
     }
     s.staged = detail::must_stage<MemorySpace>(s.options.staging);
-    s.comm = detail::communicator::duplicate(s.space.grid().comm());
+    s.comm = detail::owned_comm::duplicate(s.space.grid().comm());
     s.storage = make_storage(s.options.label, extents);
     if (s.options.one_sided)
       s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(

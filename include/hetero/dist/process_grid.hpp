@@ -13,7 +13,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/dist/concepts.hpp"
-#include "hetero/dist/detail/communicator.hpp"
+#include "hetero/dist/detail/owned_comm.hpp"
 
 namespace hetero {
 
@@ -56,7 +56,7 @@ class process_grid {
                                         free_axis ? ", which does not divide " : ", not ", size);
     HETERO_MPI_CHECK(MPI_Dims_create, size, Rank, shape.data());
     m_shape = shape;
-    m_comm = detail::communicator::duplicate(comm);
+    m_comm = detail::owned_comm::duplicate(comm);
     m_coords = coords_of(m_comm.rank());
   }
 
@@ -122,7 +122,7 @@ class process_grid {
 
   std::array<int, Rank> m_shape{};
   std::array<int, Rank> m_coords{};
-  detail::communicator m_comm;
+  detail::owned_comm m_comm;
 };
 
 }  // namespace hetero

@@ -10,12 +10,9 @@
 #include <type_traits>
 
 #include "hetero/config.hpp"
+#include "hetero/core/concepts.hpp"
 
 namespace hetero {
-
-/// A Kokkos execution space type (`Kokkos::Cuda`, `Kokkos::OpenMP`, `Kokkos::Serial`, ...).
-template <class Space>
-concept execution_space = Kokkos::is_execution_space<Space>::value;
 
 /// The space that runs the device part by default: Kokkos' default execution space (the GPU in
 /// a GPU build).

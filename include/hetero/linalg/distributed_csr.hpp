@@ -18,7 +18,7 @@
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
-#include "hetero/linalg/detail/halo_plan.hpp"
+#include "hetero/linalg/detail/csr_halo_plan.hpp"
 #include "hetero/linalg/row_block.hpp"
 
 namespace hetero {
@@ -140,7 +140,7 @@ class distributed_csr {
     }
     HETERO_MPI_CHECK(MPI_Comm_dup, m_comm.mpi_comm(), &m_halo_comm);
     HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_halo_comm, MPI_ERRORS_RETURN);
-    m_halo = detail::halo_plan<memory_space>(m_halo_comm, m_global_rows, m_rows, ghosts);
+    m_halo = detail::csr_halo_plan<memory_space>(m_halo_comm, m_global_rows, m_rows, ghosts);
     m_row_ptr = to_device<std::int64_t>(mine.row_ptr(), "hetero::csr row_ptr");
     m_global_cols = to_device<std::int64_t>(cols, "hetero::csr global columns");
     m_local_cols = to_device<int>(std::span<const int>(local), "hetero::csr local columns");
@@ -165,7 +165,7 @@ class distributed_csr {
   Kokkos::View<std::int64_t*, memory_space> m_global_cols;
   Kokkos::View<int*, memory_space> m_local_cols;
   Kokkos::View<double*, memory_space> m_values;
-  detail::halo_plan<memory_space> m_halo;
+  detail::csr_halo_plan<memory_space> m_halo;
 };
 
 }  // namespace hetero

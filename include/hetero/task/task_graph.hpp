@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "hetero/core/concepts.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/task/clauses.hpp"
@@ -33,10 +34,6 @@
 #include "hetero/task/recording.hpp"
 
 namespace hetero {
-
-/// A Kokkos execution space type (`Kokkos::Cuda`, `Kokkos::OpenMP`, `Kokkos::Serial`, ...).
-template <class S>
-concept execution_space = Kokkos::is_execution_space<S>::value;
 
 /// The index (among its graph's devices) of the device the calling device task runs on; -1
 /// outside a device task.

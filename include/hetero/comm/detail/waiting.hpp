@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "hetero/core/detail/cpu.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/observer.hpp"
@@ -27,15 +28,6 @@ struct wait_policy {
   /// Seconds after which a wait becomes a `deadlock_error` (0: wait forever, as MPI does).
   double timeout_seconds = 0;
 };
-
-/// Tells the core that this thread is spinning (lets a sibling hyperthread run).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 /// One wait: call `pause()` each time the awaited condition was not yet true.
 class backoff {

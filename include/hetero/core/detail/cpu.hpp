@@ -1,5 +1,5 @@
 /// @file
-/// How many cores this process may use, from its CPU affinity mask.
+/// How many cores this process may use, from its CPU affinity mask; a pause for spin loops.
 #ifndef HETERO_CORE_DETAIL_CPU_HPP
 #define HETERO_CORE_DETAIL_CPU_HPP
 
@@ -11,6 +11,16 @@
 #endif
 
 namespace hetero::detail {
+
+/// Tells the core that this thread is spinning (lets a sibling hyper-thread run); used inside
+/// spin loops.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
 
 /// Cores in this process's affinity mask (all online cores where there is no mask).
 inline int affinity_cores() {

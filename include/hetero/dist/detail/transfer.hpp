@@ -18,7 +18,7 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/dist/concepts.hpp"
-#include "hetero/dist/detail/communicator.hpp"
+#include "hetero/dist/detail/owned_comm.hpp"
 #include "hetero/dist/detail/rows.hpp"
 
 namespace hetero::detail {

@@ -12,16 +12,9 @@
 #include <cstdint>
 #include <mutex>
 
-namespace hetero::detail {
+#include "hetero/core/detail/cpu.hpp"
 
-/// A short pause inside spin loops (lets the sibling hyper-thread run).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+namespace hetero::detail {
 
 /// Sleep and wake-up for idle threads.
 ///

@@ -1,8 +1,8 @@
 /// @file
 /// RAII owners of the MPI objects the dist module creates: a duplicated communicator whose
 /// errors are returned (so that HETERO_MPI_CHECK sees them) and committed datatypes.
-#ifndef HETERO_DIST_DETAIL_COMMUNICATOR_HPP
-#define HETERO_DIST_DETAIL_COMMUNICATOR_HPP
+#ifndef HETERO_DIST_DETAIL_OWNED_COMM_HPP
+#define HETERO_DIST_DETAIL_OWNED_COMM_HPP
 
 #include <mpi.h>
 
@@ -17,13 +17,13 @@ namespace hetero::detail {
 
 /// A duplicate of a user communicator, shared by copies (a cheap handle) and freed with the
 /// last copy. Errors on it are returned, never fatal. Duplicating is collective.
-class communicator {
+class owned_comm {
  public:
-  communicator() = default;
+  owned_comm() = default;
 
   /// Duplicates `comm` (collective over `comm`) and installs `MPI_ERRORS_RETURN` on the copy.
-  static communicator duplicate(MPI_Comm comm) {
-    communicator c;
+  static owned_comm duplicate(MPI_Comm comm) {
+    owned_comm c;
     auto owned = std::make_shared<holder>();
     HETERO_MPI_CHECK(MPI_Comm_dup, comm, &owned->comm);
     HETERO_MPI_CHECK(MPI_Comm_set_errhandler, owned->comm, MPI_ERRORS_RETURN);
@@ -127,4 +127,4 @@ class mpi_datatype {
 
 }  // namespace hetero::detail
 
-#endif  // HETERO_DIST_DETAIL_COMMUNICATOR_HPP
+#endif  // HETERO_DIST_DETAIL_OWNED_COMM_HPP

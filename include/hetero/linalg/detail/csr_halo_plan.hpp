@@ -2,8 +2,8 @@
 /// The halo of a row-distributed sparse matrix: which entries of other ranks' vector blocks
 /// this rank's rows read (its "ghosts", grouped by owner), which of its own entries others
 /// read, and the exchange that brings the ghosts in before a product.
-#ifndef HETERO_LINALG_DETAIL_HALO_PLAN_HPP
-#define HETERO_LINALG_DETAIL_HALO_PLAN_HPP
+#ifndef HETERO_LINALG_DETAIL_CSR_HALO_PLAN_HPP
+#define HETERO_LINALG_DETAIL_CSR_HALO_PLAN_HPP
 
 #include <mpi.h>
 
@@ -24,13 +24,13 @@ namespace hetero::detail {
 
 /// Who sends what to whom in a halo exchange. Built once (collectively), used every product.
 template <class MemorySpace>
-class halo_plan {
+class csr_halo_plan {
  public:
-  halo_plan() = default;
+  csr_halo_plan() = default;
 
   /// `ghosts`: the sorted global indices outside `mine` that this rank's rows read. Every rank
   /// calls this with its own (collective over `comm`, which the plan keeps, not owns).
-  halo_plan(MPI_Comm comm, std::int64_t global_rows, row_block mine, std::span<const std::int64_t> ghosts)
+  csr_halo_plan(MPI_Comm comm, std::int64_t global_rows, row_block mine, std::span<const std::int64_t> ghosts)
       : m_comm(comm), m_local(mine.size()) {
     int p = 1;
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &p);
@@ -62,7 +62,7 @@ class halo_plan {
     }
     std::vector<int> local(wanted);
     for (std::size_t k = 0; k < wanted; ++k) {
-      HETERO_EXPECTS(mine.contains(asked[k]), "halo_plan: a rank asked for entry ", asked[k],
+      HETERO_EXPECTS(mine.contains(asked[k]), "csr_halo_plan: a rank asked for entry ", asked[k],
                      " from the rank holding [", mine.begin, ", ", mine.end, ")");
       local[k] = static_cast<int>(asked[k] - mine.begin);
     }
@@ -132,4 +132,4 @@ class halo_plan {
 
 }  // namespace hetero::detail
 
-#endif  // HETERO_LINALG_DETAIL_HALO_PLAN_HPP
+#endif  // HETERO_LINALG_DETAIL_CSR_HALO_PLAN_HPP
