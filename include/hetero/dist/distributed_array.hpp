@@ -83,7 +83,7 @@ struct array_state {
   index_space<Rank> space;
   array_options<Rank> options;
   bool staged = false;
-  communicator comm;  // the array's own duplicate: its traffic never meets another's
+  owned_comm comm;  // the array's own duplicate: its traffic never meets another's
   view_of<T, Rank, Kokkos::LayoutRight, MemorySpace> storage;
   plan_cache plans;
   std::array<std::shared_ptr<void>, (2 << Rank)> halo_plans{};  // by periodic axes and corners
