@@ -19,6 +19,7 @@
 #include "hetero/dist/rebalance.hpp"
 #include "hetero/dist/reflect.hpp"
 #include "hetero/dist/section.hpp"
+#include "hetero/dist/split_executor.hpp"
 #include "hetero/dist/staging.hpp"
 
 #endif  // HETERO_DIST_HPP

@@ -1,7 +1,10 @@
 // Owner-computes loops: every owned index of a random box visited exactly once with its
 // global index, on every host execution space and through a user executor; reductions.
+#include <hetero/config.hpp>
 #include <hetero/dist/distributed_array.hpp>
 #include <hetero/dist/loop.hpp>
+#include <hetero/dist/split_executor.hpp>
+#include <hetero/exec/split_stats.hpp>
 
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_template_test_macros.hpp>
@@ -54,6 +57,11 @@ void reduce_into(const X& x, A&&... args) {
   (std::make_index_sequence<n - 1>());
 }
 
+template <class E>
+constexpr bool is_split_executor = false;
+template <class D, class H>
+constexpr bool is_split_executor<hetero::split_executor<D, H>> = true;
+
 template <int R, class Exec>
 void check_loops(const Exec& exec, std::uint64_t stream) {
   auto rng = hetero::testing::rng(stream);
@@ -94,7 +102,7 @@ void check_loops(const Exec& exec, std::uint64_t stream) {
                    hetero::detail::format_array(g));
     });
     DIST_CHECK_NO_MISMATCH(wrong);
-    if constexpr (Kokkos::is_execution_space<Exec>::value) {
+    if constexpr (Kokkos::is_execution_space<Exec>::value || is_split_executor<Exec>) {
       double sum = -1;
       hetero::reduce_owned(
           exec, "sum", space, box, [=](auto&&... args) { reduce_into(x, args...); }, sum);
@@ -117,6 +125,33 @@ TEST_CASE("owner loops run on a user executor", "[dist][loop]") {
   counting_executor exec{&calls};
   check_loops<2>(exec, 34);
   CHECK(calls == 6);
+}
+
+TEST_CASE("owner loops split between a device and the host (exec's parallel_for)", "[dist][loop][exec]") {
+#if HETERO_HAS_OPENMP()
+  static_assert(hetero::owned_loop_executor<hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial>, 3>);
+  const hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial> split;
+  // Host weights 0 (device only), 1 (host only) and a real split; the tuner moves the weight
+  // between trials, so later trials run other splits too.
+  for (const double w : {0.0, 1.0, 0.37}) {
+    INFO("starting CPU weight " << w);
+    hetero::reset_weight("visit", w);
+    hetero::reset_weight("sum", w);
+    check_loops<1>(split, 35);
+    check_loops<2>(split, 36);
+    check_loops<3>(split, 37);
+  }
+  double largest = -1;
+  auto space = hetero::block_space(1000);
+  hetero::reduce_owned(
+      split, "split max", space, space.box(), [](std::int64_t i, double& m) { m = i > m ? double(i) : m; },
+      Kokkos::Max<double>(largest));
+  const auto [begin, end] = space.axis(0).block_range(space.grid().rank());
+  CHECK(largest == static_cast<double>(end - 1));
+  CHECK(hetero::split_statistics("split max").runs == 1);
+#else
+  SKIP("needs Kokkos::OpenMP to emulate a device beside Kokkos::Serial");
+#endif
 }
 
 TEST_CASE("max reduction and the default execution space", "[dist][loop]") {
