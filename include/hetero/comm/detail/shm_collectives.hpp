@@ -22,6 +22,12 @@
 
 namespace hetero::detail {
 
+/// memcpy for payloads that may be empty: an empty buffer's pointer may be null, which memcpy
+/// must not be given even with a size of 0.
+inline void copy_payload(void* dst, const void* src, std::size_t bytes) noexcept {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
+
 /// Collective, operation, root and byte count in one word: a reader compares the writer's
 /// word with its own to catch ranks that called different collectives or passed other counts.
 constexpr std::uint64_t shm_signature(collective c, builtin_op op, int root, std::size_t bytes) noexcept {
@@ -131,7 +137,7 @@ class shm_broadcast final : public shm_op {
   void start() {
     take_number();
     if (m_channel.rank() != m_root) return;
-    std::memcpy(payload_area(), m_data, m_n * sizeof(T));
+    copy_payload(payload_area(), m_data, m_n * sizeof(T));
     publish();
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
@@ -160,7 +166,7 @@ class shm_reduce final : public shm_op {
         m_root(root) {}
   void start() {
     take_number();
-    std::memcpy(payload_area(), m_send, m_n * sizeof(T));
+    copy_payload(payload_area(), m_send, m_n * sizeof(T));
     publish();
   }
   bool ready() override { return !reads() || all_arrived(); }
@@ -204,7 +210,7 @@ class shm_gather final : public shm_op {
     take_number();
     const int me = m_channel.rank();
     const T* mine = m_send ? m_send : m_recv + static_cast<std::size_t>(me) * m_n;
-    if (m_root != me) std::memcpy(payload_area(), mine, m_n * sizeof(T));
+    if (m_root != me) copy_payload(payload_area(), mine, m_n * sizeof(T));
     if (m_root != me) publish();
     if (reads() && m_send) host_ops::copy(m_recv + static_cast<std::size_t>(me) * m_n, m_send, m_n);
   }
@@ -278,7 +284,7 @@ class shm_scatter final : public shm_op {
   void start() {
     take_number();
     if (m_channel.rank() != m_root) return;
-    std::memcpy(payload_area(), m_send, static_cast<std::size_t>(m_channel.size()) * m_n * sizeof(T));
+    copy_payload(payload_area(), m_send, static_cast<std::size_t>(m_channel.size()) * m_n * sizeof(T));
     publish();
     if (m_recv) host_ops::copy(m_recv, m_send + static_cast<std::size_t>(m_root) * m_n, m_n);
   }
@@ -314,7 +320,7 @@ class shm_gatherv final : public shm_op {
     take_number();
     const int me = m_channel.rank();
     if (me != m_root && fits(m_send_n)) {
-      std::memcpy(payload_area(), m_send, m_send_n * sizeof(T));
+      copy_payload(payload_area(), m_send, m_send_n * sizeof(T));
       publish();
     }
     if (me == m_root && m_send) host_ops::copy(m_recv + m_displs[static_cast<std::size_t>(me)], m_send, m_send_n);
@@ -379,7 +385,7 @@ class shm_scatterv final : public shm_op {
       if (r == m_root || !fits(m_counts[i])) continue;
       const std::uint64_t bytes = m_counts[i] * sizeof(T);
       std::memcpy(area + i * region(), &bytes, sizeof bytes);
-      std::memcpy(area + i * region() + 32, m_send + m_displs[i], bytes);
+      copy_payload(area + i * region() + 32, m_send + m_displs[i], bytes);
     }
     publish();
     if (m_recv) host_ops::copy(m_recv, m_send + m_displs[static_cast<std::size_t>(me)], m_recv_n);
