@@ -249,7 +249,7 @@ class shm_allgatherv final : public shm_op {
     take_number();
     const auto me = static_cast<std::size_t>(m_channel.rank());
     const T* mine = m_send ? m_send : m_recv + m_displs[me];
-    if (m_counts[me] > 0) std::memcpy(payload_area(), mine, m_counts[me] * sizeof(T));  // mine may be null
+    copy_payload(payload_area(), mine, m_counts[me] * sizeof(T));  // mine may be null
     publish();
     if (m_send) host_ops::copy(m_recv + m_displs[me], m_send, m_counts[me]);
   }
