@@ -224,6 +224,10 @@ build() { # build <build dir> [targets...]
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
+  # The sanitizer builds use -O1 with line tables only (no NDEBUG, so assertions stay on): the
+  # sanitizers' recommended level, and 2.6x quicker to compile here than RelWithDebInfo's -O2 -g
+  # (tests/comm/allreduce_test.cpp under ASan: 47 s against 121 s). Reports keep file:line.
+  local sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
   rm -rf "$build_dir/test" "$build_dir/test-asan" "$build_dir/test-tsan"
   mkdir -p "$build_dir"
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON
@@ -231,9 +235,9 @@ cmd_test() {
   say "running the tests (release build)"
   (cd "$build_dir/test" && ctest --output-on-failure -j "$jobs") || die "some tests failed (ctest output above)"
 
-  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" -DHETERO_WARNINGS_AS_ERRORS=ON \
-    "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF \
-    -DHETERO_CHECK_HEADERS=OFF
+  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" "${sanitizer_flags[@]}" \
+    -DHETERO_WARNINGS_AS_ERRORS=ON "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF \
+    -DHETERO_BUILD_EXAMPLES=OFF -DHETERO_CHECK_HEADERS=OFF
   build "$build_dir/test-asan"
   say "running the tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
   # hwloc's PCI plugin (libhwloc-plugins, pulled in by StarPU) leaks 1016 bytes and is unloaded
@@ -241,8 +245,8 @@ cmd_test() {
   (cd "$build_dir/test-asan" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs" -LE 'style|package') \
     || die "some tests failed under the sanitizers (ctest output above)"
 
-  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" -DHETERO_WARNINGS_AS_ERRORS=ON \
-    -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
+  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${sanitizer_flags[@]}" \
+    -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
   # Only the executables of the tests labelled tsan are built (ctest knows them once configured).
   local tsan_targets
   tsan_targets=$(cd "$build_dir/test-tsan" && ctest -N -L tsan --show-only=json-v1 \
