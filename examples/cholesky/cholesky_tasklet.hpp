@@ -30,18 +30,13 @@ class tasklet_factorization {
     const auto owner = [this](std::int64_t i) { return m_a.owner(i); };
     for (int k = 0; k < m_nt; ++k) {
       m_graph.spawn("potrf", hetero::on(owner(k)), hetero::out(m_ea(k, k)).to(hetero::owners(owner, k + 1, m_nt)),
-                    [this, k] {
-                      potrf(m_a.local(k, k), m_b);
-                      m_a.publish();
-                    });
+                    [this, k] { potrf(m_a.local(k, k), m_b); });
       fetch(k, k);
 
       for (int i = k + 1; i < m_nt; ++i) {
         m_graph.spawn("trsm", hetero::on(owner(i)), hetero::in(event(k, k, i)),
-                      hetero::out(m_ea(k, i)).to(hetero::owners(owner, i + 1, m_nt)), [this, k, i] {
-                        trsm(input(k, k, i), m_a.local(k, i), m_b);
-                        m_a.publish();
-                      });
+                      hetero::out(m_ea(k, i)).to(hetero::owners(owner, i + 1, m_nt)),
+                      [this, k, i] { trsm(input(k, k, i), m_a.local(k, i), m_b); });
       }
       for (int i = k + 1; i < m_nt; ++i) {
         fetch(k, i);
