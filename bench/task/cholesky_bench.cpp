@@ -1,7 +1,8 @@
 // Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
-// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run, and replayed
-// from a recording) against OpenMP tasks of the seed's Figure 7 shape (the baseline) and
-// LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary. Tile kernels run one BLAS thread
+// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run with and
+// without the critical-path priorities, and replayed from a recording) against OpenMP tasks of
+// the seed's Figure 7 shape (the baseline) and LAPACKE_?potrf with 2 OpenBLAS threads, all in
+// this binary; plus N = 4096 with b = 256 as extra families. Tile kernels run one BLAS thread
 // each. GFLOP/s = N^3/3 / time (docs/task.md).
 #include <hetero/task.hpp>
 

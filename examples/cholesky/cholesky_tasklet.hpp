@@ -1,6 +1,7 @@
 // Block Cholesky with hetero tasklets across ranks, the shape of the seed's Figure 9: tile
-// column i on rank i % P, one remote-capable event per tile, and the tiles a rank needs from
-// other ranks fetched by a task (the seed's `gmove in`) once their writer notified it.
+// columns cyclic over the ranks (tiles.hpp, dist's cyclic index_space), one remote-capable
+// event per tile, and the tiles a rank needs from other ranks fetched by a task (coarray::get,
+// the seed's `gmove in`) once their writer notified it.
 #ifndef HETERO_EXAMPLES_CHOLESKY_TASKLET_HPP
 #define HETERO_EXAMPLES_CHOLESKY_TASKLET_HPP
 
