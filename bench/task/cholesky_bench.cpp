@@ -1,7 +1,8 @@
 // Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
-// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run, and replayed
-// from a recording) against OpenMP tasks of the seed's Figure 7 shape (the baseline) and
-// LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary. Tile kernels run one BLAS thread
+// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run with and
+// without the critical-path priorities, and replayed from a recording) against OpenMP tasks of
+// the seed's Figure 7 shape (the baseline) and LAPACKE_?potrf with 2 OpenBLAS threads, all in
+// this binary; plus N = 4096 with b = 256 as extra families. Tile kernels run one BLAS thread
 // each. GFLOP/s = N^3/3 / time (docs/task.md).
 #include <hetero/task.hpp>
 
@@ -17,13 +18,12 @@
 namespace {
 
 constexpr int threads = 2;
-constexpr int tile = 128;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-template <cholesky::real T>
+template <cholesky::real T, int tile>
 void omp_tasks(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
@@ -36,12 +36,12 @@ void omp_tasks(benchmark::State& state) {
   }
 }
 
-template <cholesky::real T, bool Replay>
+template <cholesky::real T, int tile, bool Replay, bool CriticalPathFirst = true>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
   cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
-  cholesky::tasklet_factorization<T> factorization(graph, a);
+  cholesky::tasklet_factorization<T> factorization(graph, a, CriticalPathFirst);
   hetero::task_recording recording;
   if constexpr (Replay) recording = graph.record([&] { factorization.declare(); });
   openblas_set_num_threads(1);
@@ -81,18 +81,27 @@ void lapacke(benchmark::State& state) {
 const auto configure = [](benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(2048)->Arg(4096);
 };
+const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(4096);
+};
 
-template <cholesky::real T>
-int add_precision(const char* family) {
-  const std::string f = family;
-  hetero::bench::add(f + "/baseline_omp_tasks", omp_tasks<T>, configure);
-  hetero::bench::add(f + "/lapacke_potrf", lapacke<T>, configure);
-  hetero::bench::add(f + "/hetero", tasklets<T, false>, configure);
-  hetero::bench::add(f + "/hetero_replay", tasklets<T, true>, configure);
+// The table: b = 128, N = 2048 and 4096; hetero_no_priority is the same tasklet code
+// without the critical-path priorities. The families *_b256 (N = 4096, b = 256) are extra
+// information: the same four versions with 256-wide tiles (docs/task.md says why).
+template <cholesky::real T, int tile>
+int add_precision(const std::string& family, const auto& sizes) {
+  hetero::bench::add(family + "/baseline_omp_tasks", omp_tasks<T, tile>, sizes);
+  hetero::bench::add(family + "/lapacke_potrf", lapacke<T>, sizes);
+  hetero::bench::add(family + "/hetero", tasklets<T, tile, false>, sizes);
+  hetero::bench::add(family + "/hetero_replay", tasklets<T, tile, true>, sizes);
+  if (tile == 128) hetero::bench::add(family + "/hetero_no_priority", tasklets<T, tile, false, false>, sizes);
   return 0;
 }
 
-const int registered[] = {add_precision<double>("cholesky_double"), add_precision<float>("cholesky_float")};
+const int registered[] = {add_precision<double, 128>("cholesky_double", configure),
+                          add_precision<float, 128>("cholesky_float", configure),
+                          add_precision<double, 256>("cholesky_double_b256", configure_large_tiles),
+                          add_precision<float, 256>("cholesky_float_b256", configure_large_tiles)};
 
 }  // namespace
 

@@ -1,8 +1,9 @@
 // Tiled symmetric positive definite matrices for block Cholesky (A = U^T U, upper storage, as
 // the seed's Figures 7-9): tiles of b x b, column-major inside; the tiles of tile column i live
-// on rank i % P (1-D cyclic, the seed's `distribute T(cyclic)`), in an MPI window so that other
-// ranks can fetch them with MPI_Get (the seed's `gmove in`). On one rank it is a plain tile
-// matrix. Also the four tile kernels (LAPACKE/CBLAS) and the residual check.
+// on rank i % P (dist's cyclic distribution, the seed's `distribute T(cyclic)`), in a dist
+// coarray so that other ranks can fetch them with `coarray::get` (the seed's `gmove in`). On
+// one rank it is a plain tile matrix. Also the four tile kernels (LAPACKE/CBLAS) and the
+// residual check.
 #ifndef HETERO_EXAMPLES_CHOLESKY_TILES_HPP
 #define HETERO_EXAMPLES_CHOLESKY_TILES_HPP
 
@@ -10,10 +11,12 @@
 #include <lapacke.h>
 #include <mpi.h>
 
+#include <hetero/dist/coarray.hpp>
+#include <hetero/dist/index_space.hpp>
+
 #include <cmath>
 #include <concepts>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@ namespace cholesky {
 template <class T>
 concept real = std::same_as<T, float> || std::same_as<T, double>;
 
+/// The MPI datatype of T (the bulk-synchronous MPI benchmark's messages).
 template <real T>
 MPI_Datatype mpi_type() {
   return std::same_as<T, double> ? MPI_DOUBLE : MPI_FLOAT;
@@ -92,55 +96,46 @@ inline double flops(std::int64_t n) {
 }
 
 /// The upper tiles of an n x n matrix (n = nt * b) distributed by tile columns over the ranks
-/// of `comm`, cyclically. Collective construction.
+/// of `comm`, cyclically (dist's `index_space` with a cyclic axis, the seed's `distribute
+/// T(cyclic)`). Each rank's columns are its image of a dist `coarray` (every image holds
+/// ceil(nt / P) columns of nt tiles), so a rank reads another's tile with `coarray::get`, the
+/// seed's `gmove in`. Collective construction.
 template <real T>
 class tiles {
  public:
-  tiles(int nt, int b, MPI_Comm comm) : m_nt(nt), m_b(b), m_comm(comm) {
-    MPI_Comm_rank(comm, &m_rank);
-    MPI_Comm_size(comm, &m_size);
-    const std::int64_t columns = (nt - m_rank + m_size - 1) / m_size;  // tile columns i with i % P == rank
-    const auto bytes =
-        static_cast<MPI_Aint>(columns * nt * tile_elements() * static_cast<std::int64_t>(sizeof(T)));
-    MPI_Win_allocate(bytes, sizeof(T), MPI_INFO_NULL, comm, &m_base, &m_window);
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, m_window);  // passive target: fetches at any time
-  }
-  tiles(const tiles&) = delete;
-  tiles& operator=(const tiles&) = delete;
-  ~tiles() {
-    MPI_Win_unlock_all(m_window);
-    MPI_Win_free(&m_window);
-  }
+  tiles(int nt, int b, MPI_Comm comm)
+      : m_nt(nt),
+        m_b(b),
+        m_columns({nt}, hetero::process_grid<1>({0}, comm), {hetero::distribution::cyclic()}),
+        m_storage({m_columns.local_size(0), nt * tile_elements()}, {.label = "cholesky::tiles"}, comm) {}
 
   [[nodiscard]] int tiles_per_side() const noexcept { return m_nt; }
   [[nodiscard]] int tile_size() const noexcept { return m_b; }
   [[nodiscard]] std::int64_t order() const noexcept { return static_cast<std::int64_t>(m_nt) * m_b; }
   [[nodiscard]] std::int64_t tile_elements() const noexcept { return static_cast<std::int64_t>(m_b) * m_b; }
-  [[nodiscard]] int owner(std::int64_t i) const noexcept { return static_cast<int>(i % m_size); }
-  [[nodiscard]] bool mine(std::int64_t i) const noexcept { return owner(i) == m_rank; }
+  [[nodiscard]] int owner(std::int64_t i) const { return m_columns.owner_of({i}); }
+  [[nodiscard]] bool mine(std::int64_t i) const { return m_columns.owns({i}); }
 
   /// Tile (k, i) of a tile column this rank owns.
-  [[nodiscard]] T* local(int k, int i) const noexcept { return m_base + offset(k, i); }
-
-  /// Copies tile (k, i) from its owner into `to` (a one-sided get, complete on return).
-  void fetch(T* to, int k, int i) const {
-    MPI_Win_sync(m_window);
-    MPI_Get(to, static_cast<int>(tile_elements()), mpi_type<T>(), owner(i), offset(k, i),
-            static_cast<int>(tile_elements()), mpi_type<T>(), m_window);
-    MPI_Win_flush(owner(i), m_window);
+  [[nodiscard]] T* local(int k, int i) const {
+    return m_storage.local().data() + m_columns.to_local({i})[0] * m_storage.extents()[1] + k * tile_elements();
   }
 
-  /// Makes this rank's stores to its tiles visible to other ranks' fetches (after writing a
-  /// tile that others fetch).
-  void publish() const {
-    if (m_size > 1) MPI_Win_sync(m_window);
+  /// Copies tiles (k, i) to (last - 1, i) from their owner into `to` (a one-sided get,
+  /// complete on return).
+  void fetch(T* to, int k, int i, int last) const {
+    const hetero::slice column = hetero::slice::at(m_columns.to_local({i})[0]),
+                        rows{k * tile_elements(), last * tile_elements()};
+    m_storage.get(owner(i), {column, rows}, tile_view(to, (last - k) * tile_elements()));
   }
+  /// Copies tile (k, i) from its owner into `to`.
+  void fetch(T* to, int k, int i) const { fetch(to, k, i, k + 1); }
 
   /// Fills this rank's tiles (upper triangle) with the test matrix.
   void fill() {
     const std::int64_t n = order();
-    for (int i = m_rank; i < m_nt; i += m_size)
-      for (int k = 0; k <= i; ++k) {
+    for (int i = 0; i < m_nt; ++i)
+      for (int k = 0; k <= i && mine(i); ++k) {
         T* t = local(k, i);
         for (int c = 0; c < m_b; ++c)
           for (int r = 0; r < m_b; ++r)
@@ -149,22 +144,26 @@ class tiles {
       }
   }
 
-  /// ||A - U^T U||_F / ||A||_F on rank 0 (collective: rank 0 gathers U), in double precision.
+  /// ||A - U^T U||_F / ||A||_F on rank 0 (collective: rank 0 gets U's columns), in double
+  /// precision.
   [[nodiscard]] double residual() const {
+    double result = 0.0;
+    if (m_storage.this_image() == 0) result = residual_on_rank0();
+    MPI_Bcast(&result, 1, MPI_DOUBLE, 0, m_storage.comm());
+    return result;
+  }
+
+ private:
+  using tile_view_type = Kokkos::View<T**, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static tile_view_type tile_view(T* to, std::int64_t elements) { return tile_view_type(to, 1, elements); }
+
+  [[nodiscard]] double residual_on_rank0() const {
     const std::int64_t n = order();
-    std::vector<double> u;
-    if (m_rank == 0) u.assign(static_cast<std::size_t>(n * n), 0.0);
+    std::vector<double> u(static_cast<std::size_t>(n * n), 0.0);
     std::vector<T> column(static_cast<std::size_t>(m_nt * tile_elements()));
     for (int i = 0; i < m_nt; ++i) {
-      if (mine(i) && m_rank != 0)
-        MPI_Send(local(0, i), static_cast<int>(column.size()), mpi_type<T>(), 0, i, m_comm);
-      if (m_rank != 0) continue;
-      const T* src = local(0, i);
-      if (!mine(i)) {
-        MPI_Recv(column.data(), static_cast<int>(column.size()), mpi_type<T>(), owner(i), i, m_comm,
-                 MPI_STATUS_IGNORE);
-        src = column.data();
-      }
+      const T* src = mine(i) ? local(0, i) : column.data();
+      if (!mine(i)) fetch(column.data(), 0, i, m_nt);
       for (int k = 0; k <= i; ++k)
         for (int c = 0; c < m_b; ++c)
           for (int r = 0; r < m_b; ++r) {
@@ -173,37 +172,24 @@ class tiles {
             if (row <= col) u[static_cast<std::size_t>(col * n + row)] = src[k * tile_elements() + c * m_b + r];
           }
     }
-    double result = 0.0;
-    if (m_rank == 0) {
-      std::vector<double> product(static_cast<std::size_t>(n * n), 0.0);  // upper triangle of U^T U
-      cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, static_cast<int>(n), static_cast<int>(n), 1.0, u.data(),
-                  static_cast<int>(n), 0.0, product.data(), static_cast<int>(n));
-      double diff = 0.0, norm = 0.0;
-      for (std::int64_t c = 0; c < n; ++c)
-        for (std::int64_t r = 0; r <= c; ++r) {
-          const double a = element<double>(r, c, n), w = r == c ? 1.0 : 2.0;  // both triangles
-          const double d = a - product[static_cast<std::size_t>(c * n + r)];
-          diff += w * d * d;
-          norm += w * a * a;
-        }
-      result = std::sqrt(diff / norm);
-    }
-    MPI_Bcast(&result, 1, MPI_DOUBLE, 0, m_comm);
-    return result;
-  }
-
- private:
-  [[nodiscard]] MPI_Aint offset(int k, int i) const noexcept {
-    return static_cast<MPI_Aint>((static_cast<std::int64_t>(i / m_size) * m_nt + k) * tile_elements());
+    std::vector<double> product(static_cast<std::size_t>(n * n), 0.0);  // upper triangle of U^T U
+    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, static_cast<int>(n), static_cast<int>(n), 1.0, u.data(),
+                static_cast<int>(n), 0.0, product.data(), static_cast<int>(n));
+    double diff = 0.0, norm = 0.0;
+    for (std::int64_t c = 0; c < n; ++c)
+      for (std::int64_t r = 0; r <= c; ++r) {
+        const double a = element<double>(r, c, n), w = r == c ? 1.0 : 2.0;  // both triangles
+        const double d = a - product[static_cast<std::size_t>(c * n + r)];
+        diff += w * d * d;
+        norm += w * a * a;
+      }
+    return std::sqrt(diff / norm);
   }
 
   int m_nt;
   int m_b;
-  MPI_Comm m_comm;
-  int m_rank = 0;
-  int m_size = 1;
-  T* m_base = nullptr;
-  MPI_Win m_window = MPI_WIN_NULL;
+  hetero::index_space<1> m_columns;  // tile column i on rank i % P
+  hetero::coarray<T, 2> m_storage;   // per rank: [local column][tile row k, column-major b x b]
 };
 
 }  // namespace cholesky
