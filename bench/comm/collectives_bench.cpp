@@ -58,17 +58,23 @@ const std::vector<long>& sizes() {
 }
 constexpr int calls_per_iteration = 8;
 
+// Both communicators are released by a Kokkos finalize hook, while Kokkos and MPI still run
+// (the runtime finalises Kokkos first); kept as plain statics they would outlive MPI and leak.
 hetero::communicator& ours() {
-  static hetero::communicator comm;
-  return comm;
+  static std::unique_ptr<hetero::communicator> comm;
+  if (!comm) {
+    comm = std::make_unique<hetero::communicator>();
+    Kokkos::push_finalize_hook([] { comm.reset(); });
+  }
+  return *comm;
 }
 
 MPI_Comm theirs() {
-  static MPI_Comm comm = [] {
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    return c;
-  }();
+  static MPI_Comm comm = MPI_COMM_NULL;
+  if (comm == MPI_COMM_NULL) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    Kokkos::push_finalize_hook([] { MPI_Comm_free(&comm); });
+  }
   return comm;
 }
 
