@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   if (comm.rank() == 0) {
     if (print_samples)
       for (const auto& s : samples)
-        std::printf("%-10s %9zu B  %-18s %10.3f us\n", std::string(hetero::to_string(s.kind)).c_str(), s.bytes,
-                    std::string(hetero::to_string(s.algorithm)).c_str(), s.seconds * 1e6);
+        std::printf("%-10s %9zu B  %-18s %10.3f us  %6.3f x MPI\n", std::string(hetero::to_string(s.kind)).c_str(),
+                    s.bytes, std::string(hetero::to_string(s.algorithm)).c_str(), s.seconds * 1e6, s.ratio_to_mpi);
     table.save(path);
     std::printf("%s", table.to_text().c_str());
     std::printf("written to %s (%zu measurements on %d ranks)\n", path.c_str(), samples.size(), comm.size());

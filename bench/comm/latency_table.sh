@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # Turns a bench_comm_collectives JSON file into a per-call table: for each collective and
 # per-rank message size, the median latency of MPI's call and of hetero's, hetero's bandwidth
-# (bytes per rank / latency) and the ratio hetero / MPI (below 1: hetero is faster).
-#   bench/comm/latency_table.sh <results.json> [--markdown]
+# (bytes per rank / latency) and the ratio hetero / MPI (below 1: hetero is faster). With
+# --mpi-path: the same for the mpi_path_* families instead (hetero forced onto MPI's call).
+#   bench/comm/latency_table.sh <results.json> [--markdown] [--mpi-path]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-"$here/../report.sh" "$1" --tsv | awk -F'\t' -v md="${2:-}" '
+md="" mpi_path=""
+for a in "${@:2}"; do
+  case $a in
+    --markdown) md=$a ;;
+    --mpi-path) mpi_path=1 ;;
+    *) echo "latency_table.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+"$here/../report.sh" "$1" --tsv | awk -F'\t' -v md="$md" -v mpi_path="$mpi_path" '
   {
+    if (($1 ~ /^mpi_path_/) != (mpi_path != "")) next
+    sub(/^mpi_path_/, "", $1)
     split($1, name, "_x"); calls = name[2] + 0; if (calls == 0) calls = 1
     key = name[1] "\t" $2
     us = $4 / calls; if ($5 == "ns") us /= 1000; if ($5 == "ms") us *= 1000

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "comm_test_support.hpp"
 
@@ -38,6 +40,18 @@ TEST_CASE("the default table chooses shared memory for small messages and MPI ab
   CHECK(t.choose(collective::allreduce, std::size_t{1} << 23) == comm_algorithm::mpi);
   CHECK(t.choose(collective::barrier, 0) == comm_algorithm::shm);
   CHECK(comm_tuning{}.choose(collective::broadcast, 8) == comm_algorithm::mpi);
+  // Above the window: MPI's call, except where two tuning runs on 2 ranks agreed (docs/comm.md);
+  // other shapes were not measured.
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  CHECK(t.choose(collective::allreduce, mib) == comm_algorithm::mpi);
+  CHECK(t.choose(collective::reduce, mib) == comm_algorithm::binomial);
+  CHECK(t.choose(collective::reduce, 8 * mib) == comm_algorithm::mpi);
+  CHECK(t.choose(collective::scatter, 128 * 1024) == comm_algorithm::mpi);
+  CHECK(t.choose(collective::scatter, 2 * mib) == comm_algorithm::linear);
+  CHECK(t.choose(collective::allgatherv, 8 * mib) == comm_algorithm::ring);
+  CHECK(t.choose(collective::gather, 8 * mib) == comm_algorithm::mpi);
+  for (collective c : {collective::reduce, collective::scatter, collective::allgatherv})
+    CHECK(comm_tuning::defaults(3).choose(c, 2 * mib) == comm_algorithm::mpi);
   // The text format reads back what it wrote.
   CHECK(comm_tuning::parse(t.to_text(), "defaults") == t);
 }
@@ -127,6 +141,28 @@ TEST_CASE("a communicator reads its tuning file or the environment's, if it fits
   CHECK_THROWS_WITH(communicator(o), ContainsSubstring(path + ":2: unknown algorithm 'warp'"));
   world.barrier();
   if (world.rank() == 0) std::filesystem::remove(path);
+}
+
+TEST_CASE("a tuning run keeps MPI's call unless another algorithm wins by the margin", "[comm][tuning]") {
+  using enum comm_algorithm;
+  // Times over MPI's call at five sizes; the margin is 15 %.
+  const std::vector<std::map<comm_algorithm, double>> times{
+      {{mpi, 1.0}, {ring, 0.90}, {binomial, 1.2}},   // 10 % faster: not enough
+      {{mpi, 1.0}, {ring, 0.80}, {binomial, 0.84}},  // both clear it: the fastest
+      {{mpi, 1.0}, {ring, 0.95}, {binomial, 0.70}},  // a lone winner between ring's sizes, but ring
+                                                     // itself does not clear the margin here
+      {{mpi, 1.0}, {ring, 0.80}},
+      {{mpi, 1.0}, {ring, 1.10}}};
+  CHECK(detail::winners(times, 0.15) == std::vector<comm_algorithm>{mpi, ring, binomial, ring, mpi});
+  // A lone winner whose neighbours' algorithm also clears the margin and is within it: smoothed.
+  const std::vector<std::map<comm_algorithm, double>> close{
+      {{mpi, 1.0}, {ring, 0.70}}, {{mpi, 1.0}, {ring, 0.80}, {binomial, 0.75}}, {{mpi, 1.0}, {ring, 0.70}}};
+  CHECK(detail::winners(close, 0.15) == std::vector<comm_algorithm>{ring, ring, ring});
+  // Keyed on one size: only a candidate that clears the margin on (geometric) average and is
+  // never more than the margin slower.
+  CHECK(detail::overall_winner(times, 0.15) == mpi);
+  CHECK(detail::overall_winner(close, 0.15) == ring);
+  CHECK(tune_options{}.margin == 0.15);
 }
 
 TEST_CASE("a short tuning run gives one table on every rank", "[comm][tuning]") {

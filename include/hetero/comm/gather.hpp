@@ -169,14 +169,10 @@ class gather_interface {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
         if (!root_here) raise<invalid_argument>(what, ": send_recv_buf (in place) is for the root only");
         out = as_buffer(get<parameter::send_recv_buf>(args...), what, "send_recv_buf");
-        n = get_or<parameter::send_count>(out.size / p, args...);
-        if (!has_parameter<parameter::send_count, Args...> && out.size % p != 0)
-          raise<invalid_argument>(what, ": send_recv_buf holds ", out.size, " elements, not a multiple of the ", p,
-                                  " ranks; give send_count(n)");
+        n = in_place_block_count(out, p, what, args...);
       } else {
         in = as_buffer(get<parameter::send_buf>(args...), what, "send_buf");
-        n = get_or<parameter::send_count>(in.size, args...);
-        require_size(in, n, what, "send_buf", "send_count");
+        n = send_block_count(in, what, args...);
         if constexpr (has_parameter<parameter::recv_buf, Args...>) {
           using B = argument_t<parameter::recv_buf, Args...>;
           static_assert(comm_buffer<B> && writable_argument<B>() && std::is_same_v<buffer_element_t<B>, T> &&

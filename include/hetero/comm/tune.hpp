@@ -1,9 +1,9 @@
 /// @file
 /// `hetero::tune_collectives`: the tuning run. Times every algorithm of every collective at a
 /// range of message sizes on this machine and communicator, and returns the table that picks
-/// the fastest, MPI's own call unless another is faster by a margin. Save it with
-/// `comm_tuning::save` and point `HETERO_COMM_TUNING` (or `communicator_options::tuning_file`)
-/// at the file.
+/// the fastest, MPI's own call unless another is faster by a margin (15 %,
+/// `tune_options::margin`). Save it with `comm_tuning::save` and point `HETERO_COMM_TUNING` (or
+/// `communicator_options::tuning_file`) at the file.
 /// @code
 /// hetero::communicator comm;
 /// hetero::comm_tuning table = hetero::tune_collectives(comm);
@@ -35,10 +35,14 @@ struct tune_options {
   std::vector<std::size_t> sizes{8, 64, 512, 2048, 8192, 32768, 131072, 524288, 2097152, 8388608};
   /// Seconds one timing of one candidate should last (more calls for small messages).
   double seconds_per_timing = 0.004;
-  /// Timings per candidate; their median counts.
+  /// Rounds of timings; in each round every candidate is timed once (alternating), and the
+  /// median over rounds counts.
   int repetitions = 7;
-  /// An algorithm replaces MPI's call only when it is at least this much faster (0.05: 5 %).
-  double margin = 0.05;
+  /// An algorithm replaces MPI's call only when it is at least this much faster (0.15: its
+  /// median time over MPI's, round by round, is at most 0.85). On a 2-core node the ratio of
+  /// MPI's call against itself wanders by about 10 % between runs (docs/comm.md), so a smaller
+  /// margin lets a tuning run's noise pick an algorithm that is slower than MPI's call.
+  double margin = 0.15;
   /// The collectives to tune (others keep their current rules).
   std::vector<collective> collectives{all_collectives.begin(), all_collectives.end()};
 };
@@ -48,32 +52,60 @@ struct tune_sample {
   collective kind;
   std::size_t bytes;
   comm_algorithm algorithm;
-  double seconds;  ///< median per call, slowest rank
+  double seconds;       ///< median per call, slowest rank
+  double ratio_to_mpi;  ///< median over rounds of its time over MPI's call's in the same round
 };
 
 namespace detail {
 
-/// Runs `call` often enough to last about `target` seconds, `repetitions` times; returns the
-/// median time per call of the slowest rank (the same value on every rank).
+/// Times the candidates `calls[0..k)` (candidate 0 is MPI's call) in alternation: each of
+/// `repetitions` rounds times every candidate once, about `target` seconds each, so a slow
+/// phase of the machine (vCPU preemption: phases 2x apart) hits every candidate alike. Each
+/// timing is the slowest rank's. Returns, per candidate, the median seconds per call and the
+/// median over rounds of its time over MPI's in the same round (1 for MPI's call); the same
+/// values on every rank.
+struct candidate_times {
+  std::vector<double> seconds;
+  std::vector<double> ratio_to_mpi;
+};
+
 template <class Call>
-double time_per_call(MPI_Comm comm, const Call& call, double target, int repetitions) {
+candidate_times time_candidates(MPI_Comm comm, const std::vector<Call>& calls, double target, int repetitions) {
   using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 6; ++i) call();  // MPICH switches to its shared-memory path after 5 calls
-  const auto start = clock::now();
-  call();
-  double once = std::chrono::duration<double>(clock::now() - start).count();
-  MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, comm);
-  const int calls = static_cast<int>(std::clamp(target / std::max(once, 1e-8), 1.0, 4096.0));
-  std::vector<double> times;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto t0 = clock::now();
-    for (int i = 0; i < calls; ++i) call();
-    times.push_back(std::chrono::duration<double>(clock::now() - t0).count() / calls);
+  const std::size_t k = calls.size();
+  std::vector<int> counts(k);
+  for (std::size_t c = 0; c < k; ++c) {
+    for (int i = 0; i < 6; ++i) calls[c]();  // MPICH switches to its shared-memory path after 5 calls
+    const auto start = clock::now();
+    calls[c]();
+    double once = std::chrono::duration<double>(clock::now() - start).count();
+    MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, comm);
+    counts[c] = static_cast<int>(std::clamp(target / std::max(once, 1e-8), 1.0, 4096.0));
   }
-  std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
-  double median = times[times.size() / 2];
-  MPI_Allreduce(MPI_IN_PLACE, &median, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return median;
+  const auto reps = static_cast<std::size_t>(repetitions);
+  std::vector<double> t(reps * k);  // t[r k + c]: seconds per call of candidate c in round r
+  for (std::size_t r = 0; r < reps; ++r)
+    for (std::size_t c = 0; c < k; ++c) {
+      const auto t0 = clock::now();
+      for (int i = 0; i < counts[c]; ++i) calls[c]();
+      t[r * k + c] = std::chrono::duration<double>(clock::now() - t0).count() / counts[c];
+    }
+  MPI_Allreduce(MPI_IN_PLACE, t.data(), static_cast<int>(t.size()), MPI_DOUBLE, MPI_MAX, comm);
+  const auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  candidate_times out;
+  for (std::size_t c = 0; c < k; ++c) {
+    std::vector<double> seconds, ratios;
+    for (std::size_t r = 0; r < reps; ++r) {
+      seconds.push_back(t[r * k + c]);
+      ratios.push_back(t[r * k + c] / t[r * k]);
+    }
+    out.seconds.push_back(median(seconds));
+    out.ratio_to_mpi.push_back(median(ratios));
+  }
+  return out;
 }
 
 /// Runs collective `c` once with `bytes` bytes (per rank where that applies) of doubles.
@@ -140,9 +172,11 @@ inline bool can_run(const communicator& comm, collective c, comm_algorithm a, st
 
 namespace detail {
 
-/// The winner at each size: the fastest candidate if it beats MPI's call by the margin, else
+/// The winner at each size (`times`: each candidate's time in any unit common to the size,
+/// MPI's call included): the fastest candidate if it beats MPI's call by the margin, else
 /// MPI's call. A lone winner between two sizes won by the same other algorithm is noise when
-/// that algorithm is within the margin there too: the neighbours' choice is kept.
+/// that algorithm is within the margin there too: the neighbours' choice is kept, but never
+/// one that does not beat MPI's call by the margin at that size.
 inline std::vector<comm_algorithm> winners(const std::vector<std::map<comm_algorithm, double>>& times,
                                            double margin) {
   std::vector<comm_algorithm> best;
@@ -159,6 +193,8 @@ inline std::vector<comm_algorithm> winners(const std::vector<std::map<comm_algor
   for (std::size_t i = 1; i + 1 < best.size(); ++i) {
     const comm_algorithm around = best[i - 1];
     if (best[i + 1] != around || best[i] == around || !times[i].contains(around)) continue;
+    const double mpi = times[i].at(comm_algorithm::mpi);
+    if (around != comm_algorithm::mpi && times[i].at(around) > mpi * (1.0 - margin)) continue;
     if (times[i].at(around) <= times[i].at(best[i]) * (1.0 + margin)) best[i] = around;
   }
   return best;
@@ -194,7 +230,7 @@ inline comm_algorithm overall_winner(const std::vector<std::map<comm_algorithm, 
 }  // namespace detail
 
 /// Measures every algorithm of `options.collectives` at `options.sizes` on `comm` (collective;
-/// takes about half a minute on 2 ranks) and returns the resulting table, shaped for this
+/// about 8 seconds on 2 ranks of one node) and returns the resulting table, shaped for this
 /// communicator. `samples`, when given, receives every measurement.
 inline comm_tuning tune_collectives(communicator& comm, const tune_options& options = {},
                                     std::vector<tune_sample>* samples = nullptr) {
@@ -206,15 +242,21 @@ inline comm_tuning tune_collectives(communicator& comm, const tune_options& opti
   table.set_shape(comm.size(), comm.nodes());
   for (collective c : options.collectives) {
     const std::vector<std::size_t> sizes = c == collective::barrier ? std::vector<std::size_t>{0} : options.sizes;
+    // Per size: each candidate's time over MPI's call's (round by round, median), MPI = 1.
     std::vector<std::map<comm_algorithm, double>> times;
     for (std::size_t bytes : sizes) {
       detail::tune_workload work(comm, bytes);
+      std::vector<comm_algorithm> candidates{comm_algorithm::mpi};
+      for (comm_algorithm a : all_algorithms)
+        if (a != comm_algorithm::mpi && detail::can_run(comm, c, a, bytes)) candidates.push_back(a);
+      std::vector<std::function<void()>> calls;
+      for (comm_algorithm a : candidates) calls.emplace_back([&work, c, a] { work.run(c, a); });
+      const detail::candidate_times measured =
+          detail::time_candidates(comm.mpi_comm(), calls, options.seconds_per_timing, options.repetitions);
       auto& at = times.emplace_back();
-      for (comm_algorithm a : all_algorithms) {
-        if (!detail::can_run(comm, c, a, bytes)) continue;
-        at[a] = detail::time_per_call(
-            comm.mpi_comm(), [&] { work.run(c, a); }, options.seconds_per_timing, options.repetitions);
-        if (samples) samples->push_back({c, bytes, a, at[a]});
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        at[candidates[i]] = measured.ratio_to_mpi[i];
+        if (samples) samples->push_back({c, bytes, candidates[i], measured.seconds[i], measured.ratio_to_mpi[i]});
       }
     }
     if (c == collective::gatherv || c == collective::scatterv) {

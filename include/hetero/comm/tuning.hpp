@@ -47,33 +47,38 @@ class comm_tuning {
 
   /// The built-in table for a communicator of `ranks` ranks: the shared-memory window up to
   /// 64 KiB per rank (less where every rank reads every rank's block: 256 KiB / ranks), MPI's
-  /// call above, except where hetero's own algorithm won clearly and in repeated tuning runs
-  /// on 2 ranks of one node (docs/comm.md): recursive halving for allreduce up to 1 MiB and
-  /// linear scatter. Those two apply up to 4 ranks; larger communicators keep MPI's call.
+  /// call above. On 2 ranks, three of hetero's algorithms replace MPI's call above the window
+  /// where two tuning runs (`tune_collectives`, margin 15 %; docs/comm.md) both chose them:
+  /// binomial reduce up to 4 MiB, linear scatter from 256 KiB to 4 MiB and ring allgatherv.
+  /// Other shapes were not measured and keep MPI's call there.
   static comm_tuning defaults(int ranks = 2) {
     comm_tuning t;
-    constexpr std::size_t kib = 1024;
+    constexpr std::size_t kib = 1024, mib = 1024 * kib;
     const auto p = static_cast<std::size_t>(std::max(ranks, 1));
     const std::size_t one_block = 64 * kib;
     const std::size_t every_block = std::clamp<std::size_t>(256 * kib / p, 4 * kib, 64 * kib);
-    const bool few = ranks <= 4;
+    const bool measured = ranks == 2;
     const auto shm_then = [](std::size_t limit, std::vector<tuning_rule> above) {
       above.insert(above.begin(), tuning_rule{limit, comm_algorithm::shm});
       return above;
     };
+    const std::vector<tuning_rule> mpi{{unbounded, comm_algorithm::mpi}};
     t.set(collective::barrier, {{unbounded, comm_algorithm::shm}});
-    t.set(collective::broadcast, shm_then(one_block, {{unbounded, comm_algorithm::mpi}}));
+    t.set(collective::broadcast, shm_then(one_block, mpi));
     t.set(collective::scatter,
-          shm_then(one_block, {{unbounded, few ? comm_algorithm::linear : comm_algorithm::mpi}}));
-    t.set(collective::gather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
-    t.set(collective::reduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
-    t.set(collective::allgather, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
-    t.set(collective::allgatherv, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
-    if (few)
-      t.set(collective::allreduce, shm_then(every_block, {{1024 * kib, comm_algorithm::recursive_halving},
-                                                          {unbounded, comm_algorithm::mpi}}));
-    else
-      t.set(collective::allreduce, shm_then(every_block, {{unbounded, comm_algorithm::mpi}}));
+          shm_then(one_block, measured ? std::vector<tuning_rule>{{256 * kib, comm_algorithm::mpi},
+                                                                  {4 * mib, comm_algorithm::linear},
+                                                                  {unbounded, comm_algorithm::mpi}}
+                                       : mpi));
+    t.set(collective::gather, shm_then(every_block, mpi));
+    t.set(collective::reduce,
+          shm_then(every_block, measured ? std::vector<tuning_rule>{{4 * mib, comm_algorithm::binomial},
+                                                                    {unbounded, comm_algorithm::mpi}}
+                                         : mpi));
+    t.set(collective::allgather, shm_then(every_block, mpi));
+    t.set(collective::allgatherv,
+          shm_then(every_block, measured ? std::vector<tuning_rule>{{unbounded, comm_algorithm::ring}} : mpi));
+    t.set(collective::allreduce, shm_then(every_block, mpi));
     // gatherv and scatterv are keyed on size 0 (only the root knows every count): inside the
     // shared-memory algorithm each block takes the window or a message by its own size.
     t.set(collective::gatherv, {{unbounded, comm_algorithm::shm}});

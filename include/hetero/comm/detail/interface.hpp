@@ -127,6 +127,30 @@ void checked_call(comm_state& st, collective kind, Check&& check) {
   agree(st, signature, local);
 }
 
+/// The per-rank count of an in-place gather or allgather, whose `send_recv_buf` holds p blocks:
+/// `send_count(n)` if given, else its size over p, which must then divide evenly.
+template <class T, class M, class... Args>
+std::size_t in_place_block_count(const buffer_ref<T, M>& all, std::size_t p, std::string_view what,
+                                 Args&... args) {
+  if constexpr (has_parameter<parameter::send_count, Args...>) {
+    return get<parameter::send_count>(args...);
+  } else {
+    if (all.size % p != 0)
+      raise<invalid_argument>(what, ": send_recv_buf holds ", all.size, " elements, not a multiple of the ", p,
+                              " ranks; give send_count(n)");
+    return all.size / p;
+  }
+}
+
+/// The count a rank sends from `send_buf`: `send_count(n)` if given (the buffer must hold it),
+/// else the buffer's size.
+template <class T, class M, class... Args>
+std::size_t send_block_count(const buffer_ref<T, M>& send, std::string_view what, Args&... args) {
+  const std::size_t n = get_or<parameter::send_count>(send.size, args...);
+  require_size(send, n, what, "send_buf", "send_count");
+  return n;
+}
+
 /// True for an argument whose contents a collective may overwrite and the caller then sees:
 /// a View (a handle), a non-const lvalue, or a range that refers to the caller's elements.
 template <class B>
