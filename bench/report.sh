@@ -3,7 +3,11 @@
 # median of its family's baseline at the same arguments. Names follow
 # <family>/<variant>[/<args>...]; a variant named baseline_* is the family's baseline. The
 # median is over the rounds of a case (runs with the same name, see bench_main.hpp), or
-# Google Benchmark's own median aggregate where --benchmark_repetitions was used.
+# Google Benchmark's own median aggregate where --benchmark_repetitions was used. "paired" is
+# the median over rounds of (this case's time in round r / the baseline's time in round r): the
+# two ran next to each other, so a phase of the machine that slows both cancels out, whereas the
+# ratio of medians can compare a slow phase of one with a fast phase of the other.
+# --tsv prints the rows (family, args, variant, median, unit, runs, paired; "-" without rounds).
 #   bench/report.sh <results.json> [--tsv]
 set -euo pipefail
 json=$1
@@ -15,7 +19,26 @@ rows=$(jq -r '
   | sort_by(.[0].family_index, .[0].per_family_instance_index)
   | .[]
   | (.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
-  | [$p[0], ($p[2:] | join("/")), $p[1], ([.[].real_time] | median), .[0].time_unit, length] | @tsv' "$json")
+  | [$p[0], ($p[2:] | join("/")), $p[1], ([.[].real_time] | median), .[0].time_unit, length,
+     ([.[].real_time | tostring] | join(","))] | @tsv' "$json" | awk -F'\t' -v OFS='\t' '
+  # Column 7 holds the per-round times in round order; it becomes the paired ratio.
+  function median(a, m,    i, j, x) {
+    for (i = 2; i <= m; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+  }
+  { key = $1 "\t" $2; row[NR] = $0; k[NR] = key; times[NR] = $7; if ($3 ~ /^baseline/) base[key] = $7; n = NR }
+  END {
+    for (i = 1; i <= n; ++i) {
+      split(row[i], f, "\t"); paired = "-"
+      if ((k[i] in base) && f[6] > 1) {
+        m = split(times[i], own, ","); mb = split(base[k[i]], b, ","); if (mb < m) m = mb
+        delete r; c = 0
+        for (j = 1; j <= m; ++j) if (b[j] > 0) r[++c] = own[j] / b[j]
+        if (c > 0) paired = sprintf("%.3f", median(r, c))
+      }
+      print f[1], f[2], f[3], f[4], f[5], f[6], paired
+    }
+  }')
 if [ "${2:-}" = "--tsv" ]; then
   echo "$rows"
   exit 0
@@ -23,10 +46,10 @@ fi
 echo "$rows" | awk -F'\t' '
   { key = $1 "\t" $2; if ($3 ~ /^baseline/) base[key] = $4; t[NR] = $4; k[NR] = key; line[NR] = $0; n = NR }
   END {
-    printf "%-28s %-14s %-22s %14s %8s %6s\n", "family", "args", "variant", "median", "ratio", "runs"
+    printf "%-28s %-14s %-22s %14s %8s %6s %7s\n", "family", "args", "variant", "median", "ratio", "runs", "paired"
     for (i = 1; i <= n; ++i) {
       split(line[i], f, "\t")
       r = (k[i] in base && base[k[i]] > 0) ? sprintf("%.3f", t[i] / base[k[i]]) : "-"
-      printf "%-28s %-14s %-22s %11.4g %-2s %8s %6s\n", f[1], (f[2] == "" ? "-" : f[2]), f[3], f[4], f[5], r, f[6]
+      printf "%-28s %-14s %-22s %11.4g %-2s %8s %6s %7s\n", f[1], (f[2] == "" ? "-" : f[2]), f[3], f[4], f[5], r, f[6], f[7]
     }
   }'
