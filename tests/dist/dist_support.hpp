@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "random.hpp"
+#include "world.hpp"
 
 namespace dist_test {
 
@@ -67,19 +68,8 @@ T value_at(const std::array<std::int64_t, R>& g, std::uint64_t salt) {
   }
 }
 
-/// The number of ranks of MPI_COMM_WORLD.
-inline int world_size() {
-  int p = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
-/// This rank's number in MPI_COMM_WORLD.
-inline int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
+using hetero::testing::world_rank;
+using hetero::testing::world_size;
 
 /// Calls f(g) for every multi-index g of the box [0, e) in row-major order.
 template <int R, class F>
