@@ -18,11 +18,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "bench_main.hpp"
@@ -32,28 +29,14 @@ namespace {
 using hetero::collective;
 using hetero::comm_algorithm;
 
-// The test command's smoke run (--hetero_rounds=1 --benchmark_min_time=0.01 or less) only shows
-// that every case runs to its end. The cases are registered before bench_main.hpp parses the
-// arguments, so they are read here from /proc/self/cmdline; where it cannot be read, this is
-// not a smoke run. A real run (more rounds or a longer min_time) measures every size.
-bool smoke_run() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  bool one_round = false, tiny_min_time = false;
-  for (std::string arg; std::getline(in, arg, '\0');) {
-    const std::string_view a = arg;
-    if (a == "--hetero_rounds=1") one_round = true;
-    if (a.starts_with("--benchmark_min_time=")) tiny_min_time = std::atof(arg.c_str() + 21) <= 0.01;
-  }
-  return one_round && tiny_min_time;
-}
-
 // Every size of the table: 8 B to 8 MiB by factors of 4, and 1 KiB (the end of the
-// small-message target). The smoke run takes one size per kind of path: shared memory, hetero's
-// own algorithms above the window (allreduce, scatter) and MPI's call.
+// small-message target). The smoke run takes one size per kind of path: shared memory (8 B),
+// MPI's call (e.g. allreduce at 128 KiB) and hetero's own algorithms above the window (binomial
+// reduce, linear scatter and ring allgatherv at 2 MiB).
 const std::vector<long>& sizes() {
   static const std::vector<long> all{8, 32, 128, 512, 1024, 2048, 8192, 32768, 131072, 524288, 2097152, 8388608};
   static const std::vector<long> smoke{8, 131072, 2097152};
-  static const bool is_smoke = smoke_run();
+  static const bool is_smoke = hetero::bench::smoke_run();
   return is_smoke ? smoke : all;
 }
 constexpr int calls_per_iteration = 8;

@@ -19,6 +19,8 @@
 
 #include <hetero/core/runtime.hpp>
 
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -32,6 +34,21 @@ inline void set_iteration_time(benchmark::State& state, double seconds, MPI_Comm
   double slowest = seconds;
   MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
   state.SetIterationTime(slowest);
+}
+
+/// True in the test command's smoke run (`--hetero_rounds=1 --benchmark_min_time=0.01` or less),
+/// which only shows that every case runs to its end: a benchmark may then register fewer sizes.
+/// Cases are registered before `run_benchmarks` parses the arguments, so they are read from
+/// /proc/self/cmdline; where it cannot be read, this is not a smoke run.
+inline bool smoke_run() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  bool one_round = false, tiny_min_time = false;
+  for (std::string arg; std::getline(in, arg, '\0');) {
+    const std::string_view a = arg;
+    if (a == "--hetero_rounds=1") one_round = true;
+    if (a.starts_with("--benchmark_min_time=")) tiny_min_time = std::atof(arg.c_str() + 21) <= 0.01;
+  }
+  return one_round && tiny_min_time;
 }
 
 /// One benchmark case: a name "<family>/<variant>[/...]" (a variant named baseline_* is the
