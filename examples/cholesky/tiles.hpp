@@ -134,14 +134,16 @@ class tiles {
   /// Fills this rank's tiles (upper triangle) with the test matrix.
   void fill() {
     const std::int64_t n = order();
-    for (int i = 0; i < m_nt; ++i)
-      for (int k = 0; k <= i && mine(i); ++k) {
+    for (int i = 0; i < m_nt; ++i) {
+      if (!mine(i)) continue;
+      for (int k = 0; k <= i; ++k) {
         T* t = local(k, i);
         for (int c = 0; c < m_b; ++c)
           for (int r = 0; r < m_b; ++r)
             t[c * m_b + r] =
                 element<T>(static_cast<std::int64_t>(k) * m_b + r, static_cast<std::int64_t>(i) * m_b + c, n);
       }
+    }
   }
 
   /// ||A - U^T U||_F / ||A||_F on rank 0 (collective: rank 0 gets U's columns), in double
