@@ -11,34 +11,26 @@
 #   bench/report.sh <results.json> [--tsv]
 set -euo pipefail
 json=$1
-# One row per case: family, args, variant, median time (in the benchmark's unit), unit, runs.
+# One row per case: family, args, variant, median time (in the benchmark's unit), unit, runs,
+# paired ratio (rounds in run order: Google Benchmark writes the runs in the order they ran).
 rows=$(jq -r '
   def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+  def fixed3: (. * 1000 | round) as $m | "\($m / 1000 | floor).\("00\($m % 1000)" | .[-3:])";
   [.benchmarks[] | select((.aggregate_name // "median") == "median")]
   | group_by(.run_name)
   | sort_by(.[0].family_index, .[0].per_family_instance_index)
+  | map((.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
+        | {family: $p[0], args: ($p[2:] | join("/")), variant: $p[1], unit: .[0].time_unit, times: [.[].real_time]})
+  | (map(select(.variant | startswith("baseline")) | {key: "\(.family)/\(.args)", value: .times}) | from_entries)
+      as $base
   | .[]
-  | (.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
-  | [$p[0], ($p[2:] | join("/")), $p[1], ([.[].real_time] | median), .[0].time_unit, length,
-     ([.[].real_time | tostring] | join(","))] | @tsv' "$json" | awk -F'\t' -v OFS='\t' '
-  # Column 7 holds the per-round times in round order; it becomes the paired ratio.
-  function median(a, m,    i, j, x) {
-    for (i = 2; i <= m; ++i) for (j = i; j > 1 && a[j - 1] > a[j]; --j) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
-    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-  }
-  { key = $1 "\t" $2; row[NR] = $0; k[NR] = key; times[NR] = $7; if ($3 ~ /^baseline/) base[key] = $7; n = NR }
-  END {
-    for (i = 1; i <= n; ++i) {
-      split(row[i], f, "\t"); paired = "-"
-      if ((k[i] in base) && f[6] > 1) {
-        m = split(times[i], own, ","); mb = split(base[k[i]], b, ","); if (mb < m) m = mb
-        delete r; c = 0
-        for (j = 1; j <= m; ++j) if (b[j] > 0) r[++c] = own[j] / b[j]
-        if (c > 0) paired = sprintf("%.3f", median(r, c))
-      }
-      print f[1], f[2], f[3], f[4], f[5], f[6], paired
-    }
-  }')
+  | .times as $t
+  | $base["\(.family)/\(.args)"] as $b
+  | [.family, .args, .variant, ($t | median), .unit, ($t | length),
+     (if $b != null and ($t | length) > 1
+      then [range(0; [($t | length), ($b | length)] | min) | select($b[.] > 0) | $t[.] / $b[.]]
+           | if length > 0 then median | fixed3 else "-" end
+      else "-" end)] | @tsv' "$json")
 if [ "${2:-}" = "--tsv" ]; then
   echo "$rows"
   exit 0
