@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The test `bench.support`: what bench_main.hpp and bench/report.sh promise about rounds.
+#   check_support.sh <a benchmark with two or more cases, run on 2 ranks> <mpiexec> <report.sh>
+# 1. Odd rounds run the cases in reverse order (so no side of a pair always runs second).
+# 2. report.sh's ratio is the ratio of the medians, and "paired" the median over rounds of the
+#    per-round ratios: on a file where the two differ (baseline 1, 2, 3 ms; rival 2, 2, 6 ms:
+#    medians 2 and 2, per-round ratios 2, 1, 2), the row must read 1.000 and 2.000.
+set -euo pipefail
+bench=$1 mpiexec=$2 report=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "bench.support: $*" >&2
+  exit 1
+}
+
+"$mpiexec" -n 2 "$bench" --hetero_rounds=2 --benchmark_min_time=0.001 --benchmark_format=json \
+  --benchmark_out="$tmp/rounds.json" --benchmark_out_format=json >/dev/null
+mapfile -t names < <(jq -r '.benchmarks[].run_name' "$tmp/rounds.json")
+count=${#names[@]}
+[ "$count" -ge 4 ] && [ $((count % 2)) -eq 0 ] || fail "expected two rounds of two or more cases, got $count runs"
+half=$((count / 2))
+for ((i = 0; i < half; ++i)); do
+  [ "${names[i]}" = "${names[count - 1 - i]}" ] \
+    || fail "round 2 is not round 1 reversed: run $((i + 1)) is ${names[i]}, run $((count - i)) is ${names[count - 1 - i]}"
+done
+
+run() { printf '{"run_name": "%s", "real_time": %s, "time_unit": "ms", "family_index": %s, "per_family_instance_index": 0}' "$@"; }
+{
+  printf '{"benchmarks": ['
+  printf '%s,' "$(run f/baseline_x/8 1 0)" "$(run f/rival/8 2 1)" "$(run f/rival/8 2 1)" "$(run f/baseline_x/8 2 0)"
+  printf '%s,' "$(run f/baseline_x/8 3 0)"
+  run f/rival/8 6 1
+  printf ']}\n'
+} >"$tmp/fixture.json"
+got=$("$report" "$tmp/fixture.json" --tsv)
+want=$(printf 'f\t8\tbaseline_x\t2\tms\t3\t1.000\nf\t8\trival\t2\tms\t3\t2.000')
+[ "$got" = "$want" ] || fail "report.sh --tsv on the fixture printed
+$got
+instead of
+$want"
+line=$("$report" "$tmp/fixture.json" | awk '$3 == "rival"')
+[ "$(echo "$line" | awk '{print $6, $8}')" = "1.000 2.000" ] \
+  || fail "report.sh's table row for the rival should show ratio 1.000 and paired 2.000: $line"
+echo "bench.support: rounds alternate their order; report.sh's ratio and paired ratio are right"
