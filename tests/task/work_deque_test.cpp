@@ -46,7 +46,15 @@ TEST_CASE("a work-stealing deque under three thieves: every item taken exactly o
   CHECK(wrong == 0);
 }
 
-TEST_CASE("an idle event never loses a wake-up", "[task]") {
+namespace {
+
+// One producer hands 20000 items, one at a time, to one sleeper; `noise` more threads call
+// notify_one without making work, which makes notifications land inside the sleeper's
+// prepare_wait far more often than the producer alone does. A lost wake-up leaves the sleeper
+// asleep while an item waits: the producer then gives up after `patience` (a failure, not a
+// hang) and wakes it with notify_all.
+int items_consumed_with_noise(int noise, std::chrono::seconds patience) {
+  constexpr int items = 20000;
   hetero::detail::idle_event idle;
   std::atomic<int> work{0};
   std::atomic<bool> stop{false};
@@ -63,16 +71,40 @@ TEST_CASE("an idle event never loses a wake-up", "[task]") {
         idle.cancel_wait();
         continue;
       }
-      idle.wait(ticket, std::chrono::nanoseconds(0));  // untimed: a lost wake-up would hang
+      idle.wait(ticket, std::chrono::nanoseconds(0));  // untimed: only a notification wakes it
     }
   });
-  for (int i = 0; i < 20000; ++i) {
+  std::vector<std::thread> notifiers;
+  for (int i = 0; i < noise; ++i)
+    notifiers.emplace_back([&] {
+      while (!stop.load()) {
+        idle.notify_one();
+        std::this_thread::yield();
+      }
+    });
+  for (int i = 0; i < items && !stop.load(); ++i) {
     work.fetch_add(1, std::memory_order_seq_cst);
     idle.notify_one();
-    while (work.load() > 0) std::this_thread::yield();
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (work.load() > 0)
+      if (std::chrono::steady_clock::now() > deadline) {
+        stop = true;  // the sleeper missed a wake-up
+        break;
+      } else {
+        std::this_thread::yield();
+      }
   }
   stop = true;
   idle.notify_all();
   sleeper.join();
-  CHECK(consumed.load() == 20000);
+  for (auto& t : notifiers) t.join();
+  return consumed.load();
+}
+
+}  // namespace
+
+TEST_CASE("an idle event never loses a wake-up", "[task]") {
+  CHECK(items_consumed_with_noise(0, std::chrono::seconds(10)) == 20000);
+  CHECK(items_consumed_with_noise(1, std::chrono::seconds(10)) == 20000);
+  CHECK(items_consumed_with_noise(2, std::chrono::seconds(10)) == 20000);
 }

@@ -29,8 +29,12 @@ class idle_event {
   /// Announces that the calling thread is about to sleep; look for work once more afterwards.
   ticket prepare_wait() noexcept {
     m_waiters.fetch_add(1, std::memory_order_seq_cst);
+    // The epoch is read before the flag is cleared, never after. Otherwise a notify could set
+    // the flag and bump the epoch between the two: the ticket would include that bump, the
+    // flag would stay set, and every later notify_one would skip this sleeper.
+    const ticket t = m_epoch.load(std::memory_order_seq_cst);
     m_signalled.store(false, std::memory_order_seq_cst);  // a new sleeper: the next notify signals again
-    return m_epoch.load(std::memory_order_seq_cst);
+    return t;
   }
 
   /// Gives up sleeping after `prepare_wait` (work was found).
@@ -74,8 +78,10 @@ class idle_event {
  private:
   void bump() {
     // Under the mutex: a sleeper that checked the epoch is then inside cv.wait, so it is woken.
+    // seq_cst: the bump follows the notify's exchange in the single total order, so a ticket
+    // read before the flag was cleared cannot already include it.
     std::lock_guard lock(m_mutex);
-    m_epoch.fetch_add(1, std::memory_order_relaxed);
+    m_epoch.fetch_add(1, std::memory_order_seq_cst);
   }
 
   std::atomic<int> m_waiters{0};
