@@ -1,9 +1,11 @@
 // Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
-// hetero tasklets (examples/cholesky, the seed's Figure 9 shape; declared and run with and
-// without the critical-path priorities, and replayed from a recording) against OpenMP tasks of
-// the seed's Figure 7 shape (the baseline) and LAPACKE_?potrf with 2 OpenBLAS threads, all in
-// this binary; plus N = 4096 with b = 256 as extra families. Tile kernels run one BLAS thread
-// each. GFLOP/s = N^3/3 / time (docs/task.md).
+// hetero tasklets (examples/cholesky: left-looking, each tile's updates in calls of
+// `update_width` tile columns; declared and run with and without the critical-path
+// priorities, and replayed from a recording) against the same left-looking version in OpenMP
+// tasks (the baseline), the seed's Figure 7 shape in OpenMP tasks (right-looking, one b x b x b
+// call per task) and LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary; plus N = 4096
+// with b = 256 as extra families. Tile kernels run one BLAS thread each. GFLOP/s = N^3/3 / time
+// (docs/task.md).
 #include <hetero/task.hpp>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 
 #include "bench_main.hpp"
 #include "cholesky_omp.hpp"
+#include "cholesky_omp_right_looking.hpp"
 #include "cholesky_tasklet.hpp"
 #include "tiles.hpp"
 
@@ -23,7 +26,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-template <cholesky::real T, int tile>
+// The left-looking version (the baseline) or, with RightLooking, the seed's Figure 7 shape.
+template <cholesky::real T, int tile, bool RightLooking = false>
 void omp_tasks(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
@@ -31,7 +35,11 @@ void omp_tasks(benchmark::State& state) {
   for (auto _ : state) {
     a.fill();
     const auto start = std::chrono::steady_clock::now();
-    cholesky::factorize_omp(a, threads);
+    if constexpr (RightLooking) {
+      cholesky::factorize_omp_right_looking(a, threads);
+    } else {
+      cholesky::factorize_omp(a, threads);
+    }
     hetero::bench::set_iteration_time(state, seconds_since(start));
   }
 }
@@ -91,6 +99,7 @@ const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
 template <cholesky::real T, int tile>
 int add_precision(const std::string& family, const auto& sizes) {
   hetero::bench::add(family + "/baseline_omp_tasks", omp_tasks<T, tile>, sizes);
+  hetero::bench::add(family + "/omp_tasks_right_looking", omp_tasks<T, tile, true>, sizes);
   hetero::bench::add(family + "/lapacke_potrf", lapacke<T>, sizes);
   hetero::bench::add(family + "/hetero", tasklets<T, tile, false>, sizes);
   hetero::bench::add(family + "/hetero_replay", tasklets<T, tile, true>, sizes);

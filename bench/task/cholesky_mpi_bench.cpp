@@ -1,8 +1,8 @@
-// Block Cholesky on 2 ranks, 1 worker (thread) each, tile columns cyclic over the ranks, b = 128:
-// hetero tasklets with cross-rank events (examples/cholesky, the seed's Figure 9) against the
-// bulk-synchronous MPI version (the baseline, as the seed's MPI+OpenMP comparison): per panel,
-// potrf, a broadcast of the diagonal tile, trsm, an allgather of the panel and the updates, with
-// no overlap between steps.
+// Block Cholesky on 2 ranks, 1 worker (thread) each, tile rows cyclic over the ranks, b = 128:
+// hetero tasklets with cross-rank events (examples/cholesky, in the manner of the seed's
+// Figure 9) against the bulk-synchronous MPI version (the baseline, as the seed's MPI+OpenMP
+// comparison): per panel, potrf, a broadcast of the diagonal tile, trsm, an allgather of the
+// panel and the updates, with no overlap between steps.
 #include <hetero/task.hpp>
 
 #include <algorithm>
@@ -41,10 +41,10 @@ void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
     mine.clear();
     for (int i = k + 1; i < nt; ++i) {
       if (!a.mine(i)) continue;
-      cholesky::trsm(diagonal.data(), a.local(k, i), b);
-      mine.insert(mine.end(), a.local(k, i), a.local(k, i) + elements);
+      cholesky::trsm(diagonal.data(), a.local(i, k), b);
+      mine.insert(mine.end(), a.local(i, k), a.local(i, k) + elements);
     }
-    // Gather the row panel (k, k+1 ... nt-1), rank by rank, then put it in column order.
+    // Gather the column panel (k+1 ... nt-1, k), rank by rank, then put it in row order.
     int offset = 0;
     for (int r = 0; r < p; ++r) {
       int tiles_of_r = 0;
@@ -66,8 +66,8 @@ void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
     for (int i = k + 1; i < nt; ++i) {
       if (!a.mine(i)) continue;
       for (int j = k + 1; j < i; ++j)
-        cholesky::gemm(panel.data() + static_cast<std::size_t>(j) * elements, a.local(k, i), a.local(j, i), b);
-      cholesky::syrk(a.local(k, i), a.local(i, i), b);
+        cholesky::gemm(a.local(i, k), panel.data() + static_cast<std::size_t>(j) * elements, a.local(i, j), b);
+      cholesky::syrk(a.local(i, k), a.local(i, i), b);
     }
   }
 }

@@ -2,9 +2,10 @@
 // OpenBLAS, one BLAS thread) timed one call at a time on one core, b = 128 and 256, both
 // precisions: why the factorisations run below the GEMM rate (docs/task.md). Baseline: a
 // GEMM in the plain NoTrans/NoTrans form on the same three tiles, hot in cache. Rivals: the
-// example's GEMM form (A^T B), SYRK, TRSM and POTRF on hot tiles, and the example's GEMM
+// example's GEMM form (A B^T), SYRK, TRSM and POTRF on hot tiles, and the example's GEMM
 // cycling through 64 MiB of tiles (every call's tiles come from memory or L3, as in a
-// factorisation of N = 4096). The counter GFLOPs is the rate over the timed calls.
+// factorisation of N = 4096), one tile column per call (K = b) and `update_width` of them
+// (K = 4b, the example's updates). The counter GFLOPs is the rate over the timed calls.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -16,7 +17,7 @@
 
 namespace {
 
-enum class kernel { gemm_nn, gemm, gemm_cold, syrk, trsm, potrf };
+enum class kernel { gemm_nn, gemm, gemm_cold, gemm_wide_cold, syrk, trsm, potrf };
 
 // Tiles 64-byte aligned, as the coarray's Kokkos allocation gives them.
 template <cholesky::real T>
@@ -51,12 +52,15 @@ template <cholesky::real T, kernel K>
 void tile_kernel(benchmark::State& state) {
   const int b = static_cast<int>(state.range(0));
   const std::int64_t elements = static_cast<std::int64_t>(b) * b;
-  const std::int64_t count = K == kernel::gemm_cold ? (64 << 20) / (elements * sizeof(T)) : 4;
+  const std::int64_t count =
+      K == kernel::gemm_cold || K == kernel::gemm_wide_cold ? (64 << 20) / (elements * sizeof(T)) : 4;
+  constexpr int w = cholesky::update_width;
   tile_set<T> t(elements, count);
   for (std::int64_t i = 0; i < count; ++i) spd_tile(t[i], b);
   cholesky::potrf(t[0], b);  // the triangular factor trsm uses
   openblas_set_num_threads(1);
   double flops = 2.0 * b * b * b;
+  if (K == kernel::gemm_wide_cold) flops *= w;
   if (K == kernel::syrk || K == kernel::trsm) flops = 1.0 * b * b * b;
   if (K == kernel::potrf) flops = 1.0 * b * b * b / 3.0;
   std::int64_t next = 0;
@@ -70,6 +74,11 @@ void tile_kernel(benchmark::State& state) {
       case kernel::gemm_cold:
         cholesky::gemm(t[next], t[(next + 1) % count], t[(next + 2) % count], b);
         next = (next + 3) % count;
+        break;
+      case kernel::gemm_wide_cold:  // w tiles of two rows side by side, and the output tile
+        if (next + 2 * w + 1 > count) next = 0;
+        cholesky::gemm(t[next], t[next + w], t[next + 2 * w], b, w);
+        next += 2 * w + 1;
         break;
       case kernel::syrk: cholesky::syrk(t[1], t[2], b); break;
       case kernel::trsm: cholesky::trsm(t[0], t[2], b); break;
@@ -89,8 +98,9 @@ const auto configure = [](benchmark::internal::Benchmark* b) {
 template <cholesky::real T>
 int add_precision(const std::string& family) {
   hetero::bench::add(family + "/baseline_gemm_nn", tile_kernel<T, kernel::gemm_nn>, configure);
-  hetero::bench::add(family + "/gemm_tn", tile_kernel<T, kernel::gemm>, configure);
-  hetero::bench::add(family + "/gemm_tn_cold", tile_kernel<T, kernel::gemm_cold>, configure);
+  hetero::bench::add(family + "/gemm_nt", tile_kernel<T, kernel::gemm>, configure);
+  hetero::bench::add(family + "/gemm_nt_cold", tile_kernel<T, kernel::gemm_cold>, configure);
+  hetero::bench::add(family + "/gemm_nt_width4_cold", tile_kernel<T, kernel::gemm_wide_cold>, configure);
   hetero::bench::add(family + "/syrk", tile_kernel<T, kernel::syrk>, configure);
   hetero::bench::add(family + "/trsm", tile_kernel<T, kernel::trsm>, configure);
   hetero::bench::add(family + "/potrf", tile_kernel<T, kernel::potrf>, configure);

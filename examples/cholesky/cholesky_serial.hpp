@@ -1,26 +1,30 @@
-// Block Cholesky, serial: the reference the task versions are measured against (delta-SLOC in
-// docs/task.md). One rank, tiles of `a` updated in place.
+// Block Cholesky, serial, left-looking: each tile receives the updates from the tile columns
+// before it in calls of `width` columns at a time, then is factorised (the diagonal tile) or
+// solved (the tiles below it). The reference the task versions are measured against
+// (delta-SLOC in docs/task.md). One rank, tiles of `a` updated in place.
 #ifndef HETERO_EXAMPLES_CHOLESKY_SERIAL_HPP
 #define HETERO_EXAMPLES_CHOLESKY_SERIAL_HPP
+
+#include <algorithm>
 
 #include "tiles.hpp"
 
 namespace cholesky {
 
 template <real T>
-void factorize_serial(tiles<T>& a) {
+void factorize_serial(tiles<T>& a, int width = update_width) {
   const int nt = a.tiles_per_side(), b = a.tile_size();
-  for (int k = 0; k < nt; ++k) {
-    potrf(a.local(k, k), b);
-
-    for (int i = k + 1; i < nt; ++i) {
-      trsm(a.local(k, k), a.local(k, i), b);
+  for (int j = 0; j < nt; ++j) {
+    for (int k = 0; k < j; k += width) {
+      syrk(a.local(j, k), a.local(j, j), b, std::min(width, j - k));
     }
-    for (int i = k + 1; i < nt; ++i) {
-      for (int j = k + 1; j < i; ++j) {
-        gemm(a.local(k, j), a.local(k, i), a.local(j, i), b);
+    potrf(a.local(j, j), b);
+
+    for (int i = j + 1; i < nt; ++i) {
+      for (int k = 0; k < j; k += width) {
+        gemm(a.local(i, k), a.local(j, k), a.local(i, j), b, std::min(width, j - k));
       }
-      syrk(a.local(k, i), a.local(i, i), b);
+      trsm(a.local(j, j), a.local(i, j), b);
     }
   }
 }

@@ -1,5 +1,6 @@
-// Block Cholesky with hetero tasklets across ranks, the shape of the seed's Figure 9: tile
-// columns cyclic over the ranks (tiles.hpp, dist's cyclic index_space), one remote-capable
+// Block Cholesky with hetero tasklets across ranks: the serial left-looking version
+// (cholesky_serial.hpp) with each call made a tasklet, in the manner of the seed's Figure 9:
+// tile rows cyclic over the ranks (tiles.hpp, dist's cyclic index_space), one remote-capable
 // event per tile, and the tiles a rank needs from other ranks fetched by a task (coarray::get,
 // the seed's `gmove in`) once their writer notified it.
 #ifndef HETERO_EXAMPLES_CHOLESKY_TASKLET_HPP
@@ -7,6 +8,7 @@
 
 #include <hetero/task.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "tiles.hpp"
@@ -17,66 +19,99 @@ template <real T>
 class tasklet_factorization {
  public:
   /// Collective: creates the events on every rank. With `critical_path_first`, the tasks of
-  /// the critical path (potrf, trsm, and the updates of the next panel) get `priority(1)`.
-  tasklet_factorization(hetero::task_graph<>& graph, tiles<T>& a, bool critical_path_first = true)
+  /// the critical path (the diagonal tile's updates, potrf and trsm) get `priority(1)`.
+  tasklet_factorization(hetero::task_graph<>& graph, tiles<T>& a, bool critical_path_first = true,
+                        int width = update_width)
       : m_critical_path_first(critical_path_first),
         m_graph(graph),
         m_a(a),
         m_nt(a.tiles_per_side()),
         m_b(a.tile_size()),
+        m_width(width),
         m_ea(graph.remote_events("EA", m_nt, m_nt)),  // the seed's xmp_event_t EA[nt][nt]:[*]
-        m_ec(graph.events("EC", 2, m_nt)),            // fetched copies, two steps deep (the seed's B, C)
-        m_copies(static_cast<std::size_t>(2 * m_nt * a.tile_elements())) {}
+        m_ec(graph.events("EC", copy_rows, (m_nt + width - 1) / width + 1)),  // fetched copies (the seed's B, C)
+        m_copies(graph.size() > 1 ? static_cast<std::size_t>(copy_rows * (m_nt + 1) * a.tile_elements()) : 0) {}
 
   /// Declares the factorisation's tasks (run them with wait(), or record them once).
   void declare() {
     const auto owner = [this](std::int64_t i) { return m_a.owner(i); };
-    for (int k = 0; k < m_nt; ++k) {
-      m_graph.spawn("potrf", hetero::on(owner(k)), critical(true),
-                    hetero::out(m_ea(k, k)).to(hetero::owners(owner, k + 1, m_nt)),
-                    [this, k] { potrf(m_a.local(k, k), m_b); });
-      fetch(k, k);
-
-      for (int i = k + 1; i < m_nt; ++i) {
-        m_graph.spawn("trsm", hetero::on(owner(i)), critical(true), hetero::in(event(k, k, i)),
-                      hetero::out(m_ea(k, i)).to(hetero::owners(owner, i + 1, m_nt)),
-                      [this, k, i] { trsm(input(k, k, i), m_a.local(k, i), m_b); });
+    for (int j = 0; j < m_nt; ++j) {
+      for (int k = 0; k < j; k += m_width) fetch(j, k, std::min(m_width, j - k));
+      for (int k = 0; k < j; k += m_width) {
+        const int w = std::min(m_width, j - k);
+        m_graph.spawn("syrk", hetero::on(owner(j)), critical(true), hetero::in(tile_events(j, k, w)),
+                      hetero::out(m_ea(j, j)),
+                      [this, j, k, w] { syrk(m_a.local(j, k), m_a.local(j, j), m_b, w); });
       }
-      for (int i = k + 1; i < m_nt; ++i) {
-        fetch(k, i);
-        for (int j = k + 1; j < i; ++j) {
-          m_graph.spawn("gemm", hetero::on(owner(i)), critical(j == k + 1), hetero::in(event(k, j, i), m_ea(k, i)),
-                        hetero::out(m_ea(j, i)),
-                        [this, k, i, j] { gemm(input(k, j, i), m_a.local(k, i), m_a.local(j, i), m_b); });
+      m_graph.spawn("potrf", hetero::on(owner(j)), critical(true),
+                    hetero::out(m_ea(j, j)).to(hetero::owners(owner, j + 1, m_nt)),
+                    [this, j] { potrf(m_a.local(j, j), m_b); });
+      fetch(j, j, 1);
+
+      for (int i = j + 1; i < m_nt; ++i) {
+        for (int k = 0; k < j; k += m_width) {
+          const int w = std::min(m_width, j - k);
+          m_graph.spawn("gemm", hetero::on(owner(i)), critical(false), hetero::in(update_events(i, j, k, w)),
+                        hetero::out(m_ea(i, j)),
+                        [this, i, j, k, w] { gemm(m_a.local(i, k), input(j, k, i), m_a.local(i, j), m_b, w); });
         }
-        m_graph.spawn("syrk", hetero::on(owner(i)), critical(i == k + 1), hetero::in(m_ea(k, i)),
-                      hetero::out(m_ea(i, i)), [this, k, i] { syrk(m_a.local(k, i), m_a.local(i, i), m_b); });
+        m_graph.spawn("trsm", hetero::on(owner(i)), critical(true), hetero::in(event(j, j, i)),
+                      hetero::out(m_ea(i, j)).to(hetero::owners(owner, i + 1, m_nt)),
+                      [this, i, j] { trsm(input(j, j, i), m_a.local(i, j), m_b); });
       }
     }
   }
 
  private:
+  static constexpr int copy_rows = 4;  // rows of other ranks held at a time (a ring)
+
   [[nodiscard]] hetero::priority_clause critical(bool on_path) const {
     return hetero::priority(on_path && m_critical_path_first ? 1 : 0);
   }
-  // Tile (k, j) as the rank owning column `runner` reads it: its own tile, or its fetched copy.
+  // Tiles (j, k) .. (j, k + w - 1) as the rank owning row `runner` reads them: its own tiles,
+  // or its fetched copy of them.
   [[nodiscard]] bool own(int j, int runner) const { return m_a.owner(j) == m_a.owner(runner); }
-  [[nodiscard]] hetero::event event(int k, int j, int runner) const {
-    return own(j, runner) ? m_ea(k, j) : m_ec(k % 2, j);
+  [[nodiscard]] hetero::event event(int j, int k, int runner) const {
+    return own(j, runner) ? m_ea(j, k) : copy_event(j, k);
   }
-  [[nodiscard]] const T* input(int k, int j, int runner) const {
-    return own(j, runner) ? m_a.local(k, j) : copy(k, j);
+  // The copy of a chunk of row j (k a multiple of the width) or of its diagonal tile (k = j).
+  [[nodiscard]] hetero::event copy_event(int j, int k) const {
+    return m_ec(j % copy_rows, k == j ? chunks() : k / m_width);
   }
-  [[nodiscard]] T* copy(int k, int j) const {
-    return m_copies.data() + ((k % 2) * m_nt + j) * m_a.tile_elements();
+  [[nodiscard]] const T* input(int j, int k, int runner) const {
+    return own(j, runner) ? m_a.local(j, k) : copy(j, k);
+  }
+  // Row j's copy: tiles 0 .. j - 1 at their own positions, the diagonal tile after all of them
+  // (a later row's chunks reuse the positions below j, with their own events).
+  [[nodiscard]] T* copy(int j, int k) const {
+    return m_copies.data() + ((j % copy_rows) * (m_nt + 1) + (k == j ? m_nt : k)) * m_a.tile_elements();
+  }
+  [[nodiscard]] int chunks() const { return (m_nt + m_width - 1) / m_width; }
+
+  [[nodiscard]] std::vector<hetero::event> tile_events(int i, int k, int w) const {
+    std::vector<hetero::event> events;
+    for (int s = k; s < k + w; ++s) events.push_back(m_ea(i, s));
+    return events;
+  }
+  // What the update of tile (i, j) by tile columns k .. k + w - 1 reads: row i's tiles (its
+  // own) and row j's (its own, or one fetched copy).
+  [[nodiscard]] std::vector<hetero::event> update_events(int i, int j, int k, int w) const {
+    std::vector<hetero::event> events = tile_events(i, k, w);
+    if (own(j, i)) {
+      for (int s = k; s < k + w; ++s) events.push_back(m_ea(j, s));
+    } else {
+      events.push_back(event(j, k, i));
+    }
+    return events;
   }
 
-  // The ranks owning columns after j fetch tile (k, j) once its writer notified them.
-  void fetch(int k, int j) {
+  // The ranks owning rows after j fetch tiles (j, k) .. (j, k + w - 1) once their writers
+  // notified them.
+  void fetch(int j, int k, int w) {
     const auto owner = [this](std::int64_t i) { return m_a.owner(i); };
     m_graph.spawn("fetch", hetero::on(hetero::owners(owner, j + 1, m_nt).without(owner(j), m_graph.size())),
-                  hetero::in(m_ea(k, j)), hetero::out(m_ec(k % 2, j)),
-                  [this, k, j] { m_a.fetch(copy(k, j), k, j); });
+                  hetero::in(tile_events(j, k, w)), hetero::out(copy_event(j, k)),
+                  [this, j, k, w] { m_a.fetch(copy(j, k), j, k, k + w); });
   }
 
   bool m_critical_path_first;
@@ -84,6 +119,7 @@ class tasklet_factorization {
   tiles<T>& m_a;
   int m_nt;
   int m_b;
+  int m_width;
   hetero::event_array<2> m_ea;
   hetero::event_array<2> m_ec;
   mutable std::vector<T> m_copies;  // written by fetch tasks

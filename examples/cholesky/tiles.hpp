@@ -1,9 +1,11 @@
-// Tiled symmetric positive definite matrices for block Cholesky (A = U^T U, upper storage, as
-// the seed's Figures 7-9): tiles of b x b, column-major inside; the tiles of tile column i live
-// on rank i % P (dist's cyclic distribution, the seed's `distribute T(cyclic)`), in a dist
-// coarray so that other ranks can fetch them with `coarray::get` (the seed's `gmove in`). On
-// one rank it is a plain tile matrix. Also the four tile kernels (LAPACKE/CBLAS) and the
-// residual check.
+// Tiled symmetric positive definite matrices for block Cholesky (A = L L^T, lower storage):
+// tiles of b x b, column-major inside; the tiles of tile row i live on rank i % P (dist's
+// cyclic distribution, the seed's `distribute T(cyclic)`; the seed stores the transpose, tile
+// columns of U = L^T), in a dist coarray so that other ranks can fetch them with
+// `coarray::get` (the seed's `gmove in`). On one rank it is a plain tile matrix. The tiles of a
+// row are side by side in memory, so tiles (i, k) .. (i, k + w - 1) form one b x w*b
+// column-major matrix: the update kernels below take several of them at once. Also the four
+// tile kernels (LAPACKE/CBLAS) and the residual check.
 #ifndef HETERO_EXAMPLES_CHOLESKY_TILES_HPP
 #define HETERO_EXAMPLES_CHOLESKY_TILES_HPP
 
@@ -47,45 +49,53 @@ T element(std::int64_t r, std::int64_t c, std::int64_t n) {
   return static_cast<T>(r == c ? u + static_cast<double>(n) : u);
 }
 
-// --- the four tile kernels (column-major b x b tiles, upper storage) ----------------------
+/// Tile columns per update call: a tile's updates from `update_width` earlier tile columns
+/// run as one GEMM (SYRK on the diagonal) with K = update_width * b, not as that many b x b x b
+/// ones. Its output tile then stays in cache for all of them (docs/task.md measures 4 against
+/// 1).
+inline constexpr int update_width = 4;
 
-/// A_kk = U_kk^T U_kk: U_kk overwrites the upper triangle of A_kk.
+// --- the four tile kernels (column-major b x b tiles, lower storage) ----------------------
+
+/// A_jj = L_jj L_jj^T: L_jj overwrites the lower triangle of A_jj.
 template <real T>
-void potrf(T* akk, int b) {
+void potrf(T* ajj, int b) {
   const int info = std::same_as<T, double>
-                       ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', b, reinterpret_cast<double*>(akk), b)
-                       : LAPACKE_spotrf(LAPACK_COL_MAJOR, 'U', b, reinterpret_cast<float*>(akk), b);
+                       ? LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', b, reinterpret_cast<double*>(ajj), b)
+                       : LAPACKE_spotrf(LAPACK_COL_MAJOR, 'L', b, reinterpret_cast<float*>(ajj), b);
   if (info != 0)
     throw std::runtime_error("potrf: tile not positive definite (LAPACK info " + std::to_string(info) + ")");
 }
 
-/// A_ki := U_kk^-T A_ki (the row panel beside the diagonal tile).
+/// L_ij := A_ij L_jj^-T (a tile below the diagonal tile).
 template <real T>
-void trsm(const T* akk, T* aki, int b) {
+void trsm(const T* ljj, T* aij, int b) {
   if constexpr (std::same_as<T, double>) {
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, b, b, 1.0, akk, b, aki, b);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, b, b, 1.0, ljj, b, aij, b);
   } else {
-    cblas_strsm(CblasColMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, b, b, 1.0f, akk, b, aki, b);
+    cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, b, b, 1.0f, ljj, b, aij, b);
   }
 }
 
-/// A_ii -= A_ki^T A_ki (upper triangle).
+/// A_jj -= Z Z^T (lower triangle), where Z is `width` tiles of row j side by side,
+/// L_jk .. L_j,k+width-1: the updates of `width` steps in one call.
 template <real T>
-void syrk(const T* aki, T* aii, int b) {
+void syrk(const T* z, T* ajj, int b, int width = 1) {
   if constexpr (std::same_as<T, double>) {
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, b, b, -1.0, aki, b, 1.0, aii, b);
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, b, width * b, -1.0, z, b, 1.0, ajj, b);
   } else {
-    cblas_ssyrk(CblasColMajor, CblasUpper, CblasTrans, b, b, -1.0f, aki, b, 1.0f, aii, b);
+    cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, b, width * b, -1.0f, z, b, 1.0f, ajj, b);
   }
 }
 
-/// A_ji -= A_kj^T A_ki.
+/// A_ij -= Zi Zj^T, where Zi and Zj are `width` tiles of rows i and j side by side (the same
+/// tile columns k .. k+width-1): the updates of `width` steps in one GEMM with K = width * b.
 template <real T>
-void gemm(const T* akj, const T* aki, T* aji, int b) {
+void gemm(const T* zi, const T* zj, T* aij, int b, int width = 1) {
   if constexpr (std::same_as<T, double>) {
-    cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, b, b, b, -1.0, akj, b, aki, b, 1.0, aji, b);
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, b, b, width * b, -1.0, zi, b, zj, b, 1.0, aij, b);
   } else {
-    cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, b, b, b, -1.0f, akj, b, aki, b, 1.0f, aji, b);
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, b, b, width * b, -1.0f, zi, b, zj, b, 1.0f, aij, b);
   }
 }
 
@@ -95,10 +105,10 @@ inline double flops(std::int64_t n) {
   return x * x * x / 3.0 + x * x / 2.0 + x / 6.0;
 }
 
-/// The upper tiles of an n x n matrix (n = nt * b) distributed by tile columns over the ranks
-/// of `comm`, cyclically (dist's `index_space` with a cyclic axis, the seed's `distribute
-/// T(cyclic)`). Each rank's columns are its image of a dist `coarray` (every image holds
-/// ceil(nt / P) columns of nt tiles), so a rank reads another's tile with `coarray::get`, the
+/// The lower tiles of an n x n matrix (n = nt * b) distributed by tile rows over the ranks of
+/// `comm`, cyclically (dist's `index_space` with a cyclic axis, the seed's `distribute
+/// T(cyclic)`). Each rank's rows are its image of a dist `coarray` (every image holds
+/// ceil(nt / P) rows of nt tiles), so a rank reads another's tiles with `coarray::get`, the
 /// seed's `gmove in`. Collective construction.
 template <real T>
 class tiles {
@@ -106,47 +116,47 @@ class tiles {
   tiles(int nt, int b, MPI_Comm comm)
       : m_nt(nt),
         m_b(b),
-        m_columns({nt}, hetero::process_grid<1>({0}, comm), {hetero::distribution::cyclic()}),
-        m_storage({m_columns.local_size(0), nt * tile_elements()}, {.label = "cholesky::tiles"}, comm) {}
+        m_rows({nt}, hetero::process_grid<1>({0}, comm), {hetero::distribution::cyclic()}),
+        m_storage({m_rows.local_size(0), nt * tile_elements()}, {.label = "cholesky::tiles"}, comm) {}
 
   [[nodiscard]] int tiles_per_side() const noexcept { return m_nt; }
   [[nodiscard]] int tile_size() const noexcept { return m_b; }
   [[nodiscard]] std::int64_t order() const noexcept { return static_cast<std::int64_t>(m_nt) * m_b; }
   [[nodiscard]] std::int64_t tile_elements() const noexcept { return static_cast<std::int64_t>(m_b) * m_b; }
-  [[nodiscard]] int owner(std::int64_t i) const { return m_columns.owner_of({i}); }
-  [[nodiscard]] bool mine(std::int64_t i) const { return m_columns.owns({i}); }
+  [[nodiscard]] int owner(std::int64_t i) const { return m_rows.owner_of({i}); }
+  [[nodiscard]] bool mine(std::int64_t i) const { return m_rows.owns({i}); }
 
-  /// Tile (k, i) of a tile column this rank owns.
-  [[nodiscard]] T* local(int k, int i) const {
-    return m_storage.local().data() + m_columns.to_local({i})[0] * m_storage.extents()[1] + k * tile_elements();
+  /// Tile (i, k) of a tile row this rank owns; tiles (i, k + 1), ... follow it.
+  [[nodiscard]] T* local(int i, int k) const {
+    return m_storage.local().data() + m_rows.to_local({i})[0] * m_storage.extents()[1] + k * tile_elements();
   }
 
-  /// Copies tiles (k, i) to (last - 1, i) from their owner into `to` (a one-sided get,
-  /// complete on return).
-  void fetch(T* to, int k, int i, int last) const {
-    const hetero::slice column = hetero::slice::at(m_columns.to_local({i})[0]),
-                        rows{k * tile_elements(), last * tile_elements()};
-    m_storage.get(owner(i), {column, rows}, tile_view(to, (last - k) * tile_elements()));
+  /// Copies tiles (i, k) to (i, last - 1) from their owner into `to`, side by side (a
+  /// one-sided get, complete on return).
+  void fetch(T* to, int i, int k, int last) const {
+    const hetero::slice row = hetero::slice::at(m_rows.to_local({i})[0]),
+                        columns{k * tile_elements(), last * tile_elements()};
+    m_storage.get(owner(i), {row, columns}, tile_view(to, (last - k) * tile_elements()));
   }
-  /// Copies tile (k, i) from its owner into `to`.
-  void fetch(T* to, int k, int i) const { fetch(to, k, i, k + 1); }
+  /// Copies tile (i, k) from its owner into `to`.
+  void fetch(T* to, int i, int k) const { fetch(to, i, k, k + 1); }
 
-  /// Fills this rank's tiles (upper triangle) with the test matrix.
+  /// Fills this rank's tiles (lower triangle) with the test matrix.
   void fill() {
     const std::int64_t n = order();
     for (int i = 0; i < m_nt; ++i) {
       if (!mine(i)) continue;
       for (int k = 0; k <= i; ++k) {
-        T* t = local(k, i);
+        T* t = local(i, k);
         for (int c = 0; c < m_b; ++c)
           for (int r = 0; r < m_b; ++r)
             t[c * m_b + r] =
-                element<T>(static_cast<std::int64_t>(k) * m_b + r, static_cast<std::int64_t>(i) * m_b + c, n);
+                element<T>(static_cast<std::int64_t>(i) * m_b + r, static_cast<std::int64_t>(k) * m_b + c, n);
       }
     }
   }
 
-  /// ||A - U^T U||_F / ||A||_F on rank 0 (collective: rank 0 gets U's columns), in double
+  /// ||A - L L^T||_F / ||A||_F on rank 0 (collective: rank 0 gets L's rows), in double
   /// precision.
   [[nodiscard]] double residual() const {
     double result = 0.0;
@@ -161,25 +171,25 @@ class tiles {
 
   [[nodiscard]] double residual_on_rank0() const {
     const std::int64_t n = order();
-    std::vector<double> u(static_cast<std::size_t>(n * n), 0.0);
-    std::vector<T> column(static_cast<std::size_t>(m_nt * tile_elements()));
+    std::vector<double> l(static_cast<std::size_t>(n * n), 0.0);
+    std::vector<T> row(static_cast<std::size_t>(m_nt * tile_elements()));
     for (int i = 0; i < m_nt; ++i) {
-      const T* src = mine(i) ? local(0, i) : column.data();
-      if (!mine(i)) fetch(column.data(), 0, i, m_nt);
+      const T* src = mine(i) ? local(i, 0) : row.data();
+      if (!mine(i)) fetch(row.data(), i, 0, i + 1);
       for (int k = 0; k <= i; ++k)
         for (int c = 0; c < m_b; ++c)
           for (int r = 0; r < m_b; ++r) {
-            const std::int64_t row = static_cast<std::int64_t>(k) * m_b + r,
-                               col = static_cast<std::int64_t>(i) * m_b + c;
-            if (row <= col) u[static_cast<std::size_t>(col * n + row)] = src[k * tile_elements() + c * m_b + r];
+            const std::int64_t gr = static_cast<std::int64_t>(i) * m_b + r,
+                               gc = static_cast<std::int64_t>(k) * m_b + c;
+            if (gr >= gc) l[static_cast<std::size_t>(gc * n + gr)] = src[k * tile_elements() + c * m_b + r];
           }
     }
-    std::vector<double> product(static_cast<std::size_t>(n * n), 0.0);  // upper triangle of U^T U
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasTrans, static_cast<int>(n), static_cast<int>(n), 1.0, u.data(),
+    std::vector<double> product(static_cast<std::size_t>(n * n), 0.0);  // lower triangle of L L^T
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), 1.0, l.data(),
                 static_cast<int>(n), 0.0, product.data(), static_cast<int>(n));
     double diff = 0.0, norm = 0.0;
     for (std::int64_t c = 0; c < n; ++c)
-      for (std::int64_t r = 0; r <= c; ++r) {
+      for (std::int64_t r = c; r < n; ++r) {
         const double a = element<double>(r, c, n), w = r == c ? 1.0 : 2.0;  // both triangles
         const double d = a - product[static_cast<std::size_t>(c * n + r)];
         diff += w * d * d;
@@ -190,8 +200,8 @@ class tiles {
 
   int m_nt;
   int m_b;
-  hetero::index_space<1> m_columns;  // tile column i on rank i % P
-  hetero::coarray<T, 2> m_storage;   // per rank: [local column][tile row k, column-major b x b]
+  hetero::index_space<1> m_rows;    // tile row i on rank i % P
+  hetero::coarray<T, 2> m_storage;  // per rank: [local row][tile column k, column-major b x b]
 };
 
 }  // namespace cholesky
