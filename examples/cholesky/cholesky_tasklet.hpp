@@ -28,8 +28,8 @@ class tasklet_factorization {
         m_nt(a.tiles_per_side()),
         m_b(a.tile_size()),
         m_width(width),
-        m_ea(graph.remote_events("EA", m_nt, m_nt)),  // the seed's xmp_event_t EA[nt][nt]:[*]
-        m_ec(graph.events("EC", copy_rows, (m_nt + width - 1) / width + 1)),  // fetched copies (the seed's B, C)
+        m_ea(graph.remote_events("EA", m_nt, m_nt)),        // the seed's xmp_event_t EA[nt][nt]:[*]
+        m_ec(graph.events("EC", copy_rows, chunks() + 1)),  // fetched copies (the seed's B, C)
         m_copies(graph.size() > 1 ? static_cast<std::size_t>(copy_rows * (m_nt + 1) * a.tile_elements()) : 0) {}
 
   /// Declares the factorisation's tasks (run them with wait(), or record them once).
@@ -98,9 +98,10 @@ class tasklet_factorization {
   [[nodiscard]] std::vector<hetero::event> update_events(int i, int j, int k, int w) const {
     std::vector<hetero::event> events = tile_events(i, k, w);
     if (own(j, i)) {
-      for (int s = k; s < k + w; ++s) events.push_back(m_ea(j, s));
+      const std::vector<hetero::event> row_j = tile_events(j, k, w);
+      events.insert(events.end(), row_j.begin(), row_j.end());
     } else {
-      events.push_back(event(j, k, i));
+      events.push_back(copy_event(j, k));
     }
     return events;
   }
