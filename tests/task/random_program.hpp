@@ -68,18 +68,24 @@ class random_program {
     return m_accesses[static_cast<std::size_t>(t)];
   }
 
+  /// No priority clause (priority 0) for every task.
+  struct no_priority {
+    int operator()(int) const noexcept { return 0; }
+  };
+
   /// Declares the program's tasks on `graph` with the events `e`; `device(t)` says whether task
-  /// t is a device task.
-  template <class Graph, class Device>
-  void declare(Graph& graph, const hetero::event_array<1>& e, Device&& device) {
+  /// t is a device task, `priority(t)` gives its priority clause.
+  template <class Graph, class Device, class Priority = no_priority>
+  void declare(Graph& graph, const hetero::event_array<1>& e, Device&& device, Priority&& priority = {}) {
     for (int t = 0; t < tasks(); ++t) {
       std::vector<hetero::event> reads, writes;
       for (const auto& a : accesses(t)) (a.write ? writes : reads).push_back(e(a.event));
       if (device(t)) {
         graph.spawn("random", hetero::in(reads), hetero::out(writes), hetero::device(),
-                    [this, t](const typename Graph::device_space&) { body(t); });
+                    hetero::priority(priority(t)), [this, t](const typename Graph::device_space&) { body(t); });
       } else {
-        graph.spawn("random", hetero::in(reads), hetero::out(writes), [this, t] { body(t); });
+        graph.spawn("random", hetero::in(reads), hetero::out(writes), hetero::priority(priority(t)),
+                    [this, t] { body(t); });
       }
     }
   }

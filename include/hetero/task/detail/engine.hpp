@@ -295,6 +295,7 @@ class graph_engine {
     n->kind = spec.device ? node_kind::device : node_kind::cpu;
     n->device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
     n->urgent = spec.priority > 0;
+    n->priority = spec.priority;
     n->sequence = ++m_declared;
     if (!spec.label.empty()) n->extra.label.assign(spec.label);
     return n;

@@ -112,7 +112,7 @@ struct alignas(64) node {
   bool notifies = false;           ///< has notifications to send when it finishes
   std::int16_t device = -1;        ///< device tasks: the pinned device, or -1 for any
   bool live = false;               ///< pool nodes: taken and not yet reclaimed (declaring thread)
-  bool urgent = false;             ///< priority above 0: queued first
+  bool urgent = false;             ///< priority above 0: in the shared priority queue
   std::int32_t reset_pending = 0;  ///< recorded: `pending` at the start of each replay
   std::uint32_t successor_count = 0;
   std::atomic<std::uint32_t> finished_run{0};  ///< recorded: the last replay that finished it
@@ -123,7 +123,8 @@ struct alignas(64) node {
   // --- warm ---
   std::vector<node*> more_successors;
   std::uint64_t serial = 0;       ///< incarnation (bumped on reuse by the declaring thread)
-  std::uint64_t sequence = 0;     ///< declaration number on this rank (for reports)
+  std::uint64_t sequence = 0;     ///< declaration number on this rank (priority order, reports)
+  std::int32_t priority = 0;      ///< the task's priority(...) clause
   bool (*poll)(node&) = nullptr;  ///< external nodes: tests the operation (true when complete)
   node* next_finished = nullptr;  ///< link in the pool's finished stack
   node_extra extra;

@@ -49,6 +49,7 @@ class node_pool {
     n->device = -1;
     n->notifies = false;
     n->urgent = false;
+    n->priority = 0;
     n->live = true;
     ++m_in_use;
     return n;

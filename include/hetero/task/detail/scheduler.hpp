@@ -33,6 +33,7 @@
 #include "hetero/task/detail/node.hpp"
 #include "hetero/task/detail/node_pool.hpp"
 #include "hetero/task/detail/remote.hpp"
+#include "hetero/task/detail/spin_mutex.hpp"
 #include "hetero/task/detail/work_deque.hpp"
 
 namespace hetero::detail {
@@ -281,12 +282,18 @@ class scheduler {
     }
   }
 
-  // High-priority CPU tasks (and those other ranks wait for): one FIFO that every worker
-  // looks at before its own deque.
+  // CPU tasks with a priority above 0: one shared queue that every worker looks at before its
+  // own deque, highest priority first and, within a priority, in declaration order (the
+  // oldest first, as a serial run would reach it).
+  static bool runs_after(const node* a, const node* b) noexcept {
+    return a->priority != b->priority ? a->priority < b->priority : a->sequence > b->sequence;
+  }
+
   void queue_urgent(node* n) {
     {
       std::lock_guard lock(m_urgent_mutex);
       m_urgent.push_back(n);
+      std::push_heap(m_urgent.begin(), m_urgent.end(), runs_after);
     }
     m_urgent_queued.fetch_add(1, std::memory_order_seq_cst);
     m_idle.notify_one();
@@ -295,10 +302,29 @@ class scheduler {
   node* take_urgent() {
     std::lock_guard lock(m_urgent_mutex);
     if (m_urgent.empty()) return nullptr;
-    node* n = m_urgent.front();
-    m_urgent.pop_front();
+    std::pop_heap(m_urgent.begin(), m_urgent.end(), runs_after);
+    node* n = m_urgent.back();
+    m_urgent.pop_back();
     m_urgent_queued.fetch_sub(1, std::memory_order_relaxed);
     return n;
+  }
+
+  // The continuation `next` of worker `w`, or a queued priority task that goes before it (then
+  // `next` is queued). An ordinary task always yields to a queued priority task.
+  node* keep_or_swap(int w, node* next) {
+    if (m_urgent_queued.load(std::memory_order_seq_cst) == 0) return next;
+    if (!next->urgent) {
+      m_workers[static_cast<std::size_t>(w)]->deque.push(next);
+      m_idle.notify_one();
+      return nullptr;  // find_work takes the priority task
+    }
+    std::lock_guard lock(m_urgent_mutex);
+    if (m_urgent.empty() || !runs_after(next, m_urgent.front())) return next;
+    std::pop_heap(m_urgent.begin(), m_urgent.end(), runs_after);
+    std::swap(next, m_urgent.back());
+    std::push_heap(m_urgent.begin(), m_urgent.end(), runs_after);
+    m_idle.notify_one();  // the queued task may go to an idle worker
+    return next;
   }
 
   void queue_device(node* n) {
@@ -335,8 +361,8 @@ class scheduler {
     return n;
   }
 
-  // Seed 002: an idle worker takes a device task first while a device is idle, then its own
-  // newest task, then the oldest task of another worker.
+  // Seed 002: an idle worker takes a device task first while a device is idle, then the first
+  // priority task, then its own newest task, then the oldest task of another worker.
   std::pair<node*, device_slot*> find_work(int w) {
     if (m_device_queued.load(std::memory_order_seq_cst) > 0) {
       const std::size_t count = m_devices.size();
@@ -411,6 +437,7 @@ class scheduler {
         me.deque.push(n);
         n = nullptr;
       }
+      if (n) n = keep_or_swap(w, n);
     }
     me.running.store(false, std::memory_order_relaxed);
   }
@@ -610,8 +637,8 @@ class scheduler {
   alignas(64) std::atomic<int> m_urgent_queued{0};
   std::mutex m_shared_mutex;
   std::deque<node*> m_shared_device;
-  std::mutex m_urgent_mutex;
-  std::deque<node*> m_urgent;
+  alignas(64) spin_mutex m_urgent_mutex;
+  std::vector<node*> m_urgent;  // a heap: runs_after
   std::mutex m_error_mutex;
   std::exception_ptr m_error;
   std::uint64_t m_plan = 0;
