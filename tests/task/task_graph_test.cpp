@@ -193,6 +193,12 @@ TEST_CASE("bad clauses and options are refused with what was wrong", "[task]") {
   hetero::task_options no_timeout = local(1);
   no_timeout.no_progress_timeout = std::chrono::seconds(0);
   CHECK_THROWS_WITH(hetero::task_graph(no_timeout), ContainsSubstring("no_progress_timeout is 0 s"));
+  for (auto field :
+       {&hetero::task_options::spin, &hetero::task_options::wait_spin, &hetero::task_options::mpi_poll}) {
+    hetero::task_options negative = local(1);
+    negative.*field = std::chrono::microseconds(-5);
+    CHECK_THROWS_WITH(hetero::task_graph(negative), ContainsSubstring("is -5e-06 s; allowed: 0 or more"));
+  }
 
   int ran = 0;  // nothing above left a task behind
   graph.spawn(hetero::out(mine(3)), [&] { ++ran; });

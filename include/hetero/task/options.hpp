@@ -30,6 +30,10 @@ struct task_options {
   std::chrono::duration<double> no_progress_timeout = std::chrono::seconds(60);
   /// How long an idle worker keeps looking for work before it sleeps.
   std::chrono::duration<double> spin = std::chrono::microseconds(50);
+  /// How long the thread in `wait()` keeps looking while tasks run on other workers, before it
+  /// sleeps: the end of the graph usually comes within it, and is then seen at once instead of
+  /// after a wake-up (tens of microseconds). Longer tasks let it sleep.
+  std::chrono::duration<double> wait_spin = std::chrono::milliseconds(1);
   /// While notifications from other ranks are pending, how long one idle worker keeps polling
   /// MPI after the last one arrived before it sleeps (and then polls on a timer, 50 us doubling
   /// to 1 ms): remote dependencies sit on the critical path.

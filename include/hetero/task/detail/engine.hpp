@@ -42,6 +42,8 @@ inline int checked_workers(const task_options& o, int comm_size) {
   HETERO_EXPECTS(o.no_progress_timeout.count() > 0, "task_options::no_progress_timeout is ",
                  o.no_progress_timeout.count(), " s; allowed: a positive duration");
   HETERO_EXPECTS(o.spin.count() >= 0, "task_options::spin is ", o.spin.count(), " s; allowed: 0 or more");
+  HETERO_EXPECTS(o.wait_spin.count() >= 0, "task_options::wait_spin is ", o.wait_spin.count(),
+                 " s; allowed: 0 or more");
   HETERO_EXPECTS(o.mpi_poll.count() >= 0, "task_options::mpi_poll is ", o.mpi_poll.count(),
                  " s; allowed: 0 or more");
   const int workers = o.workers > 0 ? o.workers : std::max(1, Kokkos::DefaultHostExecutionSpace().concurrency());
@@ -61,6 +63,7 @@ inline scheduler_settings settings(const task_options& o, int comm_size) {
   scheduler_settings s;
   s.workers = checked_workers(o, comm_size);
   s.spin = std::chrono::duration_cast<std::chrono::nanoseconds>(o.spin);
+  s.wait_spin = std::chrono::duration_cast<std::chrono::nanoseconds>(o.wait_spin);
   s.mpi_poll = std::chrono::duration_cast<std::chrono::nanoseconds>(o.mpi_poll);
   return s;
 }

@@ -58,6 +58,7 @@ struct device_slot {
 struct scheduler_settings {
   int workers = 1;
   std::chrono::nanoseconds spin{std::chrono::microseconds(50)};      ///< look for work this long before sleeping
+  std::chrono::nanoseconds wait_spin{std::chrono::milliseconds(1)};  ///< wait(): longer while tasks run elsewhere
   std::chrono::nanoseconds mpi_poll{std::chrono::milliseconds(2)};   ///< poll MPI this long after the last arrival
   std::chrono::nanoseconds poll_min{std::chrono::microseconds(50)};  ///< then wake a sleeping poller this often,
   std::chrono::nanoseconds poll_max{std::chrono::milliseconds(1)};   ///< doubling up to this
@@ -177,7 +178,9 @@ class scheduler {
     if (me.released > 0) give_back_batch(me);
     if (me.active_delta == 0) return;
     const std::int64_t delta = std::exchange(me.active_delta, 0);
-    if (m_active.fetch_add(delta, std::memory_order_seq_cst) + delta == 0) m_idle.notify_all();
+    // Only the declaring thread (worker 0) waits for 0, and it looks again right after its own
+    // flush: it need not wake the sleeping workers (a wake-up costs it tens of microseconds).
+    if (m_active.fetch_add(delta, std::memory_order_seq_cst) + delta == 0 && w != 0) m_idle.notify_all();
   }
 
   /// Records the first exception thrown by a task and cancels the tasks not yet started.
@@ -244,6 +247,11 @@ class scheduler {
         return outcome::stuck;
       }
       if (keep_looking(0, idle, now)) continue;
+      // Tasks running elsewhere will soon finish the graph or release work: keep looking.
+      if (now - idle.since < m_settings.wait_spin && any_running()) {
+        pause();
+        continue;
+      }
       // Sleep; timed while MPI or the watchdog need this thread to look again.
       const auto ticket = m_idle.prepare_wait();
       if (watch_window) m_window_waiter.store(true, std::memory_order_seq_cst);
