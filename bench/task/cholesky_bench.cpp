@@ -1,7 +1,7 @@
 // Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
 // hetero tasklets (examples/cholesky: left-looking, each tile's updates in calls of
-// `update_width` tile columns; declared and run with and without the critical-path
-// priorities, and replayed from a recording) against the same left-looking version in OpenMP
+// `update_width` tile columns; declared and run in declaration order (every task priority(1))
+// and with the default work stealing, and replayed from a recording) against the same left-looking version in OpenMP
 // tasks (the baseline), the seed's Figure 7 shape in OpenMP tasks (right-looking, one b x b x b
 // call per task) and LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary; plus N = 4096
 // with b = 256 as extra families. Tile kernels run one BLAS thread each. GFLOP/s = N^3/3 / time
@@ -44,12 +44,12 @@ void omp_tasks(benchmark::State& state) {
   }
 }
 
-template <cholesky::real T, int tile, bool Replay, bool CriticalPathFirst = true>
+template <cholesky::real T, int tile, bool Replay, bool InOrder = true>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
   cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
-  cholesky::tasklet_factorization<T> factorization(graph, a, CriticalPathFirst);
+  cholesky::tasklet_factorization<T> factorization(graph, a, InOrder);
   hetero::task_recording recording;
   if constexpr (Replay) recording = graph.record([&] { factorization.declare(); });
   openblas_set_num_threads(1);
@@ -94,7 +94,7 @@ const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
 };
 
 // The table: b = 128, N = 2048 and 4096; hetero_no_priority is the same tasklet code
-// without the critical-path priorities. The families *_b256 (N = 4096, b = 256) are extra
+// without priorities (the scheduler's default work-stealing order). The families *_b256 (N = 4096, b = 256) are extra
 // information: the same four versions with 256-wide tiles (docs/task.md says why).
 template <cholesky::real T, int tile>
 int add_precision(const std::string& family, const auto& sizes) {

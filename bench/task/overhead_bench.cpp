@@ -9,6 +9,8 @@
 //   build        declare the N tasks and run them, every iteration (what OpenMP always does)
 //   replay       run a graph declared once (TBB: try_put into a built graph; hetero: replay a
 //                recording). OpenMP cannot replay: its `omp_rebuild` variant builds again.
+// hetero_in_order: the same graphs with every task priority(1), through the shared priority
+// queue (what the Cholesky example does), for its cost per task.
 // One iteration is one graph of N tasks; the time per task is the time divided by N (with
 // N = 10000 and times in microseconds, 1 us per iteration is 0.1 ns per task).
 #include <hetero/task.hpp>
@@ -86,37 +88,42 @@ void omp_bench(benchmark::State& state) {
 
 // --- hetero ----------------------------------------------------------------------------------
 
+// With `order` = priority(1) every task goes through the shared priority queue (declaration
+// order); priority(0) is the default work stealing.
 template <pattern P>
-void hetero_declare(hetero::task_graph<>& graph, int n, const hetero::event_array<1>& e) {
+void hetero_declare(hetero::task_graph<>& graph, int n, const hetero::event_array<1>& e,
+                    hetero::priority_clause order) {
   for (int i = 0; i < n; ++i) {
     if constexpr (P == pattern::independent) {
-      graph.spawn([] { work(); });
+      graph.spawn(order, [] { work(); });
     } else if constexpr (P == pattern::chain) {
-      graph.spawn(hetero::inout(e(0)), [] { work(); });
+      graph.spawn(order, hetero::inout(e(0)), [] { work(); });
     } else if (i < width) {
-      graph.spawn(hetero::out(e(i)), [] { work(); });
+      graph.spawn(order, hetero::out(e(i)), [] { work(); });
     } else {
       const int layer = i / width, k = i % width, before = (layer - 1) * width;
-      graph.spawn(hetero::in(e(before + k), e(before + (k + 1) % width), e(before + (k + 2) % width),
+      graph.spawn(order,
+                  hetero::in(e(before + k), e(before + (k + 1) % width), e(before + (k + 2) % width),
                              e(before + (k + 3) % width)),
                   hetero::out(e(i)), [] { work(); });
     }
   }
 }
 
-template <pattern P, bool Replay>
+template <pattern P, bool Replay, bool InOrder = false>
 void hetero_bench(benchmark::State& state) {
+  const auto order = hetero::priority(InOrder ? 1 : 0);
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
   const auto e = graph.events("e", n);
   hetero::task_recording recording;
-  if constexpr (Replay) recording = graph.record([&] { hetero_declare<P>(graph, n, e); });
+  if constexpr (Replay) recording = graph.record([&] { hetero_declare<P>(graph, n, e, order); });
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
     if constexpr (Replay) {
       graph.run(recording);
     } else {
-      hetero_declare<P>(graph, n, e);
+      hetero_declare<P>(graph, n, e, order);
       graph.wait();
     }
     hetero::bench::set_iteration_time(state, seconds_since(start));
@@ -192,6 +199,8 @@ int add_pattern(const char* name) {
   hetero::bench::add(p + "_build/hetero", hetero_bench<P, false>, configure);
   hetero::bench::add(p + "_replay/omp_rebuild", omp_bench<P>, configure);
   hetero::bench::add(p + "_replay/hetero", hetero_bench<P, true>, configure);
+  hetero::bench::add(p + "_build/hetero_in_order", hetero_bench<P, false, true>, configure);
+  hetero::bench::add(p + "_replay/hetero_in_order", hetero_bench<P, true, true>, configure);
 #if HETERO_BENCH_HAS_TBB
   hetero::bench::add(p + "_build/tbb", tbb_bench<P, false>, configure);
   hetero::bench::add(p + "_replay/baseline_tbb", tbb_bench<P, true>, configure);

@@ -18,11 +18,12 @@ namespace cholesky {
 template <real T>
 class tasklet_factorization {
  public:
-  /// Collective: creates the events on every rank. With `critical_path_first`, the tasks of
-  /// the critical path (the diagonal tile's updates, potrf and trsm) get `priority(1)`.
-  tasklet_factorization(hetero::task_graph<>& graph, tiles<T>& a, bool critical_path_first = true,
-                        int width = update_width)
-      : m_critical_path_first(critical_path_first),
+  /// Collective: creates the events on every rank. With `in_order`, every task gets
+  /// `priority(1)`: the workers then take the ready tasks in declaration order, the serial
+  /// order, which runs the factorisation column after column (docs/task.md measures it against
+  /// the default work stealing).
+  tasklet_factorization(hetero::task_graph<>& graph, tiles<T>& a, bool in_order = true, int width = update_width)
+      : m_order(hetero::priority(in_order ? 1 : 0)),
         m_graph(graph),
         m_a(a),
         m_nt(a.tiles_per_side()),
@@ -39,11 +40,11 @@ class tasklet_factorization {
       for (int k = 0; k < j; k += m_width) fetch(j, k, std::min(m_width, j - k));
       for (int k = 0; k < j; k += m_width) {
         const int w = std::min(m_width, j - k);
-        m_graph.spawn("syrk", hetero::on(owner(j)), critical(true), hetero::in(tile_events(j, k, w)),
+        m_graph.spawn("syrk", hetero::on(owner(j)), m_order, hetero::in(tile_events(j, k, w)),
                       hetero::out(m_ea(j, j)),
                       [this, j, k, w] { syrk(m_a.local(j, k), m_a.local(j, j), m_b, w); });
       }
-      m_graph.spawn("potrf", hetero::on(owner(j)), critical(true),
+      m_graph.spawn("potrf", hetero::on(owner(j)), m_order,
                     hetero::out(m_ea(j, j)).to(hetero::owners(owner, j + 1, m_nt)),
                     [this, j] { potrf(m_a.local(j, j), m_b); });
       fetch(j, j, 1);
@@ -51,11 +52,11 @@ class tasklet_factorization {
       for (int i = j + 1; i < m_nt; ++i) {
         for (int k = 0; k < j; k += m_width) {
           const int w = std::min(m_width, j - k);
-          m_graph.spawn("gemm", hetero::on(owner(i)), critical(false), hetero::in(update_events(i, j, k, w)),
+          m_graph.spawn("gemm", hetero::on(owner(i)), m_order, hetero::in(update_events(i, j, k, w)),
                         hetero::out(m_ea(i, j)),
                         [this, i, j, k, w] { gemm(m_a.local(i, k), input(j, k, i), m_a.local(i, j), m_b, w); });
         }
-        m_graph.spawn("trsm", hetero::on(owner(i)), critical(true), hetero::in(event(j, j, i)),
+        m_graph.spawn("trsm", hetero::on(owner(i)), m_order, hetero::in(event(j, j, i)),
                       hetero::out(m_ea(i, j)).to(hetero::owners(owner, i + 1, m_nt)),
                       [this, i, j] { trsm(input(j, j, i), m_a.local(i, j), m_b); });
       }
@@ -65,9 +66,6 @@ class tasklet_factorization {
  private:
   static constexpr int copy_rows = 4;  // rows of other ranks held at a time (a ring)
 
-  [[nodiscard]] hetero::priority_clause critical(bool on_path) const {
-    return hetero::priority(on_path && m_critical_path_first ? 1 : 0);
-  }
   // Tiles (j, k) .. (j, k + w - 1) as the rank owning row `runner` reads them: its own tiles,
   // or its fetched copy of them.
   [[nodiscard]] bool own(int j, int runner) const { return m_a.owner(j) == m_a.owner(runner); }
@@ -111,11 +109,11 @@ class tasklet_factorization {
   void fetch(int j, int k, int w) {
     const auto owner = [this](std::int64_t i) { return m_a.owner(i); };
     m_graph.spawn("fetch", hetero::on(hetero::owners(owner, j + 1, m_nt).without(owner(j), m_graph.size())),
-                  hetero::in(tile_events(j, k, w)), hetero::out(copy_event(j, k)),
+                  m_order, hetero::in(tile_events(j, k, w)), hetero::out(copy_event(j, k)),
                   [this, j, k, w] { m_a.fetch(copy(j, k), j, k, k + w); });
   }
 
-  bool m_critical_path_first;
+  hetero::priority_clause m_order;
   hetero::task_graph<>& m_graph;
   tiles<T>& m_a;
   int m_nt;

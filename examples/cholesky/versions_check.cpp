@@ -1,7 +1,8 @@
 // Every Cholesky version of this directory on one rank, checked by its residual
 // ||A - L L^T|| / ||A||: the serial reference (the delta-SLOC baseline), the left-looking OpenMP
 // tasks, the Figure 7 OpenMP tasks, and the tasklets with update widths 1, 2 and 4 (chunks that
-// do and do not divide the number of tile columns). Both precisions. Exits non-zero and names
+// do and do not divide the number of tile columns), in declaration order and, at width 4, also
+// without priorities (the work-stealing order). Both precisions. Exits non-zero and names
 // the version whose residual is too large. The benchmarks time these versions; this checks them.
 //   versions_check [n=768] [b=64]
 #include <hetero/core/runtime.hpp>
@@ -25,10 +26,10 @@ namespace {
 template <cholesky::real T>
 bool check_all(int n, int b) {
   using factorize = std::function<void(cholesky::tiles<T>&)>;
-  const auto tasklets = [](int width) {
-    return [width](cholesky::tiles<T>& a) {
+  const auto tasklets = [](int width, bool in_order = true) {
+    return [width, in_order](cholesky::tiles<T>& a) {
       hetero::task_graph graph({.workers = 2, .comm = MPI_COMM_SELF});
-      cholesky::tasklet_factorization<T> factorization(graph, a, true, width);
+      cholesky::tasklet_factorization<T> factorization(graph, a, in_order, width);
       factorization.declare();
       graph.wait();
     };
@@ -39,7 +40,8 @@ bool check_all(int n, int b) {
       {"omp_right_looking", [](cholesky::tiles<T>& a) { cholesky::factorize_omp_right_looking(a, 2); }},
       {"tasklet_width1", tasklets(1)},
       {"tasklet_width2", tasklets(2)},
-      {"tasklet_width4", tasklets(4)}};
+      {"tasklet_width4", tasklets(4)},
+      {"tasklet_unordered", tasklets(4, false)}};
   const double allowed = sizeof(T) == 8 ? 1e-12 : 1e-5;
   bool ok = true;
   for (const auto& [name, run] : versions) {
