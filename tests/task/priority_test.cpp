@@ -80,32 +80,25 @@ TEST_CASE("ready tasks run by priority, highest first, and in declaration order 
 }
 
 TEST_CASE("a released successor does not overtake a queued task that goes before it", "[task]") {
-  hetero::task_graph graph(local(1));
-  const auto e = graph.event("e");
-  std::vector<char> ran;
-  const auto task = [&ran](char name) { return [&ran, name] { ran.push_back(name); }; };
-
-  SECTION("an older task of the same priority runs before the successor") {
-    graph.spawn(hetero::priority(1), hetero::out(e), task('A'));
-    graph.spawn(hetero::priority(1), task('B'));
-    graph.spawn(hetero::priority(1), hetero::in(e), task('C'));
+  // A writes e, B is independent, C reads e (A's successor); declared A, B, C with these
+  // priorities and run by one worker: the order they ran in.
+  const auto run_order = [](int a, int b, int c) {
+    hetero::task_graph graph(local(1));
+    const auto e = graph.event("e");
+    std::vector<char> ran;
+    const auto task = [&ran](char name) { return [&ran, name] { ran.push_back(name); }; };
+    graph.spawn(hetero::priority(a), hetero::out(e), task('A'));
+    graph.spawn(hetero::priority(b), task('B'));
+    graph.spawn(hetero::priority(c), hetero::in(e), task('C'));
     graph.wait();
-    CHECK(ran == std::vector<char>{'A', 'B', 'C'});
-  }
-  SECTION("a successor of a higher priority runs before the older task") {
-    graph.spawn(hetero::priority(1), hetero::out(e), task('A'));
-    graph.spawn(hetero::priority(1), task('B'));
-    graph.spawn(hetero::priority(2), hetero::in(e), task('C'));
-    graph.wait();
-    CHECK(ran == std::vector<char>{'A', 'C', 'B'});
-  }
-  SECTION("an ordinary successor waits for the queued priority tasks") {
-    graph.spawn(hetero::priority(1), hetero::out(e), task('A'));
-    graph.spawn(hetero::priority(1), task('B'));
-    graph.spawn(hetero::in(e), task('C'));
-    graph.wait();
-    CHECK(ran == std::vector<char>{'A', 'B', 'C'});
-  }
+    return ran;
+  };
+  // The older task of the same priority runs before the successor.
+  CHECK(run_order(1, 1, 1) == std::vector<char>{'A', 'B', 'C'});
+  // A successor of a higher priority runs before the older task.
+  CHECK(run_order(1, 1, 2) == std::vector<char>{'A', 'C', 'B'});
+  // An ordinary successor waits for the queued priority tasks.
+  CHECK(run_order(1, 1, 0) == std::vector<char>{'A', 'B', 'C'});
 }
 
 TEST_CASE("random programs with random priorities respect every dependency", "[task]") {
