@@ -1,11 +1,11 @@
 // Block Cholesky on one rank, 2 threads, b = 128, N = 2048 and 4096, float and double:
 // hetero tasklets (examples/cholesky: left-looking, each tile's updates in calls of
 // `update_width` tile columns; declared and run in declaration order (every task priority(1))
-// and with the default work stealing, and replayed from a recording) against the same left-looking version in OpenMP
-// tasks (the baseline), the seed's Figure 7 shape in OpenMP tasks (right-looking, one b x b x b
-// call per task) and LAPACKE_?potrf with 2 OpenBLAS threads, all in this binary; plus N = 4096
-// with b = 256 as extra families. Tile kernels run one BLAS thread each. GFLOP/s = N^3/3 / time
-// (docs/task.md).
+// and with the default work stealing, and replayed from a recording) against the same
+// left-looking version in OpenMP tasks (the baseline), the seed's Figure 7 shape in OpenMP
+// tasks (right-looking, one b x b x b call per task) and LAPACKE_?potrf with 2 OpenBLAS
+// threads, all in this binary; plus N = 4096 with b = 256 as extra families. Tile kernels run
+// one BLAS thread each. GFLOP/s = N^3/3 / time (docs/task.md).
 #include <hetero/task.hpp>
 
 #include <chrono>
@@ -94,8 +94,9 @@ const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
 };
 
 // The table: b = 128, N = 2048 and 4096; hetero_no_priority is the same tasklet code
-// without priorities (the scheduler's default work-stealing order). The families *_b256 (N = 4096, b = 256) are extra
-// information: the same four versions with 256-wide tiles (docs/task.md says why).
+// without priorities (the scheduler's default work-stealing order). The families *_b256
+// (N = 4096, b = 256) are extra information: the same four versions with 256-wide tiles
+// (docs/task.md says why).
 template <cholesky::real T, int tile>
 int add_precision(const std::string& family, const auto& sizes) {
   hetero::bench::add(family + "/baseline_omp_tasks", omp_tasks<T, tile>, sizes);
