@@ -7,6 +7,7 @@
 #ifndef HETERO_DIST_DETAIL_SECTION_MAP_HPP
 #define HETERO_DIST_DETAIL_SECTION_MAP_HPP
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -80,36 +81,87 @@ inline void extend_runs(std::vector<run>& runs, std::int64_t src, std::int64_t d
   runs.push_back({src, 1, dst, 1, 1});
 }
 
-/// The runs of axis `d` for this rank's walk, grouped as asked.
+/// Appends the m pairs (src + i * src_step, dst + i * dst_step), i < m, with the same result
+/// as appending them one by one: the first two one by one; after them the last run holds the
+/// second pair and, when it holds more, steps by (src_step, dst_step), so the rest extends it.
+inline void extend_runs(std::vector<run>& runs, std::int64_t src, std::int64_t src_step, std::int64_t dst,
+                        std::int64_t dst_step, std::int64_t m) {
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(m, 2); ++i)
+    extend_runs(runs, src + i * src_step, dst + i * dst_step);
+  if (m <= 2) return;
+  run& r = runs.back();
+  if (r.count == 1) {
+    r.src_step = src_step;
+    r.dst_step = dst_step;
+  }
+  r.count += m - 2;
+}
+
+/// The end (exclusive) of the piece of `axis` that holds global index g: the indices from g
+/// up to it have one owner and consecutive local indices (a part's block on the contiguous
+/// kinds, a block of `width` indices on the cyclic kinds).
+inline std::int64_t piece_end(const axis_distribution& axis, std::int64_t g) {
+  if (axis.is_contiguous()) return axis.block_range(axis.owner_of(g)).second;
+  const std::int64_t w = axis.format().width();
+  return std::min(axis.extent(), (g / w + 1) * w);
+}
+
+/// The runs of axis `d` for this rank's walk, grouped as asked. The walk goes piece by piece:
+/// within a stretch of positions where neither side changes piece, owners stay and local
+/// indices step with the section steps, so the stretch is appended at once (O(pieces), not
+/// O(positions); the runs are those of a walk position by position).
 template <int Rank>
 axis_runs runs_of_axis(int d, const section_side<Rank>& src, const section_side<Rank>& dst, walk how, group by) {
   const std::int64_t n = src.section[d].count();
   axis_runs out;
-  auto visit = [&](std::int64_t k) {
-    const std::int64_t gs = src.global(d, k), gd = dst.global(d, k);
-    const std::int64_t ls = src.distributed() ? src.space->axis(d).to_local(gs) : gs;
-    const std::int64_t ld = dst.distributed() ? dst.space->axis(d).to_local(gd) : gd;
-    int key = 0;
-    if (by == group::src_owner) key = src.space->axis(d).owner_of(gs);
-    if (by == group::dst_owner) key = dst.space->axis(d).owner_of(gd);
-    extend_runs(out[key], ls, ld);
+  // How many positions from k on (at most `limit`) stay in the pieces that hold position k.
+  auto stretch = [&](std::int64_t k, std::int64_t limit) {
+    for (const section_side<Rank>* side : {&src, &dst}) {
+      if (!side->distributed()) continue;
+      const std::int64_t g = side->global(d, k), step = side->section[d].step;
+      limit = std::min(limit, (piece_end(side->space->axis(d), g) - g + step - 1) / step);
+    }
+    return limit;
   };
+  // Appends positions [k, end) stretch by stretch.
+  auto visit = [&](std::int64_t k, std::int64_t end) {
+    while (k < end) {
+      const std::int64_t m = stretch(k, end - k);
+      const std::int64_t gs = src.global(d, k), gd = dst.global(d, k);
+      const std::int64_t ls = src.distributed() ? src.space->axis(d).to_local(gs) : gs;
+      const std::int64_t ld = dst.distributed() ? dst.space->axis(d).to_local(gd) : gd;
+      int key = 0;
+      if (by == group::src_owner) key = src.space->axis(d).owner_of(gs);
+      if (by == group::dst_owner) key = dst.space->axis(d).owner_of(gd);
+      extend_runs(out[key], ls, src.section[d].step, ld, dst.section[d].step, m);
+      k += m;
+    }
+  };
+  if (n == 0) return out;
   if (how == walk::all) {
-    for (std::int64_t k = 0; k < n; ++k) visit(k);
+    visit(0, n);
     return out;
   }
-  // Walk this rank's own indices of the walked side that fall in the section, in order.
+  // Walk the pieces of this rank's part of the walked side that meet the section, in order.
   const section_side<Rank>& side = how == walk::src_owned ? src : dst;
-  if (n == 0) return out;
   const auto& axis = side.space->axis(d);
   const int part = side.space->grid().coords()[d];
   const std::int64_t first = side.section[d].begin, step = side.section[d].step;
-  const auto [l0, l1] = axis.local_range(part, first, first + (n - 1) * step + 1);
-  const auto map = axis.map(part);
-  for (std::int64_t l = l0; l < l1; ++l) {
-    const std::int64_t g = map.to_global(l);
-    if ((g - first) % step == 0) visit((g - first) / step);
+  const std::int64_t last = first + (n - 1) * step;
+  // The positions whose global index lies in [b, e).
+  auto positions = [&](std::int64_t b, std::int64_t e) {
+    const std::int64_t k0 = b <= first ? 0 : (b - first + step - 1) / step;
+    const std::int64_t k1 = e <= first ? 0 : std::min(n, (e - first + step - 1) / step);
+    if (k0 < k1) visit(k0, k1);
+  };
+  if (axis.is_contiguous()) {
+    const auto [b, e] = axis.block_range(part);
+    positions(b, e);
+    return out;
   }
+  const std::int64_t w = axis.format().width(), cycle = w * axis.parts();
+  for (std::int64_t b = (first / cycle) * cycle + part * w; b <= last; b += cycle)
+    positions(b, std::min(b + w, axis.extent()));
   return out;
 }
 
