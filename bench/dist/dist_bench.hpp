@@ -1,5 +1,5 @@
-// What the dist module's benchmarks share: a wall clock, the timed loop every case runs, and
-// the plain-MPI baselines' own duplicate of MPI_COMM_WORLD.
+// What the dist module's benchmarks share: a wall clock, the timed loop every case runs, this
+// rank's place in MPI_COMM_WORLD, and the plain-MPI baselines' own duplicate of MPI_COMM_WORLD.
 #ifndef HETERO_BENCH_DIST_BENCH_HPP
 #define HETERO_BENCH_DIST_BENCH_HPP
 
@@ -24,6 +24,19 @@ void time_iterations(benchmark::State& state, Work&& work) {
     work();
     hetero::bench::set_iteration_time(state, now() - start);
   }
+}
+
+/// This rank's number and the number of ranks in MPI_COMM_WORLD, for the hetero cases (which
+/// need no communicator of their own to size their arrays).
+struct world_place {
+  int me = 0;
+  int size = 1;
+};
+inline world_place world() {
+  world_place w;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.me);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  return w;
 }
 
 /// A duplicate of MPI_COMM_WORLD for a hand-written baseline, with this rank's number and the

@@ -17,11 +17,7 @@ int batch_for(std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>
 template <int Axis>
 void hetero_reflect(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  const int p = [] {
-    int size = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    return size;
-  }();
+  const int p = dist_bench::world().size;
   hetero::process_grid<2> grid(Axis == 0 ? std::array<int, 2>{p, 1} : std::array<int, 2>{1, p});
   hetero::distributed_array<double, 2, Kokkos::HostSpace> u(
       hetero::index_space<2>({n, n}, grid), {.shadow = hetero::shadow_width<2>::on_axis(Axis, 1, 1)});

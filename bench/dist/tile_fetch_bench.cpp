@@ -28,14 +28,6 @@ std::vector<std::pair<std::int64_t, std::int64_t>> remote_tiles(int other, int p
   return out;
 }
 
-// This rank and the number of ranks in MPI_COMM_WORLD.
-std::pair<int, int> world_rank_size() {
-  int me = 0, p = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return {me, p};
-}
-
 // Fetches every remote tile once (first touch), then times batches of fetches: the next
 // tile each call when New, else always the same one. `sync` runs before and after the timing.
 template <bool New, class FetchTile, class Sync>
@@ -83,7 +75,7 @@ void baseline_mpi_get(benchmark::State& state) {
 template <bool New>
 void hetero_coarray_get(benchmark::State& state) {
   const std::int64_t b2 = state.range(0) * state.range(0);
-  const auto [me, p] = world_rank_size();
+  const auto [me, p] = dist_bench::world();
   hetero::coarray<double, 2, Kokkos::HostSpace> rows({(tile_rows + p - 1) / p, tile_rows * b2});
   Kokkos::deep_copy(rows.local(), 2.0);
   Kokkos::View<double**, Kokkos::HostSpace> tile("tile", 1, static_cast<std::size_t>(b2));
@@ -100,7 +92,7 @@ void hetero_coarray_get(benchmark::State& state) {
 template <bool New>
 void hetero_gmove_get(benchmark::State& state) {
   const std::int64_t b2 = state.range(0) * state.range(0);
-  const auto [me, p] = world_rank_size();
+  const auto [me, p] = dist_bench::world();
   hetero::index_space<2> space({tile_rows, tile_rows * b2}, hetero::process_grid<2>({p, 1}),
                                {hetero::distribution::cyclic(), hetero::distribution::block()});
   hetero::distributed_array<double, 2, Kokkos::HostSpace> a(space, {.one_sided = true});
