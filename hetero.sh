@@ -2,13 +2,18 @@
 # hetero's one entry point: installs what is missing, builds, and runs.
 #
 #   ./hetero.sh demo            the main job: build and run the examples on 2 MPI ranks
-#   ./hetero.sh test            clean build, every test (ctest), non-zero exit on any failure
+#   ./hetero.sh test            clean build, every test (ctest), the CUDA compile-only stage;
+#                               non-zero exit on any failure
 #   ./hetero.sh bench [--plots] build and run the benchmarks (JSON under build/bench/,
 #                               PNG plots under docs/bench/ with --plots)
 #   ./hetero.sh deps            only install the dependencies (apt packages, Kokkos)
 #
 # Environment:
 #   Kokkos_ROOT        a Kokkos install to use (must have a parallel host backend)
+#   Kokkos_CUDA_ROOT   a Kokkos with CUDA for the CUDA stage (default: Kokkos 3.4 built here
+#                      from Debian's source with CUDA 13 from CUDA_HOME)
+#   CUDA_HOME          the CUDA toolkit (default /usr/local/cuda); without nvcc there the CUDA
+#                      stage is skipped and says so
 #   HETERO_CACHE_DIR   where the Kokkos built here is cached (default ~/.cache/hetero)
 #   HETERO_BUILD_DIR   build folder (default ./build)
 #   HETERO_JOBS        parallel build jobs (default: number of cores)
@@ -20,6 +25,9 @@ build_dir=${HETERO_BUILD_DIR:-$top/build}
 jobs=${HETERO_JOBS:-$(nproc 2>/dev/null || echo 2)}
 kokkos_version=3.4.01 # what Debian bookworm's trilinos 13.2 source carries
 kokkos_prefix=$cache_dir/kokkos-$kokkos_version-openmp-serial-cxx20
+kokkos_source=$cache_dir/kokkos-$kokkos_version-src # Debian's packages/kokkos, extracted once
+kokkos_cuda_prefix=$cache_dir/kokkos-$kokkos_version-cuda-openmp-serial-cxx20
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
 
 say() { printf '\033[1m[hetero]\033[0m %s\n' "$*" >&2; }
 die() {
@@ -126,10 +134,12 @@ kokkos_devices() {
 
 has_parallel_host() { echo "$1" | grep -qiE '(^|;)(OPENMP|THREADS|HPX)(;|$)'; }
 
-build_kokkos() {
-  local work="$cache_dir/kokkos-src"
-  say "building Kokkos $kokkos_version (OpenMP + Serial, C++20, shared) from Debian's trilinos source"
-  say "  into $kokkos_prefix (cached; later runs reuse it)"
+# Extracts packages/kokkos of Debian's trilinos source package into $kokkos_source (once: both
+# the OpenMP and the CUDA Kokkos are built from it).
+ensure_kokkos_source() {
+  [ -f "$kokkos_source/.hetero-complete" ] && return
+  local work="$cache_dir/kokkos-download"
+  say "fetching Kokkos $kokkos_version from Debian's trilinos source package (once; cached in $kokkos_source)"
   if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     say "adding a deb-src entry that mirrors the system's Debian entry (for 'apt-get source trilinos')"
     printf 'Types: deb-src\nURIs: %s\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
@@ -137,7 +147,7 @@ build_kokkos() {
     apt_updated=0
   fi
   apt_update
-  rm -rf "$work" && mkdir -p "$work"
+  rm -rf "$work" "$kokkos_source" && mkdir -p "$work"
   (cd "$work" && apt-get source --download-only trilinos >"$work/download.log" 2>&1) \
     || die "apt-get source --download-only trilinos failed; see $work/download.log"
   local orig
@@ -145,9 +155,18 @@ build_kokkos() {
   [ -n "$orig" ] || die "the trilinos source download has no orig tarball (see $work/download.log)"
   say "extracting packages/kokkos from $(basename "$orig")"
   tar -xf "$orig" -C "$work" --wildcards '*/packages/kokkos/*' || die "could not extract Kokkos from $orig"
-  local src
-  src=$(ls -d "$work"/*/packages/kokkos | head -n 1)
-  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  mv "$(ls -d "$work"/*/packages/kokkos | head -n 1)" "$kokkos_source"
+  touch "$kokkos_source/.hetero-complete"
+  rm -rf "$work"
+}
+
+build_kokkos() {
+  ensure_kokkos_source
+  local work="$cache_dir/kokkos-build"
+  say "building Kokkos $kokkos_version (OpenMP + Serial, C++20, shared) from Debian's trilinos source"
+  say "  into $kokkos_prefix (cached; later runs reuse it)"
+  rm -rf "$work" && mkdir -p "$work"
+  cmake -S "$kokkos_source" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$kokkos_prefix" -DCMAKE_CXX_STANDARD=20 -DBUILD_SHARED_LIBS=ON \
     -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_TESTS=OFF \
     -DCMAKE_CXX_FLAGS="-w" >"$work/configure.log" 2>&1 \
@@ -155,6 +174,30 @@ build_kokkos() {
   cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 || die "building Kokkos failed; see $work/build.log"
   cmake --install "$work/build" >"$work/install.log" 2>&1 || die "installing Kokkos failed; see $work/install.log"
   touch "$kokkos_prefix/.hetero-complete"
+  rm -rf "$work"
+}
+
+# The same Kokkos with CUDA (plus OpenMP and Serial on the host), for the CUDA stage: the source
+# adapted to CUDA 13 and C++20 by cmake/kokkos/kokkos-3.4-cuda13.sh, built with its nvcc_wrapper
+# for Ampere (sm_80, the newest architecture Kokkos 3.4 knows).
+build_kokkos_cuda() {
+  ensure_kokkos_source
+  local work="$cache_dir/kokkos-cuda-build"
+  say "building Kokkos $kokkos_version with CUDA ($("$cuda_home/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_80) + OpenMP + Serial"
+  say "  into $kokkos_cuda_prefix (cached; later runs reuse it)"
+  rm -rf "$work" && mkdir -p "$work"
+  cp -r "$kokkos_source" "$work/src"
+  "$top/cmake/kokkos/kokkos-3.4-cuda13.sh" "$work/src" || die "adapting Kokkos $kokkos_version to CUDA 13 failed (above)"
+  PATH="$cuda_home/bin:$PATH" cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_COMPILER="$work/src/bin/nvcc_wrapper" -DCMAKE_INSTALL_PREFIX="$kokkos_cuda_prefix" \
+    -DCMAKE_CXX_STANDARD=20 -DCMAKE_CXX_EXTENSIONS=OFF -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_CUDA=ON \
+    -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON \
+    -DKokkos_ENABLE_TESTS=OFF -DCUDAToolkit_ROOT="$cuda_home" >"$work/configure.log" 2>&1 \
+    || die "configuring Kokkos with CUDA failed; see $work/configure.log"
+  PATH="$cuda_home/bin:$PATH" cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 \
+    || die "building Kokkos with CUDA failed; see $work/build.log"
+  cmake --install "$work/build" >"$work/install.log" 2>&1 || die "installing Kokkos with CUDA failed; see $work/install.log"
+  touch "$kokkos_cuda_prefix/.hetero-complete"
   rm -rf "$work"
 }
 
@@ -189,6 +232,33 @@ ensure_kokkos() {
   kokkos_root=$kokkos_prefix
 }
 
+# Sets kokkos_cuda_root to a Kokkos with CUDA for the CUDA stage: Kokkos_CUDA_ROOT when given,
+# else the one built here from Debian's source; empty (stage skipped, said so) without nvcc.
+ensure_kokkos_cuda() {
+  kokkos_cuda_root=""
+  if [ -n "${Kokkos_CUDA_ROOT:-}" ]; then
+    local devices
+    devices=$(kokkos_devices "$Kokkos_CUDA_ROOT")
+    echo "$devices" | grep -qiE '(^|;)CUDA(;|$)' \
+      || die "Kokkos_CUDA_ROOT=$Kokkos_CUDA_ROOT is not a Kokkos with CUDA (devices: ${devices:-none found})"
+    [ -x "$Kokkos_CUDA_ROOT/bin/nvcc_wrapper" ] || die "Kokkos_CUDA_ROOT=$Kokkos_CUDA_ROOT has no bin/nvcc_wrapper"
+    say "CUDA stage: using Kokkos from Kokkos_CUDA_ROOT=$Kokkos_CUDA_ROOT (devices: $devices)"
+    kokkos_cuda_root=$Kokkos_CUDA_ROOT
+    return
+  fi
+  if [ ! -x "$cuda_home/bin/nvcc" ]; then
+    say "CUDA stage SKIPPED: no nvcc at $cuda_home/bin/nvcc (set CUDA_HOME to a CUDA toolkit, or Kokkos_CUDA_ROOT" \
+      "to a Kokkos built with CUDA)"
+    return
+  fi
+  if [ -f "$kokkos_cuda_prefix/.hetero-complete" ]; then
+    say "using cached Kokkos $kokkos_version with CUDA in $kokkos_cuda_prefix"
+  else
+    build_kokkos_cuda
+  fi
+  kokkos_cuda_root=$kokkos_cuda_prefix
+}
+
 ensure_deps() {
   ensure_apt_packages
   ensure_catch2
@@ -218,9 +288,10 @@ build() { # build <build dir> [targets...]
   cmake --build "$dir" -j "$jobs" "${targets[@]}" || die "the build failed (compiler output above)"
 }
 
-# Three clean builds: the release build runs every test (style, headers, package included); the
-# sanitizer build (ASan + UBSan) runs the tests again, style and package excepted; a
-# ThreadSanitizer build runs the tests labelled `tsan` (the threaded schedulers).
+# Four clean builds: the release build runs every test (style, headers, package included); the
+# CUDA stage compiles and links every device code path for a GPU (see cuda_stage); the sanitizer
+# build (ASan + UBSan) runs the tests again, style and package excepted; a ThreadSanitizer build
+# runs the tests labelled `tsan` (the threaded schedulers).
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
@@ -228,12 +299,14 @@ cmd_test() {
   # sanitizers' recommended level, and 2.6x quicker to compile here than RelWithDebInfo's -O2 -g
   # (tests/comm/allreduce_test.cpp under ASan: 47 s against 121 s). Reports keep file:line.
   local sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
-  rm -rf "$build_dir/test" "$build_dir/test-asan" "$build_dir/test-tsan"
+  rm -rf "$build_dir/test" "$build_dir/test-cuda" "$build_dir/test-asan" "$build_dir/test-tsan"
   mkdir -p "$build_dir"
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON
   build "$build_dir/test"
   say "running the tests (release build)"
   (cd "$build_dir/test" && ctest --output-on-failure -j "$jobs") || die "some tests failed (ctest output above)"
+
+  cuda_stage
 
   HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" "${sanitizer_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF \
@@ -260,7 +333,36 @@ cmd_test() {
     (cd "$build_dir/test-tsan" && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --output-on-failure -j "$jobs" -L tsan) || die "some tests failed under ThreadSanitizer (ctest output above)"
   fi
-  say "all tests passed in $((SECONDS - t0)) s (three builds, build and run)"
+  say "all tests passed in $((SECONDS - t0)) s (four builds: release, CUDA compile-only, ASan+UBSan, TSan)"
+}
+
+# The CUDA stage: with nvcc_wrapper and a CUDA Kokkos, compiles and links (never runs: no GPU
+# here) the target hetero_cuda_stage: every public header in one translation unit, one
+# translation unit per module instantiating its templates with Kokkos::Cuda and CudaSpace
+# (tests/cuda), and every example. nvcc's own warnings are errors too (NVCC_APPEND_FLAGS).
+cuda_stage() {
+  local t0=$SECONDS
+  ensure_kokkos_cuda
+  [ -n "$kokkos_cuda_root" ] || return 0
+  local dir="$build_dir/test-cuda"
+  rm -rf "$dir"
+  say "configuring $dir (CUDA: $kokkos_cuda_root/bin/nvcc_wrapper)"
+  PATH="$cuda_home/bin:$PATH" cmake -S "$top" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DKokkos_ROOT="$kokkos_cuda_root" -DCMAKE_CXX_COMPILER="$kokkos_cuda_root/bin/nvcc_wrapper" \
+    -DCMAKE_CXX_EXTENSIONS=OFF -DCUDAToolkit_ROOT="$cuda_home" -DHETERO_WARNINGS_AS_ERRORS=ON \
+    -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_CHECK_HEADERS=OFF >"$dir.configure.log" 2>&1 || {
+    cat "$dir.configure.log" >&2
+    die "CMake configuration of the CUDA stage failed (log above)"
+  }
+  local units
+  units=$(cd "$dir" && ninja -t commands hetero_cuda_stage | grep -c -- ' -c ')
+  say "CUDA stage: compiling $units translation units for the GPU and linking them (nothing runs)"
+  PATH="$cuda_home/bin:$PATH" NVCC_APPEND_FLAGS="-Werror all-warnings" \
+    cmake --build "$dir" -j "$jobs" --target hetero_cuda_stage || die "the CUDA stage failed (compiler output above)"
+  say "CUDA stage: the misuses that must not compile, and a user project built against the installed package"
+  (cd "$dir" && PATH="$cuda_home/bin:$PATH" NVCC_APPEND_FLAGS="-Werror all-warnings" \
+    ctest --output-on-failure -j "$jobs" -L 'compile_fail|package') || die "the CUDA stage's checks failed (above)"
+  say "CUDA stage passed: $units translation units compiled and linked, and the checks above, in $((SECONDS - t0)) s"
 }
 
 cmd_demo() {
@@ -298,7 +400,7 @@ case "${1:-}" in
     say "dependencies ready${kokkos_root:+ (Kokkos_ROOT=$kokkos_root)}"
     ;;
   *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, deps)"
     exit 2
     ;;
