@@ -16,6 +16,15 @@
 
 namespace power_shift {
 
+// `units` units of arithmetic on the host cores; returns a value that depends on every unit.
+inline double arithmetic(long units) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "power_shift_kernel", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, units * 256),
+      KOKKOS_LAMBDA(long i, double& s) { s += std::sqrt(static_cast<double>(i % 4096) + 1.0); }, sum);
+  return sum;
+}
+
 // A fixed amount of arithmetic, calibrated in units per millisecond at full speed.
 class kernel {
  public:
@@ -34,13 +43,7 @@ class kernel {
   [[nodiscard]] double compute(double ms) const { return run(std::max(1L, std::lround(ms * m_units_per_ms))); }
 
  private:
-  static double run(long units) {
-    double sum = 0;
-    Kokkos::parallel_reduce(
-        "power_shift_kernel", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, units * 256),
-        KOKKOS_LAMBDA(long i, double& s) { s += std::sqrt(static_cast<double>(i % 4096) + 1.0); }, sum);
-    return sum;
-  }
+  static double run(long units) { return arithmetic(units); }
   double m_units_per_ms = 1;
 };
 

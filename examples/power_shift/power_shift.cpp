@@ -89,7 +89,6 @@ int main(int argc, char** argv) {
   const power_shift::kernel work;
   std::vector<double> off, on;
   bool same = true, within = true;
-  hetero::power::controller_status status;
   for (int run = 0; run < runs; ++run) {
     o.policy_on = false;
     const auto a = power_shift::run(work, o);
@@ -99,7 +98,6 @@ int main(int argc, char** argv) {
     on.push_back(b.seconds);
     same = same && std::abs(a.checksum - b.checksum) <= 1e-12 * std::abs(a.checksum);
     within = rounds_within_budget(b.history, budget) && within;
-    status = b.status;
     if (rt.world_rank() == 0)
       std::printf("run %d: policy off %.3f s, policy on %.3f s (%llu settings, phases from %s)\n", run, a.seconds,
                   b.seconds, static_cast<unsigned long long>(b.status.settings),

@@ -58,9 +58,8 @@ struct buffer_ref {
   /// The same buffer, read-only.
   [[nodiscard]] buffer_ref<const element_type, MemorySpace> as_const() const noexcept { return {data, size}; }
   /// Read-only access converts implicitly.
-  operator buffer_ref<const element_type, MemorySpace>() const noexcept requires(!std::is_const_v<T>) {
-    return {data, size};
-  }
+  template <class U = T>
+  requires(!std::is_const_v<U>) operator buffer_ref<const U, MemorySpace>() const noexcept { return {data, size}; }
 };
 
 namespace detail {

@@ -68,8 +68,10 @@ template <class... Args>
 constexpr bool only_parameters(std::initializer_list<parameter> allowed) {
   if constexpr (!(named_argument<Args> && ...)) {
     return false;
+  } else if constexpr (sizeof...(Args) == 0) {
+    return true;
   } else {
-    constexpr parameter given[] = {std::remove_cvref_t<Args>::kind..., parameter::send_buf};
+    constexpr parameter given[] = {std::remove_cvref_t<Args>::kind...};
     for (std::size_t i = 0; i < sizeof...(Args); ++i) {
       bool ok = false;
       for (parameter a : allowed) ok = ok || a == given[i];

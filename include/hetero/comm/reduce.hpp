@@ -71,7 +71,7 @@ void linear_reduce_device_staged(comm_state& st, const T* send, T* recv, std::si
   const int p = st.size();
   if (st.rank() != root) {
     staged_chunks<T, MemorySpace>(st, send, 1, recv, 0, n, 1, [&](const T* in, T*, std::size_t c) {
-      linear_reduce<T, host_ops>(st, in, nullptr, c, reduction, root);
+      linear_reduce_contribute(st, in, c, root);
     });
     return;
   }

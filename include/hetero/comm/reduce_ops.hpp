@@ -7,26 +7,42 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <complex>
 #include <concepts>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 namespace hetero {
+namespace detail {
+/// `std::complex<T>`, whose operators are host functions (device code uses `Kokkos::complex`).
+template <class T>
+inline constexpr bool is_std_complex = false;
+template <class T>
+inline constexpr bool is_std_complex<std::complex<T>> = true;
+}  // namespace detail
+
 namespace ops {
 
-/// a + b. MPI_SUM for arithmetic types.
+/// a + b. MPI_SUM for arithmetic types. `std::complex` is summed on the host only (its
+/// operators are host functions): in device memory use `Kokkos::complex`.
 struct sum {
   template <class T>
-  requires requires(const T& a, const T& b) { static_cast<T>(a + b); }
+  requires(!detail::is_std_complex<T>) && requires(const T& a, const T& b) { static_cast<T>(a + b); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a + b); }
+  template <class T>
+  requires detail::is_std_complex<T>
+  constexpr T operator()(const T& a, const T& b) const { return a + b; }
 };
 
-/// a * b. MPI_PROD for arithmetic types.
+/// a * b. MPI_PROD for arithmetic types; `std::complex` on the host only, as for `sum`.
 struct prod {
   template <class T>
-  requires requires(const T& a, const T& b) { static_cast<T>(a * b); }
+  requires(!detail::is_std_complex<T>) && requires(const T& a, const T& b) { static_cast<T>(a * b); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a * b); }
+  template <class T>
+  requires detail::is_std_complex<T>
+  constexpr T operator()(const T& a, const T& b) const { return a * b; }
 };
 
 /// The smaller of a and b (a when equal). MPI_MIN for arithmetic types.
@@ -86,8 +102,18 @@ struct reduction {
   F function;
 
   template <class T>
-  requires requires(const F& f, const T& a, const T& b) { static_cast<T>(f(a, b)); }
+  requires(!is_std_complex<T>) && requires(const F& f, const T& a, const T& b) { static_cast<T>(f(a, b)); }
   KOKKOS_INLINE_FUNCTION T operator()(const T& a, const T& b) const { return static_cast<T>(function(a, b)); }
+  template <class T>
+  requires is_std_complex<T> && requires(const F& f, const T& a, const T& b) { static_cast<T>(f(a, b)); }
+  T operator()(const T& a, const T& b) const { return static_cast<T>(function(a, b)); }
+
+  /// The same in host code, for host buffers: the user's function may then be host-only (a
+  /// plain lambda), which the host-device `operator()` could not call without nvcc's warning.
+  template <class T>
+  T on_host(const T& a, const T& b) const {
+    return static_cast<T>(function(a, b));
+  }
 };
 
 template <class F>

@@ -207,8 +207,11 @@ class comm_tuning {
     Int value{};
     const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
     if (ec != std::errc{} || end != word.data() + word.size() || word.empty()) {
-      if constexpr (std::is_same_v<Int, std::size_t>) return invalid_size;
-      return -1;
+      if constexpr (std::is_same_v<Int, std::size_t>) {
+        return invalid_size;
+      } else {
+        return -1;
+      }
     }
     return value;
   }

@@ -24,8 +24,26 @@ namespace hetero {
 
 namespace detail {
 
+// hetero's wrappers around a loop body come in two forms: host-device when the executor may
+// run the body on a GPU (the body must then be device code, and nvcc checks it), host-only for a
+// host executor, where a plain lambda is a valid body and a host-device wrapper around it would
+// draw nvcc's cross-space warnings.
+
+/// Whether `Executor` may run a loop body on a GPU: a Kokkos execution space whose memory the
+/// host cannot address, an executor whose `device_space` is one, or an executor of unknown kind.
+template <class Executor>
+constexpr bool runs_on_gpu() {
+  if constexpr (Kokkos::is_execution_space<Executor>::value) {
+    return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Executor::memory_space>::accessible;
+  } else if constexpr (requires { typename Executor::device_space; }) {
+    return runs_on_gpu<typename Executor::device_space>();
+  } else {
+    return true;
+  }
+}
+
 /// Calls the user's body with global indices for local indices.
-template <int Rank, class Body>
+template <int Rank, class Body, bool Device = true>
 struct owned_body {
   Kokkos::Array<axis_map, Rank> maps;
   Body body;
@@ -39,9 +57,23 @@ struct owned_body {
   }
 };
 
+template <int Rank, class Body>
+struct owned_body<Rank, Body, false> {
+  Kokkos::Array<axis_map, Rank> maps;
+  Body body;
+  void operator()(std::int64_t i) const requires(Rank == 1) { body(maps[0].to_global(i)); }
+  void operator()(std::int64_t i, std::int64_t j) const requires(Rank == 2) {
+    body(maps[0].to_global(i), maps[1].to_global(j));
+  }
+  void operator()(std::int64_t i, std::int64_t j, std::int64_t k) const requires(Rank == 3) {
+    body(maps[0].to_global(i), maps[1].to_global(j), maps[2].to_global(k));
+  }
+};
+
 /// The same for reductions: the body also takes the accumulator.
-template <int Rank, class Body, class Value>
+template <int Rank, class Body, class Value, bool Device = true>
 struct owned_reduce_body {
+  using value_type = Value;  // Kokkos takes it from here, not from the overloaded operator()
   Kokkos::Array<axis_map, Rank> maps;
   Body body;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Value& acc) const requires(Rank == 1) {
@@ -52,6 +84,20 @@ struct owned_reduce_body {
   }
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, std::int64_t k, Value& acc) const
       requires(Rank == 3) {
+    body(maps[0].to_global(i), maps[1].to_global(j), maps[2].to_global(k), acc);
+  }
+};
+
+template <int Rank, class Body, class Value>
+struct owned_reduce_body<Rank, Body, Value, false> {
+  using value_type = Value;
+  Kokkos::Array<axis_map, Rank> maps;
+  Body body;
+  void operator()(std::int64_t i, Value& acc) const requires(Rank == 1) { body(maps[0].to_global(i), acc); }
+  void operator()(std::int64_t i, std::int64_t j, Value& acc) const requires(Rank == 2) {
+    body(maps[0].to_global(i), maps[1].to_global(j), acc);
+  }
+  void operator()(std::int64_t i, std::int64_t j, std::int64_t k, Value& acc) const requires(Rank == 3) {
     body(maps[0].to_global(i), maps[1].to_global(j), maps[2].to_global(k), acc);
   }
 };
@@ -73,8 +119,9 @@ std::optional<index_box<Rank>> owned_global_box(const index_space<Rank>& space, 
 
 /// The user's reduction body with the accumulator type spelled out (Kokkos deduces the
 /// reduction's value type from it), called with the indices as they are.
-template <int Rank, class Body, class Value>
+template <int Rank, class Body, class Value, bool Device = true>
 struct typed_reduce_body {
+  using value_type = Value;
   Body body;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, Value& acc) const requires(Rank == 1) { body(i, acc); }
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, Value& acc) const requires(Rank == 2) {
@@ -82,6 +129,17 @@ struct typed_reduce_body {
   }
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i, std::int64_t j, std::int64_t k, Value& acc) const
       requires(Rank == 3) {
+    body(i, j, k, acc);
+  }
+};
+
+template <int Rank, class Body, class Value>
+struct typed_reduce_body<Rank, Body, Value, false> {
+  using value_type = Value;
+  Body body;
+  void operator()(std::int64_t i, Value& acc) const requires(Rank == 1) { body(i, acc); }
+  void operator()(std::int64_t i, std::int64_t j, Value& acc) const requires(Rank == 2) { body(i, j, acc); }
+  void operator()(std::int64_t i, std::int64_t j, std::int64_t k, Value& acc) const requires(Rank == 3) {
     body(i, j, k, acc);
   }
 };
@@ -116,8 +174,11 @@ void check_loop_range(const index_space<Rank>& space, const index_box<Rank>& ran
 /// What runs the owned part of an owner-computes loop: `for_each(label, box, f)` calls
 /// `f(i_0, ..., i_{Rank-1})` once for every multi-index of `box` (in any order, in parallel),
 /// and returns when all calls are done. (The box is the owned part of the loop in global
-/// indices on block axes, else in local indices with `f` mapping them to global ones.) A GPU/CPU work-sharing
-/// executor splits `box` (its first axis) between the device and the host and calls `f` on both sides.
+/// indices on block axes, else in local indices with `f` mapping them to global ones.) A GPU/CPU
+/// work-sharing executor splits `box` (its first axis) between the device and the host and
+/// calls `f` on both sides. An executor that runs only on the host says so with a host
+/// `device_space` type (e.g. `using device_space = Kokkos::DefaultHostExecutionSpace;`): its
+/// bodies may then be plain lambdas in a GPU build too; without one, `f` is host-device code.
 template <class E, int Rank>
 concept owned_loop_executor = requires(const E& e, const std::string& label, const index_box<Rank>& box,
                                        const detail::probe_body<Rank>& f) {
@@ -207,10 +268,11 @@ void for_each_owned(const Executor& executor, const std::string& label, const in
                     const index_box<Rank>& range, const Body& body) {
   detail::check_loop_range(space, range);
   const auto exec = detail::as_executor(executor);
+  constexpr bool gpu = detail::runs_on_gpu<Executor>();
   if (const auto owned = detail::owned_global_box(space, range)) {
     exec.for_each(label, *owned, body);
   } else {
-    exec.for_each(label, space.local_range(range), detail::owned_body<Rank, Body>{space.maps(), body});
+    exec.for_each(label, space.local_range(range), detail::owned_body<Rank, Body, gpu>{space.maps(), body});
   }
 }
 
@@ -231,11 +293,14 @@ void reduce_owned(const Executor& executor, const std::string& label, const inde
                   const index_box<Rank>& range, const Body& body, Result&& result) {
   detail::check_loop_range(space, range);
   using value = typename detail::reduction_value<Result>::type;
+  constexpr bool gpu = detail::runs_on_gpu<Executor>();
   const auto exec = detail::as_executor(executor);
   if (const auto owned = detail::owned_global_box(space, range)) {
-    exec.reduce(label, *owned, detail::typed_reduce_body<Rank, Body, value>{body}, std::forward<Result>(result));
+    exec.reduce(label, *owned, detail::typed_reduce_body<Rank, Body, value, gpu>{body},
+                std::forward<Result>(result));
   } else {
-    exec.reduce(label, space.local_range(range), detail::owned_reduce_body<Rank, Body, value>{space.maps(), body},
+    exec.reduce(label, space.local_range(range),
+                detail::owned_reduce_body<Rank, Body, value, gpu>{space.maps(), body},
                 std::forward<Result>(result));
   }
 }

@@ -16,11 +16,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/linalg/detail/vector_kernels.hpp"
 #include "hetero/linalg/distributed_csr.hpp"
 
 namespace hetero {
@@ -224,55 +226,27 @@ class cg_solver {
 
   double allreduce(double local) { return m_a.comm().allreduce(send_buf(local), op(ops::sum{})); }
 
-  double dot(const vector_type& u, const vector_type& v) const {
-    double sum = 0;
-    Kokkos::parallel_reduce(
-        "hetero::cg dot", policy(), KOKKOS_LAMBDA(const std::size_t i, double& s) { s += u(i) * v(i); }, sum);
-    return sum;
-  }
-
-  void copy(const vector_type& to, const vector_type& from) const {
-    Kokkos::parallel_for(
-        "hetero::cg copy", policy(), KOKKOS_LAMBDA(const std::size_t i) { to(i) = from(i); });
-  }
-
+  double dot(const vector_type& u, const vector_type& v) const { return detail::dot(policy(), u, v); }
+  void copy(const vector_type& to, const vector_type& from) const { detail::copy(policy(), to, from); }
   // y = a u + c v
   void axpby(const vector_type& y, double a, const vector_type& u, double c, const vector_type& v) const {
-    Kokkos::parallel_for(
-        "hetero::cg axpby", policy(), KOKKOS_LAMBDA(const std::size_t i) { y(i) = a * u(i) + c * v(i); });
+    detail::axpby(policy(), y, a, u, c, v);
   }
-
   // p = r + beta p
-  void xpby(const vector_type& p, const vector_type& r, double beta) const {
-    Kokkos::parallel_for(
-        "hetero::cg xpby", policy(), KOKKOS_LAMBDA(const std::size_t i) { p(i) = r(i) + beta * p(i); });
-  }
-
-  // x += alpha p; r -= alpha q (one pass)
+  void xpby(const vector_type& p, const vector_type& r, double beta) const { detail::xpby(policy(), p, r, beta); }
+  // x += alpha p; r -= alpha q
   void update_x_r(const vector_type& x, double alpha) const {
-    const auto p = m_p, q = m_q, r = m_r;
-    Kokkos::parallel_for(
-        "hetero::cg update", policy(), KOKKOS_LAMBDA(const std::size_t i) {
-          x(i) += alpha * p(i);
-          r(i) -= alpha * q(i);
-        });
+    detail::cg_update(policy(), x, m_r, alpha, m_p, m_q);
   }
-
-  // z = n + beta z; s = w + beta s; p = r + beta p; x += alpha p; r -= alpha s; w -= alpha z
   void pipelined_update(const vector_type& x, double alpha, double beta) const {
-    const auto p = m_p, q = m_q, r = m_r, w = m_w, z = m_z, s = m_s;
-    Kokkos::parallel_for(
-        "hetero::cg pipelined update", policy(), KOKKOS_LAMBDA(const std::size_t i) {
-          z(i) = q(i) + beta * z(i);
-          s(i) = w(i) + beta * s(i);
-          p(i) = r(i) + beta * p(i);
-          x(i) += alpha * p(i);
-          r(i) -= alpha * s(i);
-          w(i) -= alpha * z(i);
-        });
+    detail::pipelined_update(policy(), detail::pipelined_vectors<vector_type>{x, m_r, m_w, m_p, m_s, m_z, m_q},
+                             alpha, beta);
   }
 
-  Kokkos::RangePolicy<ExecutionSpace> policy() const { return {0, m_a.local_rows()}; }
+  // 64-bit indices: a device space's default index type is 32 bits wide.
+  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>> policy() const {
+    return {0, static_cast<std::int64_t>(m_a.local_rows())};
+  }
 
   const matrix_type& m_a;
   cg_options m_options;

@@ -19,6 +19,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
 #include "hetero/linalg/detail/csr_halo_plan.hpp"
+#include "hetero/linalg/detail/vector_kernels.hpp"
 #include "hetero/linalg/row_block.hpp"
 
 namespace hetero {
@@ -107,15 +108,9 @@ class distributed_csr {
  private:
   template <class Columns>
   void product(const Columns& cols, const vector_type& x, const vector_type& y) const {
-    const auto row_ptr = m_row_ptr;
-    const auto values = m_values;
-    Kokkos::parallel_for(
-        "hetero::spmv", Kokkos::RangePolicy<ExecutionSpace>(0, local_rows()), KOKKOS_LAMBDA(const std::size_t r) {
-          double sum = 0;
-          for (auto k = row_ptr(r); k < row_ptr(r + 1); ++k)
-            sum += values(k) * x(static_cast<std::size_t>(cols(k)));
-          y(r) = sum;
-        });
+    detail::spmv(Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                     0, static_cast<std::int64_t>(local_rows())),
+                 m_row_ptr, cols, m_values, x, y);
     ExecutionSpace().fence();
   }
 

@@ -25,7 +25,7 @@ namespace hetero {
 
 /// Events a task reads (`Mode` read) or writes (`Mode` write), `N` of them, or a run-time
 /// number of them when `N` is `std::dynamic_extent`. Made by `in`, `out` and `inout`.
-template <detail::access_mode Mode, std::size_t N>
+template <detail::event_access Mode, std::size_t N>
 class access_clause {
   using storage = std::conditional_t<N == std::dynamic_extent, std::vector<event>, std::array<event, N>>;
 
@@ -35,12 +35,12 @@ class access_clause {
   /// out only: when the task finishes, `ranks` (except the running rank) are notified over MPI,
   /// and their tasks with the event in `in(...)` may start (the seed's `out(EA:[ranks])`). The
   /// events must be remote-capable (`remote_events`).
-  [[nodiscard]] access_clause to(rank_set ranks) const& requires(Mode == detail::access_mode::write) {
+  [[nodiscard]] access_clause to(rank_set ranks) const& requires(Mode == detail::event_access::write) {
     access_clause c = *this;
     c.m_targets = std::move(ranks);
     return c;
   }
-  [[nodiscard]] access_clause to(rank_set ranks) && requires(Mode == detail::access_mode::write) {
+  [[nodiscard]] access_clause to(rank_set ranks) && requires(Mode == detail::event_access::write) {
     m_targets = std::move(ranks);
     return std::move(*this);
   }
@@ -49,7 +49,7 @@ class access_clause {
   [[nodiscard]] std::span<const event> events() const noexcept { return {m_events.data(), m_events.size()}; }
   /// The ranks to notify, or nullptr.
   [[nodiscard]] const rank_set* targets() const noexcept { return m_targets ? &*m_targets : nullptr; }
-  static constexpr detail::access_mode mode = Mode;
+  static constexpr detail::event_access mode = Mode;
 
  private:
   storage m_events;
@@ -63,26 +63,26 @@ concept event_range = std::ranges::input_range<R> && std::convertible_to<std::ra
 /// The task reads these events: it starts after the last task that wrote each of them (flow
 /// dependency), or after the notification of a remote write addressed to this rank.
 template <std::same_as<event>... Events>
-[[nodiscard]] access_clause<detail::access_mode::read, sizeof...(Events)> in(const Events&... events) {
-  return access_clause<detail::access_mode::read, sizeof...(Events)>({events...});
+[[nodiscard]] access_clause<detail::event_access::read, sizeof...(Events)> in(const Events&... events) {
+  return access_clause<detail::event_access::read, sizeof...(Events)>({events...});
 }
 /// The task reads every event of `events`.
 template <event_range R>
-[[nodiscard]] access_clause<detail::access_mode::read, std::dynamic_extent> in(const R& events) {
-  return access_clause<detail::access_mode::read, std::dynamic_extent>(
+[[nodiscard]] access_clause<detail::event_access::read, std::dynamic_extent> in(const R& events) {
+  return access_clause<detail::event_access::read, std::dynamic_extent>(
       std::vector<event>(events.begin(), events.end()));
 }
 
 /// The task writes these events: it starts after the last writer (output dependency) and every
 /// reader since (anti dependency), and tasks declared later that read them wait for it.
 template <std::same_as<event>... Events>
-[[nodiscard]] access_clause<detail::access_mode::write, sizeof...(Events)> out(const Events&... events) {
-  return access_clause<detail::access_mode::write, sizeof...(Events)>({events...});
+[[nodiscard]] access_clause<detail::event_access::write, sizeof...(Events)> out(const Events&... events) {
+  return access_clause<detail::event_access::write, sizeof...(Events)>({events...});
 }
 /// The task writes every event of `events`.
 template <event_range R>
-[[nodiscard]] access_clause<detail::access_mode::write, std::dynamic_extent> out(const R& events) {
-  return access_clause<detail::access_mode::write, std::dynamic_extent>(
+[[nodiscard]] access_clause<detail::event_access::write, std::dynamic_extent> out(const R& events) {
+  return access_clause<detail::event_access::write, std::dynamic_extent>(
       std::vector<event>(events.begin(), events.end()));
 }
 
@@ -129,7 +129,7 @@ namespace detail {
 
 template <class T>
 struct is_access_clause : std::false_type {};
-template <access_mode Mode, std::size_t N>
+template <event_access Mode, std::size_t N>
 struct is_access_clause<access_clause<Mode, N>> : std::true_type {};
 
 /// A task's label: anything a `std::string_view` can be made of.

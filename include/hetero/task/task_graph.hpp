@@ -138,7 +138,7 @@ class task_graph {
   /// handle, ...) writes the event of `written`: tasks declared later with it in `in(...)`
   /// start once `operation.test()` returned true. Polled by idle workers; local to this rank.
   template <completion_source Operation>
-  void adopt(const access_clause<detail::access_mode::write, 1>& written, Operation operation,
+  void adopt(const access_clause<detail::event_access::write, 1>& written, Operation operation,
              std::string_view label = "adopted operation") {
     HETERO_EXPECTS(
         !written.targets(), "adopt(out(", written.events()[0].name(),
@@ -231,7 +231,7 @@ class task_graph {
     spec.device = true;
     spec.pinned = c.pinned;
   }
-  template <detail::access_mode Mode, std::size_t N>
+  template <detail::event_access Mode, std::size_t N>
   static void collect(detail::task_spec& spec, const access_clause<Mode, N>& c) {
     for (const hetero::event& e : c.events()) spec.add({e.state(), Mode, c.targets()});
   }

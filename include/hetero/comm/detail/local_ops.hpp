@@ -9,9 +9,11 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 #include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/reduce_ops.hpp"
 
 namespace hetero::detail {
 
@@ -28,9 +30,9 @@ struct host_ops {
   template <class T, class R>
   static void combine(T* acc, const T* in, std::size_t n, const R& reduction, bool in_first) {
     if (in_first) {
-      for (std::size_t i = 0; i < n; ++i) acc[i] = reduction(in[i], acc[i]);
+      for (std::size_t i = 0; i < n; ++i) acc[i] = reduction.on_host(in[i], acc[i]);
     } else {
-      for (std::size_t i = 0; i < n; ++i) acc[i] = reduction(acc[i], in[i]);
+      for (std::size_t i = 0; i < n; ++i) acc[i] = reduction.on_host(acc[i], in[i]);
     }
   }
 
@@ -51,28 +53,92 @@ struct host_ops {
 template <class T, class MemorySpace>
 using unmanaged_view = Kokkos::View<T*, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
+// The two reduction kernels are functors, not lambdas: a user's reduction written as a lambda
+// has a type local to a function, which nvcc refuses as a template argument of a device lambda.
+// Each has a host-only form for host memory, where the user's function may be host code.
+
+template <class MemorySpace>
+inline constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+
+/// a(i) = reduction(a(i), b(i)), or reduction(b(i), a(i)) when `in_first`.
+template <class T, class R, class MemorySpace, bool Host = host_memory<MemorySpace>>
+struct combine_body {
+  unmanaged_view<T, MemorySpace> a;
+  unmanaged_view<const T, MemorySpace> b;
+  R reduction;
+  bool in_first;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    a(i) = in_first ? reduction(b(i), a(i)) : reduction(a(i), b(i));
+  }
+};
+
+template <class T, class R, class MemorySpace>
+struct combine_body<T, R, MemorySpace, true> {
+  unmanaged_view<T, MemorySpace> a;
+  unmanaged_view<const T, MemorySpace> b;
+  R reduction;
+  bool in_first;
+  void operator()(const std::int64_t i) const {
+    a(i) = in_first ? reduction.on_host(b(i), a(i)) : reduction.on_host(a(i), b(i));
+  }
+};
+
+/// a(i) = x(i) (+) x(stride + i) (+) ... over `count` vectors.
+template <class T, class R, class MemorySpace, bool Host = host_memory<MemorySpace>>
+struct fold_body {
+  unmanaged_view<T, MemorySpace> a;
+  unmanaged_view<const T, MemorySpace> x;
+  R reduction;
+  std::size_t count, stride;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k) const {
+    const auto i = static_cast<std::size_t>(k);
+    T value = x(i);
+    for (std::size_t j = 1; j < count; ++j) value = reduction(value, x(j * stride + i));
+    a(i) = value;
+  }
+};
+
+template <class T, class R, class MemorySpace>
+struct fold_body<T, R, MemorySpace, true> {
+  unmanaged_view<T, MemorySpace> a;
+  unmanaged_view<const T, MemorySpace> x;
+  R reduction;
+  std::size_t count, stride;
+  void operator()(const std::int64_t k) const {
+    const auto i = static_cast<std::size_t>(k);
+    T value = x(i);
+    for (std::size_t j = 1; j < count; ++j) value = reduction.on_host(value, x(j * stride + i));
+    a(i) = value;
+  }
+};
+
+template <class T, class MemorySpace>
+inline constexpr bool reducible_in = host_memory<MemorySpace> || !is_std_complex<T>;
+
 template <class Exec, class T, class R>
 void combine_kernel(T* acc, const T* in, std::size_t n, const R& reduction, bool in_first) {
   using space = typename Exec::memory_space;
-  const unmanaged_view<T, space> a(acc, n);
-  const unmanaged_view<const T, space> b(in, n);
-  Kokkos::parallel_for(
-      "hetero::comm::combine", Kokkos::RangePolicy<Exec>(0, n),
-      KOKKOS_LAMBDA(const std::size_t i) { a(i) = in_first ? reduction(b(i), a(i)) : reduction(a(i), b(i)); });
+  static_assert(reducible_in<T, space>,
+                "hetero: std::complex cannot be reduced in device memory (its operators "
+                "are host-only); use Kokkos::complex for device buffers");
+  Kokkos::parallel_for("hetero::comm::combine",
+                       Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
+                       combine_body<T, R, space>{unmanaged_view<T, space>(acc, n),
+                                                 unmanaged_view<const T, space>(in, n), reduction, in_first});
 }
 
 template <class Exec, class T, class R>
 void fold_kernel(T* acc, const T* vectors, std::size_t count, std::size_t stride, std::size_t n,
                  const R& reduction) {
   using space = typename Exec::memory_space;
-  const unmanaged_view<T, space> a(acc, n);
-  const unmanaged_view<const T, space> x(vectors, count * stride);
+  static_assert(reducible_in<T, space>,
+                "hetero: std::complex cannot be reduced in device memory (its operators "
+                "are host-only); use Kokkos::complex for device buffers");
   Kokkos::parallel_for(
-      "hetero::comm::fold", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const std::size_t i) {
-        T value = x(i);
-        for (std::size_t j = 1; j < count; ++j) value = reduction(value, x(j * stride + i));
-        a(i) = value;
-      });
+      "hetero::comm::fold",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
+      fold_body<T, R, space>{unmanaged_view<T, space>(acc, n),
+                             unmanaged_view<const T, space>(vectors, count * stride), reduction, count, stride});
 }
 
 /// Memory of `MemorySpace`, Kokkos copies and kernels on its execution space.

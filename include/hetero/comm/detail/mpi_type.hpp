@@ -117,11 +117,6 @@ MPI_Datatype mpi_type() {
   }
 }
 
-template <class T>
-constexpr bool is_std_complex = false;
-template <class T>
-constexpr bool is_std_complex<std::complex<T>> = true;
-
 /// Whether MPI has a built-in operation for reduction `R` on `T` (MPI_SUM/PROD on numbers and
 /// complex numbers, MPI_MIN/MAX on real numbers; never on bool, structs or user functors).
 template <class T, class R>
@@ -150,7 +145,7 @@ template <class T, class R>
 void apply_user_op(const R& reduction, const void* in, void* inout, int len) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
-  for (int i = 0; i < len; ++i) b[i] = reduction(a[i], b[i]);
+  for (int i = 0; i < len; ++i) b[i] = reduction.on_host(a[i], b[i]);
 }
 
 /// A reduction MPI can call: a built-in operation, or one made from the functor. Stateless

@@ -205,17 +205,24 @@ void binomial_reduce(comm_state& st, const T* send, T* recv, std::size_t n, cons
   }
 }
 
+/// A non-root rank's part of `linear_reduce`: its vector goes to the root.
+template <class T>
+void linear_reduce_contribute(comm_state& st, const T* send, std::size_t n, int root) {
+  p2p_batch<T> batch(st, collective::reduce);
+  batch.send(send, n, root);
+  batch.wait();
+}
+
 /// Reduce as in seed 003: every rank sends its vector to the root, which folds all p vectors in
 /// rank order in one pass (`Ops` = host loops, or one Kokkos kernel for the device-side path).
 template <class T, class Ops, class R>
 void linear_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction, int root) {
   const int p = st.size(), me = st.rank();
-  p2p_batch<T> batch(st, collective::reduce);
   if (me != root) {
-    batch.send(send, n, root);
-    batch.wait();
+    linear_reduce_contribute(st, send, n, root);
     return;
   }
+  p2p_batch<T> batch(st, collective::reduce);
   T* all = Ops::template scratch<T>(st, 0, static_cast<std::size_t>(p) * n);
   for (int r = 0; r < p; ++r)
     if (r != root) batch.recv(all + static_cast<std::size_t>(r) * n, n, r);

@@ -177,7 +177,7 @@ class shm_reduce final : public shm_op {
     if (p == 2) {
       const T* x0 = data_of<T>(0);
       const T* x1 = data_of<T>(1);
-      for (std::size_t i = 0; i < m_n; ++i) m_recv[i] = m_reduction(x0[i], x1[i]);
+      for (std::size_t i = 0; i < m_n; ++i) m_recv[i] = m_reduction.on_host(x0[i], x1[i]);
       return;
     }
     host_ops::copy(m_recv, data_of<T>(0), m_n);

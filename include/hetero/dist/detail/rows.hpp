@@ -109,6 +109,35 @@ inline std::vector<row> split_long_rows(const std::vector<row>& rows, std::int64
 /// and for one host thread, range for other host copies, team for device memory.
 enum class row_kernel { automatic, serial, range, team };
 
+/// Copies one element of row `r` between storage and the message buffer.
+template <bool Gather, class T>
+KOKKOS_FORCEINLINE_FUNCTION void copy_element(const row& r, std::int64_t i, T* storage, T* buffer) {
+  if constexpr (Gather) {
+    buffer[r.buffer_offset + i] = storage[r.storage_offset + i * r.stride];
+  } else {
+    storage[r.storage_offset + i * r.stride] = buffer[r.buffer_offset + i];
+  }
+}
+
+/// The kernel of a row copy: one row per index (range policy) or per team (team policy). A
+/// functor, not a lambda: nvcc refuses device lambdas in private member functions.
+template <bool Gather, class T, class Exec, class Rows>
+struct row_copy {
+  Rows rows;
+  T* storage;
+  T* buffer;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t k) const {
+    const row r = rows(k);
+    for (std::int64_t i = 0; i < r.count; ++i) copy_element<Gather>(r, i, storage, buffer);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Kokkos::TeamPolicy<Exec>::member_type& team) const {
+    const row r = rows(team.league_rank());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r.count),
+                         [&](const std::int64_t i) { copy_element<Gather>(r, i, storage, buffer); });
+  }
+};
+
 /// A list of rows, kept on the host and, for kernels, in `MemorySpace`.
 template <class MemorySpace>
 class row_list {
@@ -162,35 +191,13 @@ class row_list {
         return;
       }
     }
-    const auto rows = m_rows;
     const auto n = static_cast<std::int64_t>(m_host.size());
+    const row_copy<Gather, T, exec, Kokkos::View<row*, MemorySpace>> body{m_rows, storage, buffer};
+    const char* label = Gather ? "hetero::dist::gather_rows" : "hetero::dist::scatter_rows";
     if (kernel == row_kernel::team) {
-      using policy = Kokkos::TeamPolicy<exec>;
-      Kokkos::parallel_for(
-          Gather ? "hetero::dist::gather_rows" : "hetero::dist::scatter_rows", policy(n, Kokkos::AUTO),
-          KOKKOS_LAMBDA(const typename policy::member_type& team) {
-            const row r = rows(team.league_rank());
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r.count), [&](std::int64_t i) {
-              if constexpr (Gather) {
-                buffer[r.buffer_offset + i] = storage[r.storage_offset + i * r.stride];
-              } else {
-                storage[r.storage_offset + i * r.stride] = buffer[r.buffer_offset + i];
-              }
-            });
-          });
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<exec>(n, Kokkos::AUTO), body);
     } else {
-      Kokkos::parallel_for(
-          Gather ? "hetero::dist::gather_rows" : "hetero::dist::scatter_rows",
-          Kokkos::RangePolicy<exec, Kokkos::IndexType<std::int64_t>>(0, n), KOKKOS_LAMBDA(std::int64_t k) {
-            const row r = rows(k);
-            for (std::int64_t i = 0; i < r.count; ++i) {
-              if constexpr (Gather) {
-                buffer[r.buffer_offset + i] = storage[r.storage_offset + i * r.stride];
-              } else {
-                storage[r.storage_offset + i * r.stride] = buffer[r.buffer_offset + i];
-              }
-            }
-          });
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<exec, Kokkos::IndexType<std::int64_t>>(0, n), body);
     }
     exec().fence();
   }
@@ -207,13 +214,7 @@ class row_list {
       }
       return;
     }
-    for (std::int64_t i = 0; i < r.count; ++i) {
-      if constexpr (Gather) {
-        buffer[r.buffer_offset + i] = storage[r.storage_offset + i * r.stride];
-      } else {
-        storage[r.storage_offset + i * r.stride] = buffer[r.buffer_offset + i];
-      }
-    }
+    for (std::int64_t i = 0; i < r.count; ++i) copy_element<Gather>(r, i, storage, buffer);
   }
 
   std::vector<row> m_host;

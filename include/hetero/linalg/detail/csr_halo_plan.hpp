@@ -87,7 +87,9 @@ class csr_halo_plan {
     const auto index = m_send_index;
     const auto buffer = m_send_buffer;
     Kokkos::parallel_for(
-        "hetero::halo pack", Kokkos::RangePolicy<ExecutionSpace>(0, index.extent(0)),
+        "hetero::halo pack",
+        Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+            0, static_cast<std::int64_t>(index.extent(0))),
         KOKKOS_LAMBDA(const std::size_t k) { buffer(k) = x(static_cast<std::size_t>(index(k))); });
     ExecutionSpace().fence();
     Kokkos::deep_copy(m_send_host, m_send_buffer);  // nothing to copy on the host

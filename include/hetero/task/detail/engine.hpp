@@ -153,7 +153,7 @@ class graph_engine {
     x->kind = node_kind::external;
     x->sequence = ++m_declared;
     x->extra.label.assign(label);
-    x->extra.uses.push_back({e, access_mode::write});
+    x->extra.uses.push_back({e, event_access::write});
     std::forward<SetSource>(set_source)(*x);
     const int edges = dependency_tracker::write(e->live, x, false);
     m_scheduler.add_waiting_remote(1);
@@ -279,7 +279,7 @@ class graph_engine {
     if (spec.on) spec.on->check(world, "on(...)");
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
-      check_event(a.event, a.mode == access_mode::read ? "in" : "out");
+      check_event(a.event, a.mode == event_access::read ? "in" : "out");
       if (!a.targets) continue;
       if (!a.event->remote_capable() && !a.targets->empty())
         raise<invalid_argument>("out(", a.event->name(), ").to(", a.targets->to_string(),
@@ -312,19 +312,19 @@ class graph_engine {
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       access_history& h = history(*a.event);
-      if (a.mode == access_mode::read) {
+      if (a.mode == event_access::read) {
         bool seen = false;  // a second access of one event in one task adds nothing
         for (std::size_t j = 0; j < i; ++j) seen = seen || spec[j].event == a.event;
         if (seen) continue;
         if (n) {
           edges += dependency_tracker::read(h, n, recording);
-          n->extra.uses.push_back({a.event, access_mode::read});
+          n->extra.uses.push_back({a.event, event_access::read});
         }
         continue;
       }
       if (n) {
         edges += dependency_tracker::write(h, n, recording);
-        n->extra.uses.push_back({a.event, access_mode::write});
+        n->extra.uses.push_back({a.event, event_access::write});
       }
       if (!a.targets || a.targets->empty()) continue;
       // Every rank counts this write, so sender and receivers number it alike.
@@ -366,7 +366,7 @@ class graph_engine {
     info.expected = senders.size(size());
     info.senders = std::move(senders);
     info.writer_label.assign(writer);
-    r->extra.uses.push_back({&e, access_mode::write});
+    r->extra.uses.push_back({&e, event_access::write});
     const int edges = dependency_tracker::write(h, r, recording);
     if (recording) {
       r->reset_pending = edges + info.expected;

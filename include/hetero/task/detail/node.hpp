@@ -34,12 +34,12 @@ enum class node_kind : std::uint8_t {
 };
 
 /// How a task uses an event.
-enum class access_mode : std::uint8_t { read, write };
+enum class event_access : std::uint8_t { read, write };
 
 /// One event a task uses (kept for the deadlock report).
 struct event_use {
   event_state* event;
-  access_mode mode;
+  event_access mode;
 };
 
 /// Ranks to notify when a node finishes: a write of `event`, number `generation` among the

@@ -79,7 +79,7 @@ class pending_report {
   }
 
   static void append_uses(std::ostringstream& out, const node& n) {
-    const auto list = [&](access_mode mode, const char* name) {
+    const auto list = [&](event_access mode, const char* name) {
       bool first = true;
       for (const event_use& u : n.extra.uses) {
         if (u.mode != mode) continue;
@@ -88,8 +88,8 @@ class pending_report {
       }
       if (!first) out << ')';
     };
-    list(access_mode::read, "in");
-    list(access_mode::write, "out");
+    list(event_access::read, "in");
+    list(event_access::write, "out");
   }
 
   int m_rank;

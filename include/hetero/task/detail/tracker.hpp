@@ -21,7 +21,7 @@ namespace hetero::detail {
 /// One access of a task being declared.
 struct access_spec {
   event_state* event = nullptr;
-  access_mode mode = access_mode::read;
+  event_access mode = event_access::read;
   const rank_set* targets = nullptr;  ///< writes only: the ranks to notify
 };
 

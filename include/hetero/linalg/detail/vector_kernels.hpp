@@ -1,0 +1,90 @@
+/// @file
+/// The vector kernels of CG and of the CSR product, as free functions over a range policy:
+/// nvcc refuses extended (device) lambdas inside private member functions, so the solver and
+/// the matrix call these instead of launching kernels of their own.
+#ifndef HETERO_LINALG_DETAIL_VECTOR_KERNELS_HPP
+#define HETERO_LINALG_DETAIL_VECTOR_KERNELS_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+
+namespace hetero::detail {
+
+/// u'v over the policy's indices (this rank's part).
+template <class Policy, class Vector>
+double dot(const Policy& policy, const Vector& u, const Vector& v) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "hetero::cg dot", policy, KOKKOS_LAMBDA(const std::size_t i, double& s) { s += u(i) * v(i); }, sum);
+  return sum;
+}
+
+/// to = from
+template <class Policy, class Vector>
+void copy(const Policy& policy, const Vector& to, const Vector& from) {
+  Kokkos::parallel_for(
+      "hetero::cg copy", policy, KOKKOS_LAMBDA(const std::size_t i) { to(i) = from(i); });
+}
+
+/// y = a u + c v
+template <class Policy, class Vector>
+void axpby(const Policy& policy, const Vector& y, double a, const Vector& u, double c, const Vector& v) {
+  Kokkos::parallel_for(
+      "hetero::cg axpby", policy, KOKKOS_LAMBDA(const std::size_t i) { y(i) = a * u(i) + c * v(i); });
+}
+
+/// p = r + beta p
+template <class Policy, class Vector>
+void xpby(const Policy& policy, const Vector& p, const Vector& r, double beta) {
+  Kokkos::parallel_for(
+      "hetero::cg xpby", policy, KOKKOS_LAMBDA(const std::size_t i) { p(i) = r(i) + beta * p(i); });
+}
+
+/// x += alpha p; r -= alpha q (one pass)
+template <class Policy, class Vector>
+void cg_update(const Policy& policy, const Vector& x, const Vector& r, double alpha, const Vector& p,
+               const Vector& q) {
+  Kokkos::parallel_for(
+      "hetero::cg update", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        x(i) += alpha * p(i);
+        r(i) -= alpha * q(i);
+      });
+}
+
+/// The vectors of pipelined CG (Ghysels & Vanroose, Alg. 4 with M = I).
+template <class Vector>
+struct pipelined_vectors {
+  Vector x, r, w, p, s, z, q;  // q holds n = A w
+};
+
+/// z = n + beta z; s = w + beta s; p = r + beta p; x += alpha p; r -= alpha s; w -= alpha z
+template <class Policy, class Vector>
+void pipelined_update(const Policy& policy, const pipelined_vectors<Vector>& v, double alpha, double beta) {
+  const auto x = v.x, r = v.r, w = v.w, p = v.p, s = v.s, z = v.z, q = v.q;
+  Kokkos::parallel_for(
+      "hetero::cg pipelined update", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        z(i) = q(i) + beta * z(i);
+        s(i) = w(i) + beta * s(i);
+        p(i) = r(i) + beta * p(i);
+        x(i) += alpha * p(i);
+        r(i) -= alpha * s(i);
+        w(i) -= alpha * z(i);
+      });
+}
+
+/// y = A x for CSR rows (`row_ptr`, `cols`, `values`) over the policy's rows.
+template <class Policy, class RowPtr, class Columns, class Values, class Vector>
+void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, const Values& values, const Vector& x,
+          const Vector& y) {
+  Kokkos::parallel_for(
+      "hetero::spmv", policy, KOKKOS_LAMBDA(const std::size_t r) {
+        double sum = 0;
+        for (auto k = row_ptr(r); k < row_ptr(r + 1); ++k) sum += values(k) * x(static_cast<std::size_t>(cols(k)));
+        y(r) = sum;
+      });
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_LINALG_DETAIL_VECTOR_KERNELS_HPP
