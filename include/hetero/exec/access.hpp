@@ -66,10 +66,11 @@ array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept
 }
 
 /// The mirrored arrays of one loop with their modes; their views are passed to the loop body
-/// after the index, in this order (device views on the device, host views on the host).
+/// after the index, in this order (each side's copies, as `hetero::loop_view`s).
 /// @code
 /// hetero::parallel_for("force", n, hetero::access(hetero::replicated_in(pos), hetero::out(acc)),
-///                      KOKKOS_LAMBDA(std::int64_t i, const auto& pos, const auto& acc) { ... });
+///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double* [3]> pos,
+///                                    hetero::loop_view<double* [3]> acc) { ... });
 /// @endcode
 template <class... Accesses>
 struct access_list {
@@ -112,12 +113,14 @@ void check_accesses(const Policy& policy, const access_list<A...>& list) {
                                policy.end(), ") partitions it and needs at least ", policy.end());
             }(),
             ...);
-        const void* arrays[] = {static_cast<const void*>(a.array)..., nullptr};
-        constexpr std::size_t count = sizeof...(A);
-        for (std::size_t i = 0; i + 1 < count + 1; ++i)
-          for (std::size_t j = i + 1; j < count; ++j)
-            HETERO_EXPECTS(arrays[i] != arrays[j], "a mirrored array appears twice in one access list (arguments ",
-                           i + 1, " and ", j + 1, "); give it once, with the mode that covers both uses");
+        if constexpr (sizeof...(A) > 1) {
+          const void* arrays[] = {static_cast<const void*>(a.array)...};
+          for (std::size_t i = 0; i < sizeof...(A); ++i)
+            for (std::size_t j = i + 1; j < sizeof...(A); ++j)
+              HETERO_EXPECTS(arrays[i] != arrays[j],
+                             "a mirrored array appears twice in one access list (arguments ", i + 1, " and ",
+                             j + 1, "); give it once, with the mode that covers both uses");
+        }
       },
       list.accesses);
 }
@@ -161,7 +164,23 @@ void finish_accesses(const access_list<A...>& list, const split_plan& plan) {
   std::apply([&](const auto&... a) { (finish(a), ...); }, list.accesses);
 }
 
-/// The views one side passes to the body, in access-list order.
+/// The views a `parallel_for`/`parallel_reduce` body receives on one side, in access-list
+/// order: the side's copies as `loop_view`s, one type on both sides.
+template <bool Device, class... A>
+auto loop_views(const access_list<A...>& list) {
+  return std::apply(
+      [](const auto&... a) {
+        using std::decay_t;
+        if constexpr (Device) {
+          return std::make_tuple(typename decay_t<decltype(*a.array)>::loop_view_type(a.array->device_view())...);
+        } else {
+          return std::make_tuple(typename decay_t<decltype(*a.array)>::loop_view_type(a.array->host_view())...);
+        }
+      },
+      list.accesses);
+}
+
+/// The views one side passes to a `split_for` body, in access-list order: that side's copies.
 template <bool Device, class... A>
 auto side_views(const access_list<A...>& list) {
   return std::apply(

@@ -21,6 +21,19 @@
 
 namespace hetero {
 
+/// The view of a mirrored array that a `parallel_for`/`parallel_reduce` body receives, on the
+/// device side and on the host side alike: row-major, in `Kokkos::AnonymousSpace` (a view of
+/// either copy converts to it, and indexing it costs what indexing the copy costs). Name it in
+/// the body's parameters: nvcc accepts no generic (`auto`) `KOKKOS_LAMBDA`. A `const` data type
+/// (`loop_view<const double*>`) takes an array read-only.
+/// @code
+/// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
+///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> x,
+///                                    hetero::loop_view<double*> y) { y(i) = 2 * x(i); });
+/// @endcode
+template <class DataType>
+using loop_view = Kokkos::View<DataType, Kokkos::LayoutRight, Kokkos::AnonymousSpace>;
+
 /// Whether a mirrored array may share one allocation between its sides.
 enum class mirror_mode {
   automatic,  ///< one allocation when both spaces use the same memory, two otherwise
@@ -41,10 +54,16 @@ class mirrored_array {
  public:
   using device_space = Device;
   using host_space = Host;
+  static_assert(!is_gpu_space<Host>,
+                "hetero: the host copy of a mirrored array must live in host memory: give a "
+                "host execution space as its third argument, the GPU space as its second");
   /// The device copy's view type.
   using device_view_type = Kokkos::View<DataType, Kokkos::LayoutRight, typename Device::memory_space>;
   /// The host copy's view type.
   using host_view_type = Kokkos::View<DataType, Kokkos::LayoutRight, typename Host::memory_space>;
+  /// The view a loop body receives on either side (`hetero::loop_view<DataType>`): one type for
+  /// both, so that the body can be a non-generic `KOKKOS_LAMBDA`, as nvcc requires.
+  using loop_view_type = loop_view<DataType>;
   /// The element type.
   using value_type = typename device_view_type::non_const_value_type;
 

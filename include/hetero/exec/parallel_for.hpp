@@ -45,12 +45,14 @@ void parallel_for(std::string_view label, const Range& range, const Functor& fun
   parallel_for(label, range, access_list<>{}, functor);
 }
 
-/// As above, with mirrored arrays: `functor(i, views...)` receives the views of `arrays` (device
-/// views on the device, host views on the host, in the order given), and the rows each side
-/// lacks are moved before the run.
+/// As above, with mirrored arrays: `functor(i, views...)` receives the views of `arrays` (the
+/// device copies on the device, the host copies on the host, in the order given, each as a
+/// `hetero::loop_view` of the array's data type), and the rows each side lacks are moved
+/// before the run.
 /// @code
 /// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
-///                      KOKKOS_LAMBDA(std::int64_t i, const auto& x, const auto& y) { y(i) = 2 * x(i); });
+///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> x,
+///                                    hetero::loop_view<double*> y) { y(i) = 2 * x(i); });
 /// @endcode
 template <split_range Range, class... Accesses, class Functor>
 void parallel_for(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
@@ -65,12 +67,12 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
         Kokkos::parallel_for(
             state.device_kernel,
             detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
-            detail::side_body<void>(functor, detail::side_views<true>(arrays)));
+            detail::side_body<void, is_gpu_space<device_space>>(functor, detail::loop_views<true>(arrays)));
         policy.device().fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         Kokkos::parallel_for(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
-                             detail::side_body<void>(functor, detail::side_views<false>(arrays)));
+                             detail::side_body<void, false>(functor, detail::loop_views<false>(arrays)));
         policy.host().fence();
       });
 }
@@ -91,14 +93,16 @@ void split_reduce(std::string_view label, const Range& range, const access_list<
   split_run(
       label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
-        Kokkos::parallel_reduce(state.device_kernel,
-                                part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
-                                side_body<value_type>(functor, side_views<true>(arrays)), Reducer(device_value));
+        Kokkos::parallel_reduce(
+            state.device_kernel, part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+            side_body<value_type, is_gpu_space<device_space>>(functor, loop_views<true>(arrays)),
+            Reducer(device_value));
         policy.device().fence();
       },
       [&](const split_plan& plan, const label_state& state) {
         Kokkos::parallel_reduce(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
-                                side_body<value_type>(functor, side_views<false>(arrays)), Reducer(host_value));
+                                side_body<value_type, false>(functor, loop_views<false>(arrays)),
+                                Reducer(host_value));
         policy.host().fence();
       });
   value_type joined;
@@ -122,7 +126,8 @@ void parallel_reduce(std::string_view label, const Range& range, const Functor& 
   parallel_reduce(label, range, access_list<>{}, functor, std::forward<Result>(result));
 }
 
-/// As above, with mirrored arrays: `functor(i, views..., update)`.
+/// As above, with mirrored arrays: `functor(i, views..., update)`, the views as for
+/// `parallel_for`.
 template <split_range Range, class... Accesses, class Functor, class Result>
 void parallel_reduce(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
                      const Functor& functor, Result&& result) {

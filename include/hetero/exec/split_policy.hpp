@@ -79,6 +79,10 @@ class split_policy {
  public:
   using device_space = Device;
   using host_space = Host;
+  static_assert(!is_gpu_space<Host>,
+                "hetero: the host side of a split loop must be a host execution space (its "
+                "memory addressable by the CPU), e.g. Kokkos::DefaultHostExecutionSpace; "
+                "put the GPU space first, as the device side");
 
   /// [begin, end) on default instances of both spaces.
   template <std::integral Begin, std::integral End>

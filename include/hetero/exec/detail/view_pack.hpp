@@ -40,23 +40,34 @@ view_pack<View, Rest...> make_view_pack(const View& head, const Rest&... rest) {
   return {head, make_view_pack(rest...)};
 }
 
+// The bodies come in two forms: host-device for a GPU side (the user's functor must then be
+// device code, and nvcc checks it), host-only for a host side, where a plain lambda is a valid
+// body and a host-device wrapper around it would draw nvcc's cross-space warnings.
+
 /// `f(i, views...)`: the element body of `parallel_for`.
-template <class Functor, class Pack, class Indices>
+template <class Functor, class Pack, class Indices, bool Device>
 struct for_body;
 
 template <class Functor, class Pack, std::size_t... Is>
-struct for_body<Functor, Pack, std::index_sequence<Is...>> {
+struct for_body<Functor, Pack, std::index_sequence<Is...>, true> {
   Functor functor;
   Pack views;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { functor(i, get_view<Is>(views)...); }
 };
 
+template <class Functor, class Pack, std::size_t... Is>
+struct for_body<Functor, Pack, std::index_sequence<Is...>, false> {
+  Functor functor;
+  Pack views;
+  void operator()(const std::int64_t i) const { functor(i, get_view<Is>(views)...); }
+};
+
 /// `f(i, views..., update)`: the element body of `parallel_reduce`.
-template <class Functor, class Pack, class Value, class Indices>
+template <class Functor, class Pack, class Value, class Indices, bool Device>
 struct reduce_body;
 
 template <class Functor, class Pack, class Value, std::size_t... Is>
-struct reduce_body<Functor, Pack, Value, std::index_sequence<Is...>> {
+struct reduce_body<Functor, Pack, Value, std::index_sequence<Is...>, true> {
   using value_type = Value;
   Functor functor;
   Pack views;
@@ -65,32 +76,32 @@ struct reduce_body<Functor, Pack, Value, std::index_sequence<Is...>> {
   }
 };
 
-/// Binds a tuple of views to `f` for `parallel_for`.
-template <class Functor, class... Views>
-auto bind_for(const Functor& f, const std::tuple<Views...>& views) {
-  using pack = view_pack<Views...>;
-  return for_body<Functor, pack, std::index_sequence_for<Views...>>{
-      f, std::apply([](const auto&... v) { return make_view_pack(v...); }, views)};
-}
+template <class Functor, class Pack, class Value, std::size_t... Is>
+struct reduce_body<Functor, Pack, Value, std::index_sequence<Is...>, false> {
+  using value_type = Value;
+  Functor functor;
+  Pack views;
+  void operator()(const std::int64_t i, Value& update) const { functor(i, get_view<Is>(views)..., update); }
+};
 
-/// Binds a tuple of views to `f` for `parallel_reduce` with values of type `Value`.
-template <class Value, class Functor, class... Views>
-auto bind_reduce(const Functor& f, const std::tuple<Views...>& views) {
-  using pack = view_pack<Views...>;
-  return reduce_body<Functor, pack, Value, std::index_sequence_for<Views...>>{
-      f, std::apply([](const auto&... v) { return make_view_pack(v...); }, views)};
+template <class... Views>
+auto pack_views(const std::tuple<Views...>& views) {
+  return std::apply([](const auto&... v) { return make_view_pack(v...); }, views);
 }
 
 /// The body one side runs: the user's functor itself without mirrored arrays, else the functor
-/// bound to that side's views (`Value`: void for `parallel_for`, the reduction's value type).
-template <class Value, class Functor, class... Views>
+/// bound to that side's views (`Value`: void for `parallel_for`, the reduction's value type;
+/// `Device`: the side runs on a GPU).
+template <class Value, bool Device, class Functor, class... Views>
 auto side_body(const Functor& f, const std::tuple<Views...>& views) {
+  using pack = view_pack<Views...>;
+  using indices = std::index_sequence_for<Views...>;
   if constexpr (sizeof...(Views) == 0) {
     return f;
   } else if constexpr (std::is_void_v<Value>) {
-    return bind_for(f, views);
+    return for_body<Functor, pack, indices, Device>{f, pack_views(views)};
   } else {
-    return bind_reduce<Value>(f, views);
+    return reduce_body<Functor, pack, Value, indices, Device>{f, pack_views(views)};
   }
 }
 
