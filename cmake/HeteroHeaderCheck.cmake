@@ -1,11 +1,8 @@
-# hetero_add_header_check(<target> <include dir>): an object library with one translation unit
-# per public header, each including only that header (twice, to check its include guard).
-# Headers under a `backend/` folder are checked only when their backend is enabled. The test
-# command builds it once (release build), not again in the sanitizer build.
-
-function(hetero_add_header_check target include_dir)
+# hetero_public_headers(<out var> <include dir>): the public headers (relative to the include
+# dir), those of a `backend/` folder only when their backend is enabled in Kokkos.
+function(hetero_public_headers out include_dir)
   file(GLOB_RECURSE headers RELATIVE "${include_dir}" CONFIGURE_DEPENDS "${include_dir}/hetero/*.hpp")
-  set(sources)
+  set(enabled)
   foreach(header IN LISTS headers)
     if(header MATCHES "/backend/([a-z_]+)\\.hpp$")
       string(TOUPPER "${CMAKE_MATCH_1}" backend)
@@ -13,6 +10,19 @@ function(hetero_add_header_check target include_dir)
         continue()
       endif()
     endif()
+    list(APPEND enabled "${header}")
+  endforeach()
+  set(${out} "${enabled}" PARENT_SCOPE)
+endfunction()
+
+# hetero_add_header_check(<target> <include dir>): an object library with one translation unit
+# per public header, each including only that header (twice, to check its include guard).
+# Headers under a `backend/` folder are checked only when their backend is enabled. The test
+# command builds it once (release build), not again in the sanitizer build.
+function(hetero_add_header_check target include_dir)
+  hetero_public_headers(headers "${include_dir}")
+  set(sources)
+  foreach(header IN LISTS headers)
     string(MAKE_C_IDENTIFIER "${header}" stem)
     set(source "${CMAKE_CURRENT_BINARY_DIR}/${target}/${stem}.cpp")
     set(text "#include <${header}>\n#include <${header}>\n")

@@ -42,3 +42,18 @@ function(hetero_add_mpi_test)
     set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}")
   endforeach()
 endfunction()
+
+# hetero_add_compile_failure(NAME <name> SOURCE <src> MESSAGE <regex>): `src` must not compile,
+# and the compiler must say `regex` (a `hetero:` static_assert, so that a wrong space or type is
+# a build error with a message that says what to do). Registered as test compile_fail.<name>
+# (label compile_fail); the object library is built only by that test.
+function(hetero_add_compile_failure)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SOURCE;MESSAGE" "")
+  add_library(${arg_NAME} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
+  target_link_libraries(${arg_NAME} PRIVATE hetero::hetero)
+  add_test(NAME compile_fail.${arg_NAME} COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}" --target ${arg_NAME})
+  # Passes on the message alone: a build that succeeds, or fails for another reason, fails.
+  # One build of the build folder at a time (ninja's logs are not shared safely).
+  set_tests_properties(compile_fail.${arg_NAME} PROPERTIES LABELS "compile_fail" PASS_REGULAR_EXPRESSION
+                                                          "${arg_MESSAGE}" RESOURCE_LOCK build_folder TIMEOUT 600)
+endfunction()

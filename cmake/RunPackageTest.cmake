@@ -1,5 +1,7 @@
 # Installs hetero from BUILD_DIR into a scratch prefix, then configures, builds and runs the
-# consumer project in SOURCE_DIR against that install tree (find_package(hetero REQUIRED)).
+# consumer project in SOURCE_DIR against that install tree (find_package(hetero REQUIRED)), with
+# the compiler CXX_COMPILER (nvcc_wrapper for a CUDA Kokkos). RUN=OFF builds without running
+# (a GPU build on a machine without a GPU).
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/install")
 
@@ -13,6 +15,10 @@ endfunction()
 
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_PREFIX_PATH=${prefix}")
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" -DCMAKE_CXX_EXTENSIONS=OFF)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-run("${MPIEXEC}" -n 2 "${WORK_DIR}/build/hetero_consumer")
+if(RUN)
+  run("${MPIEXEC}" -n 2 "${WORK_DIR}/build/hetero_consumer")
+else()
+  message(STATUS "built ${WORK_DIR}/build/hetero_consumer; not run (RUN=${RUN})")
+endif()

@@ -20,11 +20,13 @@
 
 using Catch::Matchers::ContainsSubstring;
 
-namespace {
+// Not in the unnamed namespace: nvcc warns of its for_each instantiated only by the concept check.
+namespace loop_test {
 
 // A user executor: runs the owned box serially on the calling thread and counts its calls
 // (what a GPU/CPU work-sharing executor would split between its two sides).
 struct counting_executor {
+  using device_space = Kokkos::DefaultHostExecutionSpace;  // runs on the host: plain bodies are fine
   std::atomic<int>* calls;
   template <int Rank, class F>
   void for_each(const std::string&, const hetero::index_box<Rank>& box, const F& f) const {
@@ -44,6 +46,11 @@ struct counting_executor {
     }
   }
 };
+}  // namespace loop_test
+
+namespace {
+
+using loop_test::counting_executor;
 static_assert(hetero::owned_loop_executor<counting_executor, 2>);
 static_assert(!hetero::owned_loop_executor<int, 2>);
 
@@ -56,6 +63,27 @@ void reduce_into(const X& x, A&&... args) {
   [&]<std::size_t... I>(std::index_sequence<I...>) { acc += x(std::get<I>(tuple)...); }
   (std::make_index_sequence<n - 1>());
 }
+
+// The loop bodies of check_loops (host executors only), as functors generic in the rank.
+template <int R, class V, class X>
+struct visit_body {
+  V v;
+  X x;
+  template <class... G>
+  void operator()(G... g) const {
+    Kokkos::atomic_add(&v(g...), 1);
+    x(g...) = dist_test::value_at<double>(std::array<std::int64_t, R>{g...}, 3);
+  }
+};
+
+template <class X>
+struct sum_body {
+  X x;
+  template <class... A>
+  void operator()(A&&... args) const {
+    reduce_into(x, args...);
+  }
+};
 
 template <class E>
 constexpr bool is_split_executor = false;
@@ -83,11 +111,7 @@ void check_loops(const Exec& exec, std::uint64_t stream) {
     hetero::distributed_array<double, R, Kokkos::HostSpace> values(space);
     auto v = visits.global_view();
     auto x = values.global_view();
-    auto body = [=](auto... g) {
-      Kokkos::atomic_add(&v(g...), 1);
-      x(g...) = dist_test::value_at<double>(std::array<std::int64_t, R>{g...}, 3);
-    };
-    hetero::for_each_owned(exec, "visit", space, box, body);
+    hetero::for_each_owned(exec, "visit", space, box, visit_body<R, decltype(v), decltype(x)>{v, x});
     double expected_sum = 0;
     dist_test::mismatches wrong;
     dist_test::for_each_owned_element(visits, [&](const auto& g, int count) {
@@ -104,8 +128,7 @@ void check_loops(const Exec& exec, std::uint64_t stream) {
     DIST_CHECK_NO_MISMATCH(wrong);
     if constexpr (Kokkos::is_execution_space<Exec>::value || is_split_executor<Exec>) {
       double sum = -1;
-      hetero::reduce_owned(
-          exec, "sum", space, box, [=](auto&&... args) { reduce_into(x, args...); }, sum);
+      hetero::reduce_owned(exec, "sum", space, box, sum_body<decltype(x)>{x}, sum);
       CHECK(sum == Catch::Approx(expected_sum));
     }
   }
@@ -144,8 +167,8 @@ TEST_CASE("owner loops split between a device and the host (exec's parallel_for)
   double largest = -1;
   auto space = hetero::block_space(1000);
   hetero::reduce_owned(
-      split, "split max", space, space.box(), [](std::int64_t i, double& m) { m = i > m ? double(i) : m; },
-      Kokkos::Max<double>(largest));
+      split, "split max", space, space.box(),
+      KOKKOS_LAMBDA(std::int64_t i, double& m) { m = i > m ? double(i) : m; }, Kokkos::Max<double>(largest));
   const auto [begin, end] = space.axis(0).block_range(space.grid().rank());
   CHECK(largest == static_cast<double>(end - 1));
   CHECK(hetero::split_statistics("split max").runs == 1);

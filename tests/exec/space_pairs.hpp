@@ -7,6 +7,7 @@
 #include <hetero/exec/spaces.hpp>
 
 #include <tuple>
+#include <type_traits>
 
 namespace hetero::testing {
 
@@ -28,6 +29,19 @@ using all_space_pairs = std::tuple<
     space_pair<Kokkos::Serial, Kokkos::Serial>,
 #endif
     space_pair<default_device_space, default_host_space>>;
+
+/// Memory both spaces of a pair can read and write: the host's when the device reaches it,
+/// else managed memory (a GPU device with a host partner).
+template <class Pair>
+using shared_memory = std::conditional_t<
+    Kokkos::SpaceAccessibility<typename Pair::device, typename Pair::host::memory_space>::accessible,
+    typename Pair::host::memory_space,
+#if defined(KOKKOS_ENABLE_CUDA)
+    Kokkos::CudaUVMSpace
+#else
+    typename Pair::host::memory_space
+#endif
+    >;
 
 }  // namespace hetero::testing
 

@@ -154,7 +154,7 @@ TEST_CASE("Algorithm 1 matches a plain reference on random tables and criticalit
     // The seed's queue, one table per device (used for a node's GPU and CPU), agrees too.
     std::vector<std::size_t> queued;
     hetero::power::detail::greedy_steps(
-        c, [&](std::size_t) -> const frequency_table& { return table; }, budget, queued);
+        c, [one = &table](std::size_t) -> const frequency_table& { return *one; }, budget, queued);
     CHECK(queued == expected);
     CHECK(a.used_watts <= budget * (1 + 1e-12));
     const double share = (budget - used) / static_cast<double>(c.size());
