@@ -7,7 +7,9 @@
 # the median over rounds of (this case's time in round r / the baseline's time in round r): the
 # two ran next to each other, so a phase of the machine that slows both cancels out, whereas the
 # ratio of medians can compare a slow phase of one with a fast phase of the other.
-# --tsv prints the rows (family, args, variant, median, unit, runs, paired; "-" without rounds).
+# --tsv prints the rows (family, args, variant, median, unit, runs, paired, worst, baseline; "-"
+# without rounds), where worst is the largest per-round ratio and baseline the family's baseline
+# variant at the same arguments.
 #   bench/report.sh <results.json> [--tsv]
 set -euo pipefail
 json=$1
@@ -21,16 +23,19 @@ rows=$(jq -r '
   | sort_by(.[0].family_index, .[0].per_family_instance_index)
   | map((.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
         | {family: $p[0], args: ($p[2:] | join("/")), variant: $p[1], unit: .[0].time_unit, times: [.[].real_time]})
-  | (map(select(.variant | startswith("baseline")) | {key: "\(.family)/\(.args)", value: .times}) | from_entries)
+  | (map(select(.variant | startswith("baseline")) | {key: "\(.family)/\(.args)", value: .}) | from_entries)
       as $base
   | .[]
   | .times as $t
-  | $base["\(.family)/\(.args)"] as $b
+  | $base["\(.family)/\(.args)"] as $bc
+  | ($bc.times // null) as $b
+  | (if $b != null and ($t | length) > 1
+     then [range(0; [($t | length), ($b | length)] | min) | select($b[.] > 0) | $t[.] / $b[.]]
+     else [] end) as $ratios
   | [.family, .args, .variant, ($t | median), .unit, ($t | length),
-     (if $b != null and ($t | length) > 1
-      then [range(0; [($t | length), ($b | length)] | min) | select($b[.] > 0) | $t[.] / $b[.]]
-           | if length > 0 then median | fixed3 else "-" end
-      else "-" end)] | @tsv' "$json")
+     (if ($ratios | length) > 0 then $ratios | median | fixed3 else "-" end),
+     (if ($ratios | length) > 0 then $ratios | max | fixed3 else "-" end),
+     ($bc.variant // "-")] | @tsv' "$json")
 if [ "${2:-}" = "--tsv" ]; then
   echo "$rows"
   exit 0

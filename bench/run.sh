@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark of a build and summarises medians as ratios to each family's baseline.
+# Runs every benchmark of a build, summarises medians as ratios to each family's baseline, and
+# ends with the scoreboard (bench/scoreboard.sh) over all of them.
 #   bench/run.sh <build dir> <results dir> <plots dir>
 # Environment: HETERO_BENCH_ROUNDS (rounds of every case, default 7; see bench_main.hpp), HETERO_BENCH_FILTER (a regex on
 # benchmark names), HETERO_BENCH_TIMEOUT (seconds per benchmark program, default 1800),
@@ -11,6 +12,8 @@ results=$2
 plots=$3
 rounds=${HETERO_BENCH_ROUNDS:-7}
 mkdir -p "$results"
+rm -f "$results"/*.json "$results"/*.cmd  # the scoreboard reads only this run's results
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)" >"$results/started"
 
 shopt -s nullglob
 lists=("$build"/bench/list.d/*.txt)
@@ -26,6 +29,8 @@ for list in "${lists[@]}"; do
   # forever in another benchmark's collective.
   args=(--hetero_rounds="$rounds" --benchmark_out="$results/$name.json" --benchmark_out_format=json)
   [ -n "${HETERO_BENCH_FILTER:-}" ] && args+=(--benchmark_filter="$HETERO_BENCH_FILTER")
+  echo "mpiexec -n $ranks ${exe#"$PWD"/} --hetero_rounds=$rounds${HETERO_BENCH_FILTER:+ --benchmark_filter=$HETERO_BENCH_FILTER}" \
+    >"$results/$name.cmd"
   if ! timeout "${HETERO_BENCH_TIMEOUT:-1800}" mpiexec -n "$ranks" "$exe" "${args[@]}"; then
     echo "$name FAILED" >&2
     failed=1
@@ -34,4 +39,10 @@ for list in "${lists[@]}"; do
   "$here/report.sh" "$results/$name.json"
   if [ "${HETERO_PLOTS:-0}" = 1 ]; then "$here/plot.sh" "$results/$name.json" "$plots"; fi
 done
+# One table at the end; a full run (no filter, nothing failed) also writes docs/bench/scoreboard.md.
+if [ -z "${HETERO_BENCH_FILTER:-}" ] && [ $failed -eq 0 ]; then
+  "$here/scoreboard.sh" "$results" "$plots/scoreboard.md"
+else
+  "$here/scoreboard.sh" "$results"
+fi
 exit $failed

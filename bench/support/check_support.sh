@@ -3,8 +3,11 @@
 #   check_support.sh <a benchmark with two or more cases, run on 2 ranks> <mpiexec> <report.sh>
 # 1. Odd rounds run the cases in reverse order (so no side of a pair always runs second).
 # 2. report.sh's ratio is the ratio of the medians, and "paired" the median over rounds of the
-#    per-round ratios: on a file where the two differ (baseline 1, 2, 3 ms; rival 2, 2, 6 ms:
-#    medians 2 and 2, per-round ratios 2, 1, 2), the row must read 1.000 and 2.000.
+#    per-round ratios: on a file where the two differ (baseline 1, 2, 3 ms; rival 2, 2, 9 ms:
+#    medians 2 and 2, per-round ratios 2, 1, 3), the row must read 1.000 and 2.000, and the
+#    worst round 3.000.
+# 3. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000
+#    and the command.
 set -euo pipefail
 bench=$1 mpiexec=$2 report=$3
 tmp=$(mktemp -d)
@@ -30,11 +33,11 @@ run() { printf '{"run_name": "%s", "real_time": %s, "time_unit": "ms", "family_i
   printf '{"benchmarks": ['
   printf '%s,' "$(run f/baseline_x/8 1 0)" "$(run f/rival/8 2 1)" "$(run f/rival/8 2 1)" "$(run f/baseline_x/8 2 0)"
   printf '%s,' "$(run f/baseline_x/8 3 0)"
-  run f/rival/8 6 1
+  run f/rival/8 9 1
   printf ']}\n'
 } >"$tmp/fixture.json"
 got=$("$report" "$tmp/fixture.json" --tsv)
-want=$(printf 'f\t8\tbaseline_x\t2\tms\t3\t1.000\nf\t8\trival\t2\tms\t3\t2.000')
+want=$(printf 'f\t8\tbaseline_x\t2\tms\t3\t1.000\t1.000\tbaseline_x\nf\t8\trival\t2\tms\t3\t2.000\t3.000\tbaseline_x')
 [ "$got" = "$want" ] || fail "report.sh --tsv on the fixture printed
 $got
 instead of
@@ -42,4 +45,10 @@ $want"
 line=$("$report" "$tmp/fixture.json" | awk '$3 == "rival"')
 [ "$(echo "$line" | awk '{print $6, $8}')" = "1.000 2.000" ] \
   || fail "report.sh's table row for the rival should show ratio 1.000 and paired 2.000: $line"
-echo "bench.support: rounds alternate their order; report.sh's ratio and paired ratio are right"
+mkdir "$tmp/results"
+cp "$tmp/fixture.json" "$tmp/results/fixture.json"
+echo "mpiexec -n 1 fixture" >"$tmp/results/fixture.cmd"
+"$(dirname "$report")/scoreboard.sh" "$tmp/results" "$tmp/scoreboard.md" >/dev/null
+grep -qF '| fixture | f/8 | rival | baseline_x | 2.000 | 3.000 | 3 | `mpiexec -n 1 fixture` |' "$tmp/scoreboard.md" \
+  || fail "scoreboard.sh's row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
+echo "bench.support: rounds alternate their order; report.sh's ratios and scoreboard.sh's rows are right"
