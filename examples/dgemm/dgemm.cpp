@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   openblas_set_num_threads(1);
 
   const int p = rt.world_size(), r = rt.world_rank();
+  const hetero::communicator world;
   const std::int64_t first = block_begin(n, p, r), rows = block_begin(n, p, r + 1) - first;
   matrix a("A", rows, n), b("B", n, n), c("C", rows, n);
   for (std::int64_t i = 0; i < rows; ++i)
@@ -83,8 +84,8 @@ int main(int argc, char** argv) {
   if (r == 0) {
     std::printf("dgemm: n = %lld on %d rank(s), device %s + host %s, tuner %s\n", static_cast<long long>(n), p,
                 device_space::name(), host_space::name(), tuner.c_str());
-    std::printf("%5s %12s %12s %8s %10s   (slowest rank)\n", "step", "device [s]", "host [s]", "weight",
-                "GFLOP/s");
+    std::printf("%5s %5s %8s %12s %12s %10s   (each rank's weight and its own times; GFLOP/s of all)\n", "step",
+                "rank", "weight", "device [s]", "host [s]", "GFLOP/s");
   }
   for (int step = 1; step <= steps; ++step) {
     const double weight = hetero::cpu_weight("dgemm");
@@ -93,12 +94,18 @@ int main(int argc, char** argv) {
                       hetero::access(hetero::in(a), hetero::replicated_in(b), hetero::out(c)),
                       [](const auto& space, std::int64_t begin, std::int64_t end, const auto& av, const auto& bv,
                          const auto& cv) { dgemm::gemm_rows(space, begin, end, av, bv, cv); });
-    double times[3] = {hetero::gpu_seconds("dgemm"), hetero::cpu_seconds("dgemm"), watch.seconds()};
-    double slowest[3];
-    HETERO_MPI_CHECK(MPI_Reduce, times, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (r == 0)
-      std::printf("%5d %12.6f %12.6f %8.4f %10.2f\n", step, slowest[0], slowest[1], weight,
-                  2.0 * static_cast<double>(n) * n * n / slowest[2] * 1e-9);
+    // Each rank's weight beside its own times; the rate is the whole product's over the slowest rank.
+    const std::vector<double> mine{weight, hetero::gpu_seconds("dgemm"), hetero::cpu_seconds("dgemm"),
+                                   watch.seconds()};
+    const std::vector<double> all = world.gather(hetero::send_buf(mine), hetero::root(0));
+    for (int q = 0; r == 0 && q < p; ++q) {
+      double slowest = 0;
+      for (int k = 0; k < p; ++k) slowest = std::max(slowest, all[static_cast<std::size_t>(4 * k + 3)]);
+      const double* row = all.data() + 4 * q;
+      std::printf("%5d %5d %8.4f %12.6f %12.6f", step, q, row[0], row[1], row[2]);
+      if (q + 1 == p) std::printf(" %10.2f", 2.0 * static_cast<double>(n) * n * n / slowest * 1e-9);
+      std::printf("\n");
+    }
   }
 
   // Check every element against one BLAS call on this rank's whole rows.

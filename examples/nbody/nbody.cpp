@@ -1,12 +1,12 @@
 // nbody: direct all-pairs N-body (double precision, softening, leapfrog), the force loop shared
 // between the device and the host of every rank by hetero's work sharing, as in the seed paper's
 // N-body benchmark. Particles are block-distributed over MPI ranks; all positions are gathered
-// every step (replicated in for the force loop). Prints per step the device time, the host time
-// and the CPU weight of the force loop (the paper's Figure 5), and the total energy at the start
-// and the end; checks the first forces against a serial loop and the energy drift.
+// every step (replicated in for the force loop). Prints per step and rank the CPU weight of the
+// force loop with that rank's device and host times (the paper's Figure 5), and the total energy
+// at the start and the end; checks the first forces against a serial loop and the energy drift.
 //   mpiexec -n 2 ./nbody [particles] [steps] [--tuner=model|fixed_step|manual] [--weights=FILE]
-// With --weights=FILE the tuned weights are loaded from FILE when it exists and saved to it at
-// the end, so a second run starts balanced.
+// With --weights=FILE each rank's tuned weights are loaded from FILE when it exists and saved to
+// it at the end (one file, a line per rank and loop), so a second run starts balanced.
 #include <hetero/hetero.hpp>
 
 #include <hetero/exec.hpp>
@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
   const options opt = parse(argc, argv);
   const int p = rt.world_size(), r = rt.world_rank();
+  const hetero::communicator world;
   const std::int64_t n = opt.particles, first = block_begin(n, p, r), mine = block_begin(n, p, r + 1) - first;
   const double dt = 1e-3;
   hetero::set_work_sharing_config(hetero::split_config_for(rt));
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
                                                               : hetero::tuner_kind::manual;
   hetero::set_tuner("nbody_forces", kind);
   if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file))
-    hetero::load_weights(opt.weights_file);
+    hetero::load_weights(opt.weights_file, MPI_COMM_WORLD);
 
   // Every rank draws all particles from one seed and keeps its block: a cold sphere of radius 1.
   array<double* [4]> all("all", n);  // x, y, z, m of every particle
@@ -152,8 +153,8 @@ int main(int argc, char** argv) {
   if (r == 0) {
     std::printf("nbody: %lld particles on %d rank(s), device %s + host %s, tuner %s, dt %g\n",
                 static_cast<long long>(n), p, device_space::name(), host_space::name(), opt.tuner.c_str(), dt);
-    std::printf("%5s %12s %12s %8s %12s   (slowest rank's device and host time of the force loop)\n", "step",
-                "device [s]", "host [s]", "weight", "step [s]");
+    std::printf("%5s %5s %8s %12s %12s %12s   (each rank's weight and its own times of the force loop)\n", "step",
+                "rank", "weight", "device [s]", "host [s]", "step [s]");
   }
 
   for (int step = 1; step <= opt.steps; ++step) {
@@ -166,10 +167,14 @@ int main(int argc, char** argv) {
     compute_forces();
     hetero::parallel_for("nbody_kick", policy(0, mine), hetero::access(hetero::inout(vel), hetero::in(acc)),
                          nbody::kick{dt});
-    double times[3] = {hetero::gpu_seconds("nbody_forces"), hetero::cpu_seconds("nbody_forces"), watch.seconds()};
-    double slowest[3];
-    HETERO_MPI_CHECK(MPI_Reduce, times, slowest, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (r == 0) std::printf("%5d %12.6f %12.6f %8.4f %12.6f\n", step, slowest[0], slowest[1], weight, slowest[2]);
+    // Each rank's weight beside its own times: ranks tune their weights separately.
+    const std::vector<double> mine_row{weight, hetero::gpu_seconds("nbody_forces"),
+                                       hetero::cpu_seconds("nbody_forces"), watch.seconds()};
+    const std::vector<double> rows = world.gather(hetero::send_buf(mine_row), hetero::root(0));
+    for (int q = 0; r == 0 && q < p; ++q) {
+      const double* row = rows.data() + 4 * q;
+      std::printf("%5d %5d %8.4f %12.6f %12.6f %12.6f\n", step, q, row[0], row[1], row[2], row[3]);
+    }
     hetero::mark_phase();
   }
 
@@ -184,6 +189,6 @@ int main(int argc, char** argv) {
     std::printf("forces against a serial loop: largest relative difference %.1e (%s)\n", worst_all,
                 forces_ok ? "ok" : "WRONG");
   }
-  if (!opt.weights_file.empty() && r == 0) hetero::save_weights(opt.weights_file);
+  if (!opt.weights_file.empty()) hetero::save_weights(opt.weights_file, MPI_COMM_WORLD);  // every rank's own
   return forces_ok && energy_ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -1,6 +1,7 @@
 /// @file
 /// Saving tuned CPU weights to a file and loading them again, so a second run of a program
-/// starts balanced instead of tuning again.
+/// starts balanced instead of tuning again: one process's weights, or every rank's in one file
+/// (the collective forms), so that ranks on uneven nodes each keep their own.
 #ifndef HETERO_EXEC_WEIGHTS_FILE_HPP
 #define HETERO_EXEC_WEIGHTS_FILE_HPP
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
 #include "hetero/exec/split_stats.hpp"
 
 namespace hetero {
@@ -65,6 +68,98 @@ inline void load_weights(const std::string& path) {
     HETERO_EXPECTS(w >= 0 && w <= 1, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
                    line.substr(space + 1), "'; allowed: [0, 1]");
     weights.emplace_back(w, line.substr(space + 1));
+  }
+  for (const auto& [w, label] : weights) reset_weight(label, w);
+}
+
+namespace detail {
+inline constexpr std::string_view rank_weights_header = "# hetero cpu weights v2: <rank> <weight> <label>";
+
+/// This rank's weights as "<rank> <weight> <label>" lines.
+inline std::string rank_weight_lines(int rank) {
+  std::ostringstream text;
+  text << std::setprecision(17);
+  for (const auto& label : split_labels()) {
+    HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
+                   "' contains a line break and cannot be saved in a weights file");
+    text << rank << ' ' << cpu_weight(label) << ' ' << label << '\n';
+  }
+  return text.str();
+}
+}  // namespace detail
+
+/// Collective over `comm`: writes every rank's CPU weights to one file (rank 0 writes it), one
+/// "<rank> <weight> <label>" line each, so that ranks on uneven nodes keep their own balance.
+/// Throws `hetero::runtime_error` on every rank when the file cannot be written.
+/// @code
+/// hetero::save_weights("weights.txt", MPI_COMM_WORLD);   // at the end of a run, every rank
+/// hetero::load_weights("weights.txt", MPI_COMM_WORLD);   // at the start of the next
+/// @endcode
+inline void save_weights(const std::string& path, MPI_Comm comm) {
+  int rank = 0, size = 1;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
+  const std::string mine = detail::rank_weight_lines(rank);
+  const int length = detail::mpi_count(mine.size(), "weights text");
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  HETERO_MPI_CHECK(MPI_Gather, &length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      offsets[static_cast<std::size_t>(r)] = detail::mpi_count(total, "weights file size");
+      total += static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
+    }
+    all.resize(total);
+  }
+  HETERO_MPI_CHECK(MPI_Gatherv, mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                   MPI_CHAR, 0, comm);
+  int written = 1;
+  if (rank == 0) {
+    std::ofstream file(path, std::ios::trunc);
+    file << detail::rank_weights_header << '\n' << all;
+    file.flush();
+    written = file ? 1 : 0;
+  }
+  HETERO_MPI_CHECK(MPI_Bcast, &written, 1, MPI_INT, 0, comm);
+  if (!written) detail::raise<runtime_error>("cannot write weights file '", path, "' (rank 0 writes it)");
+}
+
+/// Collective over `comm`: reads a file written by `save_weights(path, comm)` and sets, on each
+/// rank, the weights saved for that rank (a file written by `save_weights(path)`, without ranks,
+/// applies to every rank). Every rank reads the whole file, so a malformed line or a weight
+/// outside [0, 1] throws `hetero::invalid_argument` on every rank and sets nothing; a file with no
+/// line for a rank sets nothing there.
+inline void load_weights(const std::string& path, MPI_Comm comm) {
+  int rank = 0;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  std::ifstream file(path);
+  if (!file)
+    detail::raise<runtime_error>("cannot open weights file '", path, "' for reading: ", std::strerror(errno));
+  std::string line;
+  std::getline(file, line);
+  if (line != detail::rank_weights_header) {
+    file.close();
+    load_weights(path);
+    return;
+  }
+  std::vector<std::pair<double, std::string>> weights;
+  for (int number = 2; std::getline(file, line); ++number) {
+    if (line.empty() || line.front() == '#') continue;
+    const auto first = line.find(' ');
+    int owner = -1;
+    const auto [end, error] = std::from_chars(line.data(), line.data() + std::min(first, line.size()), owner);
+    const auto second = first == std::string::npos ? first : line.find(' ', first + 1);
+    double w = -1;
+    const bool parsed =
+        error == std::errc() && end == line.data() + first && second != std::string::npos &&
+        second + 1 < line.size() &&
+        std::from_chars(line.data() + first + 1, line.data() + second, w).ptr == line.data() + second;
+    HETERO_EXPECTS(parsed, "weights file '", path, "' line ", number, " is '", line,
+                   "'; expected '<rank> <weight> <label>'");
+    HETERO_EXPECTS(w >= 0 && w <= 1, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
+                   line.substr(second + 1), "'; allowed: [0, 1]");
+    if (owner == rank) weights.emplace_back(w, line.substr(second + 1));
   }
   for (const auto& [w, label] : weights) reset_weight(label, w);
 }
