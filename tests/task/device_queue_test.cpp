@@ -6,10 +6,14 @@
 
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <omp.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -125,3 +129,50 @@ TEST_CASE("device tasks pinned to a device run only on it; the others on any dev
   for (int d : pinned1) CHECK(d == 1);
   for (int d : any) CHECK((d == 0 || d == 1));
 }
+
+#if defined(KOKKOS_ENABLE_OPENMP) && !defined(__SANITIZE_THREAD__)
+TEST_CASE("an OpenMP device task's kernels get all of the device's threads, whichever worker is free",
+          "[task][device]") {
+  const int threads = Kokkos::OpenMP().concurrency();
+  if (threads < 2) SKIP("Kokkos::OpenMP has one thread here: nothing to tell apart");
+  hetero::task_graph<Kokkos::OpenMP> graph(local(2));
+  constexpr int tasks = 8;
+  std::vector<int> seen(tasks, 0);  // distinct OpenMP threads that ran each task's kernel
+  for (int t = 0; t < tasks; ++t) {
+    graph.spawn("device", hetero::device(), [&seen, t, threads](const Kokkos::OpenMP& space) {
+      std::vector<std::atomic<int>> ran(static_cast<std::size_t>(threads));
+      Kokkos::parallel_for("hetero::test thread count",
+                           Kokkos::RangePolicy<Kokkos::OpenMP>(space, 0, 64 * threads), [&](int) {
+                             const int id = omp_get_thread_num();
+                             if (id < threads)
+                               ran[static_cast<std::size_t>(id)].store(1, std::memory_order_relaxed);
+                           });
+      for (const auto& r : ran) seen[static_cast<std::size_t>(t)] += r.load();
+    });
+  }
+  // The declaring thread is busy elsewhere for a while: the other worker is the free one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  graph.wait();
+  for (int t = 0; t < tasks; ++t) {
+    INFO("device task " << t);
+    CHECK(seen[static_cast<std::size_t>(t)] == threads);
+  }
+}
+#endif
+
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+TEST_CASE("Kokkos 3: a graph with OpenMP devices made on another thread than Kokkos' is refused",
+          "[task][device]") {
+  std::string message;
+  std::thread other([&] {
+    try {
+      hetero::task_graph<Kokkos::OpenMP> graph(local(1));
+    } catch (const hetero::invalid_argument& e) {
+      message = e.what();
+    }
+  });
+  other.join();
+  CHECK_THAT(message, Catch::Matchers::ContainsSubstring("only the thread that initialised Kokkos runs them in "
+                                                         "parallel"));
+}
+#endif

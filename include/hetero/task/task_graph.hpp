@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "hetero/core/concepts.hpp"
+#include "hetero/core/detail/kokkos_compat.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/task/clauses.hpp"
@@ -190,12 +191,23 @@ class task_graph {
       detail::raise<runtime_error>("a task_graph needs MPI initialised (create a hetero::runtime first)");
     if (!Kokkos::is_initialized())
       detail::raise<runtime_error>("a task_graph needs Kokkos initialised (create a hetero::runtime first)");
+    // Kokkos 3's OpenMP runs kernels in parallel only from its master thread: device tasks are
+    // then started by the declaring thread alone, which must be that thread.
+    constexpr bool master_only = detail::parallel_only_on_master_thread<DeviceSpace>;
+    if (master_only && !detail::launches_in_parallel_here<DeviceSpace>())
+      detail::raise<invalid_argument>(
+          "a task_graph with ", DeviceSpace::name(), " devices was created on a thread whose ",
+          DeviceSpace::name(), " kernels would run on one thread (with Kokkos ", KOKKOS_VERSION / 10000, ".",
+          KOKKOS_VERSION / 100 % 100,
+          " only the thread that initialised Kokkos runs them in parallel): create and wait for the graph on that "
+          "thread, or use Kokkos 4 or later");
     kept = given.empty() ? std::vector<DeviceSpace>{DeviceSpace{}} : std::move(given);
     std::vector<std::unique_ptr<detail::device_slot>> slots;
     for (std::size_t i = 0; i < kept.size(); ++i) {
       slots.push_back(std::make_unique<detail::device_slot>());
       slots.back()->index = static_cast<int>(i);
       slots.back()->instance = &kept[i];
+      slots.back()->master_only = master_only;
       slots.back()->fence = [](const void* instance) {
         const auto& space = *static_cast<const DeviceSpace*>(instance);
         if constexpr (requires { space.fence(std::string()); }) {

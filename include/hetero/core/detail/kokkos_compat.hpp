@@ -29,6 +29,33 @@ inline bool kokkos_finalized() {
 #endif
 }
 
+/// True for a host space whose kernels run in parallel only when launched from the thread that
+/// initialised Kokkos: Kokkos 3's OpenMP and Threads keep their thread pool in a thread-local of
+/// that thread, and a launch from any other thread runs serially on it. Kokkos 4's instances
+/// (an instance lock, the pool in the instance) run in parallel from any thread.
+template <class Space>
+inline constexpr bool parallel_only_on_master_thread = false;
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_OPENMP)
+template <>
+inline constexpr bool parallel_only_on_master_thread<Kokkos::OpenMP> = true;
+#endif
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_THREADS)
+template <>
+inline constexpr bool parallel_only_on_master_thread<Kokkos::Threads> = true;
+#endif
+
+/// Whether the calling thread can launch kernels of `Space` in parallel (false for a
+/// `parallel_only_on_master_thread` space on another thread than Kokkos' master thread).
+template <class Space>
+bool launches_in_parallel_here() {
+  if constexpr (parallel_only_on_master_thread<Space>) {
+#if KOKKOS_VERSION < 40000
+    return !Space::in_parallel();  // Kokkos 3: true on every thread but the master (outside regions)
+#endif
+  }
+  return true;
+}
+
 /// The command-line flag that sets the host thread count.
 inline const char* kokkos_threads_flag() {
 #if KOKKOS_VERSION >= 30700

@@ -48,6 +48,9 @@ struct device_slot {
   int index = 0;
   const void* instance = nullptr;
   void (*fence)(const void*) = nullptr;
+  /// Only the declaring thread (worker 0) may start its tasks: Kokkos 3's OpenMP runs kernels
+  /// in parallel only from the thread that initialised Kokkos, and on one thread from any other.
+  bool master_only = false;
   std::atomic<bool> busy{false};
   std::mutex mutex;
   std::deque<node*> pinned;
@@ -255,7 +258,7 @@ class scheduler {
       // Sleep; timed while MPI or the watchdog need this thread to look again.
       const auto ticket = m_idle.prepare_wait();
       if (watch_window) m_window_waiter.store(true, std::memory_order_seq_cst);
-      if (done() || has_visible_work() || (watch_window && m_pool.has_released())) {
+      if (done() || has_visible_work(0) || (watch_window && m_pool.has_released())) {
         m_idle.cancel_wait();
       } else {
         wait_scope waiting(wait_kind::task, "task_graph::wait");
@@ -346,7 +349,22 @@ class scheduler {
       m_shared_device.push_back(n);
     }
     m_device_queued.fetch_add(1, std::memory_order_seq_cst);
-    m_idle.notify_one();
+    wake_for_device();
+  }
+
+  // Whether worker `w` may start device tasks (all devices of a graph are of one space).
+  [[nodiscard]] bool may_start_device_tasks(int w) const noexcept {
+    return w == 0 || m_devices.empty() || !m_devices.front()->master_only;
+  }
+
+  // A device task is queued or a device became idle: wake a worker to take it. Where only the
+  // declaring thread may start device tasks, wake every sleeper, so that it is among them.
+  void wake_for_device() {
+    if (m_devices.empty() || !m_devices.front()->master_only) {
+      m_idle.notify_one();
+    } else {
+      m_idle.notify_all();
+    }
   }
 
   // Pinned tasks first (their data is on this device), then the shared device queue.
@@ -372,7 +390,7 @@ class scheduler {
   // Seed 002: an idle worker takes a device task first while a device is idle, then the first
   // priority task, then its own newest task, then the oldest task of another worker.
   std::pair<node*, device_slot*> find_work(int w) {
-    if (m_device_queued.load(std::memory_order_seq_cst) > 0) {
+    if (m_device_queued.load(std::memory_order_seq_cst) > 0 && may_start_device_tasks(w)) {
       const std::size_t count = m_devices.size();
       for (std::size_t i = 0; i < count; ++i) {
         device_slot& d = *m_devices[(static_cast<std::size_t>(w) + i) % count];
@@ -404,13 +422,15 @@ class scheduler {
     return {nullptr, nullptr};
   }
 
-  [[nodiscard]] bool has_visible_work() const noexcept {
+  // Whether worker `w` (any worker: -1) could find work now; a device task that only the
+  // declaring thread may start is work for worker 0 alone (the others sleep instead of spinning).
+  [[nodiscard]] bool has_visible_work(int w) const noexcept {
     if (m_stop.load(std::memory_order_seq_cst) || m_urgent_queued.load(std::memory_order_seq_cst) > 0) return true;
-    for (const auto& w : m_workers)
-      if (w->deque.size_hint() > 0 || w->mail_ready.load(std::memory_order_seq_cst)) return true;
+    for (const auto& other : m_workers)
+      if (other->deque.size_hint() > 0 || other->mail_ready.load(std::memory_order_seq_cst)) return true;
     if (m_device_queued.load(std::memory_order_seq_cst) > 0)
       for (const auto& d : m_devices)
-        if (!d->busy.load(std::memory_order_seq_cst)) return true;
+        if (!d->busy.load(std::memory_order_seq_cst) && (w <= 0 || !d->master_only)) return true;
     return false;
   }
 
@@ -435,13 +455,13 @@ class scheduler {
       if (dev) {
         dev->busy.store(false, std::memory_order_seq_cst);
         dev = nullptr;
-        if (m_device_queued.load(std::memory_order_seq_cst) > 0) m_idle.notify_one();
+        if (m_device_queued.load(std::memory_order_seq_cst) > 0) wake_for_device();
       }
       n = finish(w, n, !was_device);
       // Notifications other ranks wait for are not left waiting behind a long chain of tasks.
       if (m_remote.active()) (void)progress(w, false);
       // A queued device task on an idle device goes first (seed 002): give up the continuation.
-      if (n && m_device_queued.load(std::memory_order_relaxed) > 0) {
+      if (n && m_device_queued.load(std::memory_order_relaxed) > 0 && may_start_device_tasks(w)) {
         me.deque.push(n);
         n = nullptr;
       }
@@ -532,7 +552,7 @@ class scheduler {
   // wakes the sleepers one after the other instead of all from the producer.
   void pass_wake_on(idle_state& idle) {
     idle.woken = false;
-    if (has_visible_work()) m_idle.notify_one();
+    if (has_visible_work(-1)) m_idle.notify_one();
   }
 
   void release_poller(idle_state& idle) {
@@ -611,7 +631,7 @@ class scheduler {
       flush(w);
       if (keep_looking(w, idle, clock::now())) continue;
       const auto ticket = m_idle.prepare_wait();
-      if (has_visible_work()) {
+      if (has_visible_work(w)) {
         m_idle.cancel_wait();
         continue;
       }
