@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "random.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
@@ -182,4 +184,53 @@ TEST_CASE("one disturbed early run does not drop a helpful host", "[exec][tuner]
     w = tuner.next_weight(m.run(n, w));
   }
   CHECK(std::abs(w - 0.5) < 0.02);
+}
+
+TEST_CASE("one slow step after convergence moves the weight by nothing", "[exec][tuner][model]") {
+  // A converged split; then one step where one side is preempted (2x to 4x, drawn fresh) on a
+  // random side. The weight after it stays the converged one: one sample is not a change.
+  auto gen = hetero::testing::rng(3);
+  std::uniform_real_distribution<double> rate(2e6, 2e7), slow(2.0, 4.0);
+  machine m{{1e-4, rate(gen)}, {1e-4, rate(gen)}};
+  hetero::model_tuner tuner;
+  const std::int64_t n = 1'000'000;
+  const auto w = tune(tuner, m, n, 0.2, 10);
+  const double settled = w.back();
+  auto disturbed = m.run(n, settled);
+  const bool device_side = std::bernoulli_distribution(0.5)(gen);
+  (device_side ? disturbed.device_seconds : disturbed.host_seconds) *= slow(gen);
+  const double after = tuner.next_weight(disturbed);
+  INFO("settled " << settled << ", after one slow " << (device_side ? "device" : "host") << " step " << after);
+  CHECK(after == settled);
+  CHECK(tuner.next_weight(m.run(n, after)) == settled);
+}
+
+TEST_CASE("sharing the cores: the device alone on all of them is compared with the split",
+          "[exec][tuner][model]") {
+  // A CPU device: in a split it keeps P - 1 of P cores, alone it has all P. The host part has one
+  // core. With P = 2 a split gains nothing over the device alone (both use two cores): w = 0 and
+  // the tuner says so; with a host core that is faster than a device core the split wins.
+  const std::int64_t n = 1'000'000;
+  for (const double host_core_speed : {1.0, 3.0}) {
+    const double core = 1e7;
+    machine split_run{{1e-4, core}, {1e-4, host_core_speed * core}};  // device with 1 core in a split
+    const side_cost whole{1e-4, 2 * core};                            // device alone: 2 cores
+    hetero::model_tuner tuner;
+    double w = 0.2;
+    for (int r = 0; r < 12; ++r) {
+      hetero::split_sample s = split_run.run(n, w);
+      if (s.host_items == 0) s.device_seconds = whole(static_cast<double>(n));
+      s.shared_cores = true;
+      w = tuner.next_weight(s);
+    }
+    INFO("host core speed " << host_core_speed << ", weight " << w << ", " << tuner.decision());
+    if (host_core_speed == 1.0) {
+      CHECK(w == 0.0);
+      CHECK_THAT(tuner.decision(), ContainsSubstring("device alone on all cores"));
+    } else {
+      // Balanced: device (1 core) and host (3 cores' worth) finish together at w = 3/4.
+      CHECK(std::abs(w - 0.75) < 0.01);
+      CHECK_THAT(tuner.decision(), ContainsSubstring("split"));
+    }
+  }
 }

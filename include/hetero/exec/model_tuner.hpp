@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "hetero/core/error.hpp"
 #include "hetero/exec/detail/linear_cost.hpp"
@@ -58,22 +59,33 @@ class model_tuner final : public tuner {
     if (n <= 0) return sample.weight;
     const bool probing = m_probing;
     m_probing = false;
-    m_device.add(static_cast<double>(sample.device_items), sample.device_seconds, probing);
+    m_shared_cores = sample.shared_cores;
+    // Sharing the cores, the device alone runs on all of them, in a split on the rest: two costs.
+    auto& device = m_shared_cores && sample.host_items == 0 ? m_whole : m_device;
+    device.add(static_cast<double>(sample.device_items), sample.device_seconds, probing);
     m_host.add(static_cast<double>(sample.host_items), sample.host_seconds, probing);
 
     if (!m_device.known() || !m_host.known()) {  // one side never ran: try it now and then
+      m_decision = "trying both sides";
       if (++m_single_side_runs < m_interval) return sample.weight;
       return start_probe(m_host.known() ? 1 - m_options.probe_weight : m_options.probe_weight);
+    }
+    if (m_shared_cores && !m_whole.known()) {  // the device on all the cores: measure it once
+      m_decision = "measuring the device side alone on all of the rank's cores";
+      return start_probe(0.0);
     }
     const double best = best_weight(n);
     if (best == 0.0 || best == 1.0) {
       // The model says one side alone; but if the split just measured beat that side's predicted
       // time, a disturbed run in the window misled the fit (two runs make an exact line through
       // an outlier): keep the split until more runs settle the fit.
-      const double alone = best == 0.0 ? m_device.predict(n) : m_host.predict(n);
+      const double alone = best == 0.0 ? device_alone(n) : m_host.predict(n);
       const double measured = std::max(sample.device_seconds, sample.host_seconds);
       if (sample.weight > 0 && sample.weight < 1 && measured < alone * (1 - m_options.min_gain))
         return sample.weight;
+      m_decision = best == 1.0      ? "host alone: the device cannot shorten the step"
+                   : m_shared_cores ? "device alone on all cores: a split on disjoint cores is predicted no faster"
+                                    : "device alone: the host cannot shorten the step";
       if (probing) m_interval = std::min(2 * m_interval, m_options.max_probe_interval);
       if (sample.weight != best) {
         m_single_side_runs = 0;
@@ -87,6 +99,7 @@ class model_tuner final : public tuner {
     }
     if (probing) m_interval = m_options.probe_interval;  // the probe found a gain
     m_single_side_runs = 0;
+    m_decision = "split: both sides predicted to finish together";
     if (sample.weight > 0 && sample.weight < 1 &&
         predict(n, sample.weight) <= predict(n, best) * (1 + m_options.deadband))
       return sample.weight;
@@ -102,14 +115,24 @@ class model_tuner final : public tuner {
 
   [[nodiscard]] const char* name() const noexcept override { return "model"; }
 
+  [[nodiscard]] std::string decision() const override { return m_decision; }
+
   /// The fitted device cost (for reports and tests).
   [[nodiscard]] const detail::linear_cost& device_cost() const noexcept { return m_device; }
   /// The fitted host cost (for reports and tests).
   [[nodiscard]] const detail::linear_cost& host_cost() const noexcept { return m_host; }
+  /// The fitted cost of the device alone on all cores when the sides share them (for reports).
+  [[nodiscard]] const detail::linear_cost& whole_cost() const noexcept { return m_whole; }
+
+  /// The predicted time of the device alone: on all the cores when the sides share them.
+  [[nodiscard]] double device_alone(double n) const {
+    return m_shared_cores && m_whole.known() ? m_whole.predict(n) : m_device.predict(n);
+  }
 
   /// The predicted time of a run of `n` items with weight `w`: the slower side's.
   [[nodiscard]] double predict(double n, double w) const {
     const double host_items = std::round(w * n);
+    if (host_items <= 0) return device_alone(n);
     return std::max(m_device.predict(n - host_items), m_host.predict(host_items));
   }
 
@@ -126,10 +149,10 @@ class model_tuner final : public tuner {
   /// The best predicted weight: the balanced split, or one side alone when the split would not
   /// beat it by `min_gain`.
   [[nodiscard]] double best_weight(double n) const {
-    const double device_alone = m_device.predict(n), host_alone = m_host.predict(n);
-    const double single = device_alone <= host_alone ? 0.0 : 1.0;
+    const double device = device_alone(n), host = m_host.predict(n);
+    const double single = device <= host ? 0.0 : 1.0;
     const double w = balanced_weight(n);
-    return predict(n, w) < std::min(device_alone, host_alone) * (1 - m_options.min_gain) ? w : single;
+    return predict(n, w) < std::min(device, host) * (1 - m_options.min_gain) ? w : single;
   }
 
  private:
@@ -140,7 +163,9 @@ class model_tuner final : public tuner {
   }
 
   model_tuner_options m_options;
-  detail::linear_cost m_device, m_host;
+  detail::linear_cost m_device, m_host, m_whole;
+  bool m_shared_cores = false;
+  std::string m_decision;
   int m_interval;
   int m_single_side_runs = 0;
   bool m_probing = false;

@@ -64,11 +64,11 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
   detail::split_run(
       label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
+        const device_space space = detail::device_instance(policy.device(), plan.device_threads);
         Kokkos::parallel_for(
-            state.device_kernel,
-            detail::part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+            state.device_kernel, detail::part_policy<device_space>(space, plan.device_begin, plan.device_end),
             detail::side_body<void, is_gpu_space<device_space>>(functor, detail::loop_views<true>(arrays)));
-        policy.device().fence();
+        space.fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         Kokkos::parallel_for(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
@@ -93,11 +93,12 @@ void split_reduce(std::string_view label, const Range& range, const access_list<
   split_run(
       label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
+        const device_space space = device_instance(policy.device(), plan.device_threads);
         Kokkos::parallel_reduce(
-            state.device_kernel, part_policy<device_space>(policy.device(), plan.device_begin, plan.device_end),
+            state.device_kernel, part_policy<device_space>(space, plan.device_begin, plan.device_end),
             side_body<value_type, is_gpu_space<device_space>>(functor, loop_views<true>(arrays)),
             Reducer(device_value));
-        policy.device().fence();
+        space.fence();
       },
       [&](const split_plan& plan, const label_state& state) {
         Kokkos::parallel_reduce(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),

@@ -46,10 +46,10 @@ void split_for(std::string_view label, const Range& range, const access_list<Acc
   detail::split_run(
       label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state&) {
-        std::apply(
-            [&](const auto&... views) { body(policy.device(), plan.device_begin, plan.device_end, views...); },
-            detail::side_views<true>(arrays));
-        policy.device().fence();
+        const auto space = detail::device_instance(policy.device(), plan.device_threads);
+        std::apply([&](const auto&... views) { body(space, plan.device_begin, plan.device_end, views...); },
+                   detail::side_views<true>(arrays));
+        space.fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         const auto views = detail::side_views<false>(arrays);

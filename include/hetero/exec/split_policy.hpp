@@ -177,6 +177,9 @@ auto to_split_policy(const Range& range) {
 struct split_plan {
   std::int64_t device_begin = 0, device_end = 0, host_begin = 0, host_end = 0;
   int host_chunks = 1;
+  /// Threads the device part is held to while the host part runs beside it on the same cores
+  /// (a CPU device); 0: all of the device instance's.
+  int device_threads = 0;
   double weight = 0;
 
   [[nodiscard]] std::int64_t device_items() const noexcept { return device_end - device_begin; }

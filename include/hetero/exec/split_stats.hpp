@@ -55,6 +55,7 @@ struct split_stats {
   time_stats host;                ///< host part, moves to the host included ("CPU time")
   time_stats step;                ///< the whole call: moves, both parts, bookkeeping
   std::string tuner;              ///< the tuner's name
+  std::string decision;           ///< why the next weight is what it is (the tuner's words)
 };
 
 /// Which tuner a label uses.
@@ -134,8 +135,10 @@ class label_registry {
   std::unordered_map<std::string, std::shared_ptr<label_state>, label_hash, std::equal_to<>> m_labels;
 };
 
-/// Records one run in `state`; with `tune`, the label's tuner sets the next weight.
-inline void record_run(label_state& state, const split_sample& sample, double step_seconds, bool tune) {
+/// Records one run in `state`; with `tune`, the label's tuner sets the next weight (and says
+/// why), else `decision` says why the weight stayed.
+inline void record_run(label_state& state, const split_sample& sample, double step_seconds, bool tune,
+                       std::string_view decision = {}) {
   std::scoped_lock lock(state.mutex);
   auto& s = state.stats;
   ++s.runs;
@@ -145,8 +148,13 @@ inline void record_run(label_state& state, const split_sample& sample, double st
   s.device.add(sample.device_seconds, s.runs);
   s.host.add(sample.host_seconds, s.runs);
   s.step.add(step_seconds, s.runs);
-  if (tune) state.weight = std::clamp(state.tuner->next_weight(sample), 0.0, 1.0);
+  if (tune) {
+    state.weight = std::clamp(state.tuner->next_weight(sample), 0.0, 1.0);
+  } else if (!decision.empty()) {
+    state.weight = sample.weight;  // hetero chose the weight, and says why
+  }
   s.weight = state.weight;
+  s.decision = tune ? state.tuner->decision() : std::string(decision);
 }
 
 }  // namespace detail

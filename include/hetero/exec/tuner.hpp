@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "hetero/exec/split_policy.hpp"
 
@@ -22,6 +23,9 @@ struct split_sample {
   double device_seconds = 0;      ///< the device part's time (0 when it had nothing)
   double host_seconds = 0;        ///< the host part's time (0 when it had nothing)
   double weight = 0;              ///< the CPU weight of this run
+  /// The two sides share the CPU's cores (a CPU device): in a split the device part ran on the
+  /// cores the host part left, alone it ran on all of them, so the two costs differ.
+  bool shared_cores = false;
 };
 
 /// Chooses the next CPU weight of one label from each run's sample. One tuner per label; calls
@@ -35,6 +39,8 @@ class tuner {
   virtual void restart(double weight) { (void)weight; }
   /// A short name for reports ("model", "fixed_step", "manual").
   [[nodiscard]] virtual const char* name() const noexcept = 0;
+  /// Why the last weight was chosen, in words for reports (empty: nothing to say).
+  [[nodiscard]] virtual std::string decision() const { return {}; }
 };
 
 /// Keeps the weight that `reset_weight` (or the first run) set: the user tunes by hand, as in

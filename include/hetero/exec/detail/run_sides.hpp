@@ -11,6 +11,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/timer.hpp"
+#include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/helper_thread.hpp"
 #include "hetero/exec/spaces.hpp"
 
@@ -55,11 +56,13 @@ struct helper_job {
 
 /// Runs `device_part()` and `host_part()` concurrently when both have work (otherwise the one
 /// with work on this thread). A space that Kokkos 3 drives only from its master thread (OpenMP,
-/// Threads) keeps the calling thread; the other side goes to the helper thread. Returns after
-/// both finished; then rethrows the host part's exception, else the device part's.
+/// Threads) keeps the calling thread; the other side goes to the helper thread. With
+/// `device_threads` > 0 the device part's kernels are held to that many threads while the host
+/// part runs (`run_with_threads`). Returns after both finished; then rethrows the host part's
+/// exception, else the device part's.
 template <class Device, class Host, class DevicePart, class HostPart>
 side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart& host_part, bool device_runs,
-                       bool host_runs) {
+                       bool host_runs, int device_threads = 0) {
   side_seconds seconds;
   if (!device_runs || !host_runs) {
     stopwatch watch;
@@ -89,7 +92,8 @@ side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart
   if constexpr (device_on_caller) {
     helper_job<HostPart> job{&host_part, label};
     helper.post(&helper_job<HostPart>::run, &job);
-    run_here(device_part, seconds.device, device_error);
+    auto device_here = [&] { run_here(device_part, seconds.device, device_error); };
+    run_with_threads<Device>(device_threads, device_here);
     host_error = helper.wait();
     seconds.host = job.seconds;
   } else {

@@ -13,6 +13,7 @@
 
 #include "hetero/core/timer.hpp"
 #include "hetero/exec/access.hpp"
+#include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/run_sides.hpp"
 #include "hetero/exec/split_policy.hpp"
 #include "hetero/exec/split_stats.hpp"
@@ -32,6 +33,9 @@ void split_run(std::string_view label, const Policy& policy, const access_list<A
   const auto state = label_registry::instance().find_or_add(label);
   double weight = 0;  // one space: everything on it, as the device part
   int chunks = 1;
+  int device_threads = 0;
+  bool tune = !single;
+  std::string_view decision;
   if constexpr (!single) {
     if (policy.weight()) {
       weight = *policy.weight();
@@ -40,24 +44,37 @@ void split_run(std::string_view label, const Policy& policy, const access_list<A
       weight = state->weight;
     }
     chunks = host_chunk_count(policy, work_sharing_config());
+    if constexpr (device_on_host_cores<device_space> && can_narrow<device_space>) {
+      // Both sides on this rank's cores: the device part gets the cores the host part leaves.
+      device_threads = device_threads_beside(policy.device(), chunks);
+      if (device_threads == 0 && !policy.weight()) {
+        weight = 0;
+        tune = false;
+        decision = "not split: the host part's cores are all the device side has (a split would oversubscribe)";
+      }
+    }
   }
-  const split_plan plan = make_split_plan(policy.begin(), policy.end(), weight, chunks);
+  split_plan plan = make_split_plan(policy.begin(), policy.end(), weight, chunks);
+  if (plan.device_items() > 0 && plan.host_items() > 0) plan.device_threads = device_threads;
   const move_seconds moved = prepare_accesses(access, plan);
   auto device_part = [&] { run_device(plan, *state); };
   auto host_part = [&] { run_host(plan, *state); };
   side_seconds spent;
   try {
     spent = run_sides<device_space, host_space>(label, device_part, host_part, plan.device_items() > 0,
-                                                plan.host_items() > 0);
+                                                plan.host_items() > 0, plan.device_threads);
   } catch (...) {
     finish_accesses(access, plan);  // a failed part may have written some of its rows
     throw;
   }
   finish_accesses(access, plan);
-  const split_sample sample{plan.device_items(), plan.host_items(),
+  const split_sample sample{plan.device_items(),
+                            plan.host_items(),
                             plan.device_items() > 0 ? spent.device + moved.to_device : 0.0,
-                            plan.host_items() > 0 ? spent.host + moved.to_host : 0.0, weight};
-  record_run(*state, sample, step.seconds(), !single);
+                            plan.host_items() > 0 ? spent.host + moved.to_host : 0.0,
+                            weight,
+                            device_on_host_cores<device_space> && can_narrow<device_space>};
+  record_run(*state, sample, step.seconds(), tune, decision);
 }
 
 /// The Kokkos range policy of one side's part.
