@@ -1,0 +1,146 @@
+// Work sharing on DGEMM (C = A * B, n x n, row-major, double) on a CPU-only node, one rank: the
+// split_for of examples/dgemm, OpenMP on the rank's cores standing in for the device and Serial
+// the host, each side multiplying its rows with single-threaded OpenBLAS per thread it owns. In a
+// split the two sides own disjoint cores. Family `dgemm`:
+//  - baseline_openblas_all_cores: one cblas_dgemm of the whole product with OpenBLAS on all of
+//    the rank's cores (what a user would call instead);
+//  - hetero_device_alone: hetero's device side alone (w = 0), all cores;
+//  - hetero_split: the split chosen by the (converged) default tuner.
+// Every case's C is checked once against the baseline's, element by element.
+#include <cblas.h>
+
+#include <hetero/exec.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_main.hpp"
+#include "gemm_rows.hpp"
+
+namespace {
+
+using spaces = hetero::split_spaces;
+using policy = hetero::split_policy<spaces::device, spaces::host>;
+using matrix = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+
+struct operands {
+  std::int64_t n = -1;
+  matrix a, b, c, reference;
+};
+
+// One set of operands per size, made once (no first touch inside a timing).
+operands& operands_for(std::int64_t n) {
+  static std::map<std::int64_t, operands> made;
+  static const bool hooked = (Kokkos::push_finalize_hook([] { made.clear(); }), true);
+  (void)hooked;
+  operands& o = made[n];
+  if (o.n != n) {
+    o.a = matrix("A", n, n);
+    o.b = matrix("B", n, n);
+    o.c = matrix("C", n, n);
+    o.reference = matrix("reference", n, n);
+    std::mt19937_64 gen(std::random_device{}());
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        o.a(i, j) = u(gen);
+        o.b(i, j) = u(gen);
+      }
+    openblas_set_num_threads(static_cast<int>(spaces::device().concurrency()));
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(n), 1.0, o.a.data(), static_cast<int>(n), o.b.data(), static_cast<int>(n), 0.0,
+                o.reference.data(), static_cast<int>(n));
+    openblas_set_num_threads(1);
+    o.n = n;
+  }
+  return o;
+}
+
+// Every element of C against the reference (the same BLAS on other row blocks: rounding alike).
+void check(const operands& o, const char* what) {
+  for (std::int64_t i = 0; i < o.n; ++i)
+    for (std::int64_t j = 0; j < o.n; ++j)
+      if (std::abs(o.c(i, j) - o.reference(i, j)) > 1e-10 * static_cast<double>(o.n))
+        throw std::runtime_error(std::string(what) + ": C(" + std::to_string(i) + ", " + std::to_string(j) +
+                                 ") differs from OpenBLAS's product");
+}
+
+void gflops(benchmark::State& state, std::int64_t n) {
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) *
+                             static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+
+void openblas_all_cores(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& o = operands_for(n);
+  const int cores = static_cast<int>(spaces::device().concurrency());
+  openblas_set_num_threads(cores);
+  for (auto _ : state)
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(n), 1.0, o.a.data(), static_cast<int>(n), o.b.data(), static_cast<int>(n), 0.0,
+                o.c.data(), static_cast<int>(n));
+  openblas_set_num_threads(1);
+  check(o, "OpenBLAS");
+  gflops(state, n);
+  state.counters["threads"] = cores;
+}
+
+void run_hetero(std::int64_t n, const std::string& label, policy range) {
+  auto& o = operands_for(n);
+  const matrix a = o.a, b = o.b, c = o.c;
+  hetero::split_for(label, range, [=](const auto& space, std::int64_t begin, std::int64_t end) {
+    dgemm::gemm_rows(space, begin, end, a, b, c);
+  });
+}
+
+void device_alone(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  operands_for(n);  // made (and the reference computed) outside the timing
+  for (auto _ : state) run_hetero(n, "bench_dgemm_device_alone", policy(0, n).weight(0.0));
+  check(operands_for(n), "hetero, device side alone");
+  gflops(state, n);
+}
+
+void split(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  operands_for(n);
+  const std::string label = "bench_dgemm_split_" + std::to_string(n);  // one tuner per size
+  const auto labels = hetero::split_labels();
+  if (std::find(labels.begin(), labels.end(), label) == labels.end())  // converge once, before any timing
+    for (int k = 0; k < 4; ++k) run_hetero(n, label, policy(0, n));
+  for (auto _ : state) run_hetero(n, label, policy(0, n));
+  check(operands_for(n), "hetero split");
+  gflops(state, n);
+  state.counters["weight"] = hetero::split_statistics(label).last_weight;
+  state.SetLabel(hetero::split_statistics(label).decision);
+}
+
+const auto sizes = [](benchmark::internal::Benchmark* b) {
+  b->Unit(benchmark::kMillisecond);
+  if (hetero::bench::smoke_run()) {
+    b->Arg(200);
+  } else {
+    b->Arg(1024)->Arg(2048);
+  }
+};
+
+const int registered[] = {
+    hetero::bench::add("dgemm/baseline_openblas_all_cores", openblas_all_cores, sizes),
+    hetero::bench::add("dgemm/hetero_device_alone", device_alone, sizes),
+    hetero::bench::add("dgemm/hetero_split", split, sizes),
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  openblas_set_num_threads(1);  // both sides call BLAS at once, one thread per core each
+  return hetero::bench::run_benchmarks(argc, argv);
+}
