@@ -1,7 +1,8 @@
-// Work sharing on DGEMM (C = A * B, n x n, row-major, double) on a CPU-only node, one rank: the
-// split_for of examples/dgemm, OpenMP on the rank's cores standing in for the device and Serial
-// the host, each side multiplying its rows with single-threaded OpenBLAS per thread it owns. In a
-// split the two sides own disjoint cores. Family `dgemm`:
+// Work sharing on DGEMM (C = A * B, n x n, row-major, double), one rank: the split_for of
+// examples/dgemm on mirrored arrays. On a CPU-only node OpenMP on the rank's cores stands in for
+// the device and Serial is the host, each side multiplying its rows with single-threaded OpenBLAS
+// per thread it owns, and in a split the two sides own disjoint cores (in a CUDA build the
+// device side calls cuBLAS). Family `dgemm`:
 //  - baseline_openblas_all_cores: one cblas_dgemm of the whole product with OpenBLAS on all of
 //    the rank's cores (what a user would call instead);
 //  - hetero_device_alone: hetero's device side alone (w = 0), all cores;
@@ -27,11 +28,13 @@ namespace {
 
 using spaces = hetero::split_spaces;
 using policy = hetero::split_policy<spaces::device, spaces::host>;
-using matrix = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using matrix = hetero::mirrored_array<double**, spaces::device, spaces::host>;
+using host_matrix = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
 
 struct operands {
   std::int64_t n = -1;
-  matrix a, b, c, reference;
+  matrix a, b, c;
+  host_matrix reference;
 };
 
 // One set of operands per size, made once (no first touch inside a timing).
@@ -44,18 +47,20 @@ operands& operands_for(std::int64_t n) {
     o.a = matrix("A", n, n);
     o.b = matrix("B", n, n);
     o.c = matrix("C", n, n);
-    o.reference = matrix("reference", n, n);
+    o.reference = host_matrix("reference", n, n);
     std::mt19937_64 gen(std::random_device{}());
     std::uniform_real_distribution<double> u(-1, 1);
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t j = 0; j < n; ++j) {
-        o.a(i, j) = u(gen);
-        o.b(i, j) = u(gen);
+        o.a.host_view()(i, j) = u(gen);
+        o.b.host_view()(i, j) = u(gen);
       }
+    o.a.modify_host();
+    o.b.modify_host();
     openblas_set_num_threads(static_cast<int>(spaces::device().concurrency()));
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
-                static_cast<int>(n), 1.0, o.a.data(), static_cast<int>(n), o.b.data(), static_cast<int>(n), 0.0,
-                o.reference.data(), static_cast<int>(n));
+                static_cast<int>(n), 1.0, o.a.host_view().data(), static_cast<int>(n), o.b.host_view().data(),
+                static_cast<int>(n), 0.0, o.reference.data(), static_cast<int>(n));
     openblas_set_num_threads(1);
     o.n = n;
   }
@@ -63,10 +68,12 @@ operands& operands_for(std::int64_t n) {
 }
 
 // Every element of C against the reference (the same BLAS on other row blocks: rounding alike).
-void check(const operands& o, const char* what) {
+void check(operands& o, const char* what) {
+  o.c.sync_host();
+  const auto c = o.c.host_view();
   for (std::int64_t i = 0; i < o.n; ++i)
     for (std::int64_t j = 0; j < o.n; ++j)
-      if (std::abs(o.c(i, j) - o.reference(i, j)) > 1e-10 * static_cast<double>(o.n))
+      if (std::abs(c(i, j) - o.reference(i, j)) > 1e-10 * static_cast<double>(o.n))
         throw std::runtime_error(std::string(what) + ": C(" + std::to_string(i) + ", " + std::to_string(j) +
                                  ") differs from OpenBLAS's product");
 }
@@ -83,11 +90,13 @@ void openblas_all_cores(benchmark::State& state) {
   auto& o = operands_for(n);
   const int cores = static_cast<int>(spaces::device().concurrency());
   openblas_set_num_threads(cores);
+  const auto a = o.a.host_view(), b = o.b.host_view(), c = o.c.host_view();
   for (auto _ : state)
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
-                static_cast<int>(n), 1.0, o.a.data(), static_cast<int>(n), o.b.data(), static_cast<int>(n), 0.0,
-                o.c.data(), static_cast<int>(n));
+                static_cast<int>(n), 1.0, a.data(), static_cast<int>(n), b.data(), static_cast<int>(n), 0.0,
+                c.data(), static_cast<int>(n));
   openblas_set_num_threads(1);
+  o.c.modify_host();
   check(o, "OpenBLAS");
   gflops(state, n);
   state.counters["threads"] = cores;
@@ -95,10 +104,9 @@ void openblas_all_cores(benchmark::State& state) {
 
 void run_hetero(std::int64_t n, const std::string& label, policy range) {
   auto& o = operands_for(n);
-  const matrix a = o.a, b = o.b, c = o.c;
-  hetero::split_for(label, range, [=](const auto& space, std::int64_t begin, std::int64_t end) {
-    dgemm::gemm_rows(space, begin, end, a, b, c);
-  });
+  hetero::split_for(label, range, hetero::access(hetero::in(o.a), hetero::replicated_in(o.b), hetero::out(o.c)),
+                    [](const auto& space, std::int64_t begin, std::int64_t end, const auto& a, const auto& b,
+                       const auto& c) { dgemm::gemm_rows(space, begin, end, a, b, c); });
 }
 
 void device_alone(benchmark::State& state) {

@@ -27,11 +27,11 @@ set key top right
 set grid y
 set xlabel 'step'
 set title 'default (model) tuner, N-body forces from w = 0.2'
-plot '$tmp/model.dat' using 3:xtic(int(\$2) % 5 == 0 || int(\$2) == 1 ? stringcolumn(2) : '') title 'device (OpenMP, 1 thread)' lc rgb '#c0392b', \
+plot '$tmp/model.dat' using 3:xtic(int(\$2) % 5 == 0 || int(\$2) == 1 ? stringcolumn(2) : '') title 'device (OpenMP: 1 core in a split, 2 alone)' lc rgb '#c0392b', \
      '' using 4 title 'host (Serial)' lc rgb '#2e86c1', \
      '' using (\$2 - 1):5 axes x1y2 with linespoints lw 2 lc rgb '#27ae60' title 'weight'
 set title "seed paper's rule (+-0.01 per step), same run"
-plot '$tmp/fixed_step.dat' using 3:xtic(int(\$2) % 5 == 0 || int(\$2) == 1 ? stringcolumn(2) : '') title 'device (OpenMP, 1 thread)' lc rgb '#c0392b', \
+plot '$tmp/fixed_step.dat' using 3:xtic(int(\$2) % 5 == 0 || int(\$2) == 1 ? stringcolumn(2) : '') title 'device (OpenMP: 1 core in a split, 2 alone)' lc rgb '#c0392b', \
      '' using 4 title 'host (Serial)' lc rgb '#2e86c1', \
      '' using (\$2 - 1):5 axes x1y2 with linespoints lw 2 lc rgb '#27ae60' title 'weight'
 unset multiplot
