@@ -5,18 +5,23 @@
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
 ///  - `pipelined` (Ghysels & Vanroose): one non-blocking allreduce of two dot products per
-///    iteration, overlapped with the product (and its halo exchange).
+///    iteration, overlapped with the product (and its halo exchange), with residual replacement
+///    (Cools & Vanroose) so that it reaches the classic variants' accuracy on hard matrices.
+/// Every variant stops with a `cg_status`: converged, out of iterations, diverged or stagnated.
 /// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space.
 #ifndef HETERO_LINALG_CG_HPP
 #define HETERO_LINALG_CG_HPP
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string_view>
 
 #include "hetero/comm/communicator.hpp"
@@ -27,17 +32,39 @@
 
 namespace hetero {
 
-/// How a CG iteration communicates (see the file comment).
-enum class cg_variant { allgather, halo, pipelined };
+/// How a CG iteration communicates (see the file comment). `automatic` measures, when the
+/// solver is made, one allreduce against one product on this matrix and these ranks, and takes
+/// `pipelined` only where the allreduces of an iteration cost more than its product (latency
+/// rules, as across many nodes), else `halo`.
+enum class cg_variant { allgather, halo, pipelined, automatic };
 
-/// "allgather", "halo" or "pipelined".
+/// "allgather", "halo", "pipelined" or "automatic".
 constexpr std::string_view to_string(cg_variant v) noexcept {
-  return v == cg_variant::allgather ? "allgather" : v == cg_variant::halo ? "halo" : "pipelined";
+  return v == cg_variant::allgather   ? "allgather"
+         : v == cg_variant::halo      ? "halo"
+         : v == cg_variant::pipelined ? "pipelined"
+                                      : "automatic";
+}
+
+/// How a solve ended.
+enum class cg_status {
+  converged,       ///< ||b - A x|| / ||b|| met the tolerance
+  max_iterations,  ///< stopped at `max_iterations` (or ran the fixed count) without meeting it
+  diverged,        ///< the residual grew past `divergence` times its best (or ||b||), or overflowed
+  stagnated        ///< the best residual did not improve for `stagnation_iterations` iterations
+};
+
+/// "converged", "max_iterations", "diverged" or "stagnated".
+constexpr std::string_view to_string(cg_status s) noexcept {
+  return s == cg_status::converged        ? "converged"
+         : s == cg_status::max_iterations ? "max_iterations"
+         : s == cg_status::diverged       ? "diverged"
+                                          : "stagnated";
 }
 
 /// What a solve does.
 struct cg_options {
-  cg_variant variant = cg_variant::halo;
+  cg_variant variant = cg_variant::automatic;
   /// Stop when ||r|| / ||b|| falls below this (r the recurrence residual).
   double tolerance = 1e-8;
   /// Iterations at most (the solve then reports `converged` false unless the tolerance was met).
@@ -45,6 +72,16 @@ struct cg_options {
   /// Run exactly `max_iterations` iterations whatever the residual (seed 003 timed 1000 fixed
   /// iterations).
   bool fixed_iterations = false;
+  /// Pipelined variant: recompute r = b - A x, w = A r, s = A p and z = A s from their
+  /// definitions every this many iterations (residual replacement; 4 extra products each time),
+  /// and whenever the recurrence residual meets the tolerance. 0: only then.
+  int replacement_interval = 10;
+  /// Stop as diverged when the residual exceeds this factor times the best residual seen (or
+  /// times ||b||), or is not finite.
+  double divergence = 1e8;
+  /// Stop as stagnated when the best residual has not fallen by 1 % for this many iterations;
+  /// 0: 10 times the matrix's rows, at least 1000.
+  int stagnation_iterations = 0;
 };
 
 /// What a solve did.
@@ -52,8 +89,13 @@ struct cg_result {
   int iterations = 0;
   /// ||b - A x|| / ||b|| of the returned x, computed afresh at the end.
   double residual = 0;
-  /// The tolerance was met (for the recurrence residual that stops the iteration, or the true one).
+  /// How the solve ended.
+  cg_status status = cg_status::max_iterations;
+  /// `status == cg_status::converged`: the true residual met the tolerance.
   bool converged = false;
+  /// Pipelined variant: residual replacements and restarts (after p'Ap <= 0 from rounding).
+  int replacements = 0;
+  int restarts = 0;
   /// Wall time of the iterations (all ranks: the slowest), and per iteration.
   double seconds = 0;
   double seconds_per_iteration = 0;
@@ -74,14 +116,22 @@ class cg_solver {
   using vector_type = typename matrix_type::vector_type;
 
   cg_solver(const matrix_type& a, const cg_options& options = {}) : m_a(a), m_options(options) {
+    // (`automatic` is resolved below, after the vectors its measurement uses exist.)
     HETERO_EXPECTS(options.tolerance >= 0 && options.max_iterations >= 0, "cg_options: tolerance ",
                    options.tolerance, " and max_iterations ", options.max_iterations, " must not be negative");
+    HETERO_EXPECTS(options.replacement_interval >= 0 && options.stagnation_iterations >= 0,
+                   "cg_options: replacement_interval ", options.replacement_interval,
+                   " and stagnation_iterations ", options.stagnation_iterations, " must not be negative");
+    HETERO_EXPECTS(options.divergence > 1, "cg_options: divergence is ", options.divergence,
+                   "; allowed: a factor > 1");
     m_r = a.make_vector("hetero::cg r");
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
-    if (options.variant == cg_variant::allgather)
+    if (options.variant == cg_variant::automatic) m_options.variant = choose_variant();
+    if (m_options.variant == cg_variant::allgather)
       m_global = vector_type("hetero::cg gathered p", static_cast<std::size_t>(a.global_rows()));
-    if (options.variant == cg_variant::pipelined) {
+    m_w2 = a.make_halo_vector("hetero::cg scratch");
+    if (m_options.variant == cg_variant::pipelined) {
       m_w = a.make_halo_vector("hetero::cg w");
       m_z = a.make_vector("hetero::cg z");
       m_s = a.make_vector("hetero::cg s");
@@ -99,11 +149,13 @@ class cg_solver {
     if (b_norm == 0) {  // the solution is zero
       Kokkos::deep_copy(Kokkos::subview(x, range(0, m_a.local_rows())), 0.0);
       result.converged = true;
+      result.status = cg_status::converged;
       return result;
     }
     const auto start = std::chrono::steady_clock::now();
+    m_monitor = monitor(b_norm, m_options, m_a.global_rows());
     result.iterations =
-        m_options.variant == cg_variant::pipelined ? pipelined(b, x, b_norm) : classic(b, x, b_norm);
+        m_options.variant == cg_variant::pipelined ? pipelined(b, x, b_norm, result) : classic(b, x, b_norm);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     seconds = m_a.comm().allreduce(send_buf(seconds), op(ops::max{}));
     result.seconds = seconds;
@@ -113,17 +165,62 @@ class cg_solver {
     multiply(m_p, m_q);
     axpby(m_r, 1.0, b, -1.0, m_q);
     result.residual = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
-    // Stopped by the tolerance (not by max_iterations), or met it anyway.
-    result.converged = (!m_options.fixed_iterations && result.iterations < m_options.max_iterations) ||
-                       result.residual <= m_options.tolerance;
+    // The true residual decides convergence; otherwise why the iteration stopped.
+    result.converged = result.residual <= m_options.tolerance;
+    result.status = result.converged ? cg_status::converged
+                    : m_monitor.stop ? *m_monitor.stop
+                                     : cg_status::max_iterations;
     return result;
   }
 
+  /// The options in use; `variant` is the one chosen when `automatic` was asked for.
   [[nodiscard]] const cg_options& options() const noexcept { return m_options; }
+  /// The variant the solver runs (the choice of `automatic`).
+  [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
+  /// What `automatic` measured (zero when a variant was named): seconds of one allreduce of two
+  /// numbers and of one product with its halo exchange, the slowest rank's medians.
+  [[nodiscard]] std::pair<double, double> measured_allreduce_and_product() const noexcept {
+    return {m_allreduce_seconds, m_product_seconds};
+  }
 
  private:
   using pair = std::pair<std::size_t, std::size_t>;
   static pair range(std::size_t a, std::size_t b) { return {a, b}; }
+
+  // `automatic`: an iteration of the halo variant costs a product and two allreduces; the
+  // pipelined one hides one allreduce behind the product but adds vector work, a replacement
+  // (4 products) every `replacement_interval` iterations and, on hard matrices, iterations. It
+  // is chosen only when the two allreduces cost more than the product. Medians of a few runs on
+  // every rank; the slowest rank's decide, so all ranks choose alike.
+  cg_variant choose_variant() {
+    auto median_of = [](auto&& run, int times) {
+      std::array<double, 7> t{};
+      for (int i = 0; i < times; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        run();
+        t[static_cast<std::size_t>(i)] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      std::sort(t.begin(), t.begin() + times);
+      return t[static_cast<std::size_t>(times / 2)];
+    };
+    Kokkos::deep_copy(m_p, 1.0);
+    m_a.comm().barrier();
+    std::array<double, 2> two{1.0, 1.0};
+    double allreduce_seconds = median_of([&] { m_a.comm().allreduce(send_recv_buf(two), op(ops::sum{})); }, 7);
+    double product_seconds = median_of(
+        [&] {
+          m_a.multiply_halo(m_p, m_q);
+          Kokkos::fence();
+        },
+        5);
+    std::array<double, 2> slowest{allreduce_seconds, product_seconds};
+    m_a.comm().allreduce(send_recv_buf(slowest), op(ops::max{}));
+    m_allreduce_seconds = slowest[0];
+    m_product_seconds = slowest[1];
+    return 2 * m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1 ? cg_variant::pipelined
+                                                                                : cg_variant::halo;
+  }
 
   // Seed 003 Fig. 13 and the halo variant: one exchange and two allreduces per iteration. (Fig.
   // 13 recomputes r'r at the top of each iteration, a third allreduce; it equals the previous
@@ -135,10 +232,26 @@ class cg_solver {
     copy(m_p, m_r);
     double rho = allreduce(dot(m_r, m_r));
     int k = 0;
+    bool replaced = true;  // r was just computed from its definition
     for (; k < m_options.max_iterations; ++k) {
-      if (!m_options.fixed_iterations && std::sqrt(rho) <= m_options.tolerance * b_norm) break;
+      if (!m_options.fixed_iterations && std::sqrt(rho) <= m_options.tolerance * b_norm) {
+        if (replaced) break;
+        // The recurrence residual met the tolerance: check with the true one, and go on from it
+        // when it has not (rounding separates the two on ill-conditioned matrices).
+        copy(m_w2, x);
+        multiply(m_w2, m_q);
+        axpby(m_r, 1.0, b, -1.0, m_q);
+        const double true_rho = allreduce(dot(m_r, m_r));
+        replaced = true;
+        if (std::sqrt(true_rho) <= m_options.tolerance * b_norm) break;
+        xpby(m_p, m_r, true_rho / rho);
+        rho = true_rho;
+      }
+      replaced = false;
+      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rho), k)) break;
       multiply(m_p, m_q);
       const double pq = allreduce(dot(m_p, m_q));
+      if (!(pq > 0) && at_rounding_level(std::sqrt(rho), b_norm)) break;  // nothing left to reduce
       if (!(pq > 0)) not_positive_definite(pq, k);
       const double alpha = rho / pq;
       update_x_r(x, alpha);
@@ -151,17 +264,20 @@ class cg_solver {
   }
 
   // Pipelined CG without preconditioner (Ghysels & Vanroose 2014, Alg. 4 with M = I): the dot
-  // products (r, r) and (w, r) travel in one non-blocking allreduce while n = A w is computed.
-  // Its recurrences for r, w, s, z drift from the true ones in rounding (Cools et al. 2018), so
-  // on an ill-conditioned matrix p'Ap can come out <= 0 after many iterations, and the recurrence
-  // residual can fall below the tolerance while the true one has not. Either way the solve
-  // restarts from the current x with freshly computed r = b - A x and w = A r ("residual
-  // replacement"). A p'Ap <= 0 right after a restart, or too many restarts, means the matrix is
-  // not SPD.
-  int pipelined(const vector_type& b, const vector_type& x, double b_norm) {
+  // products (r, r) and (w, r) travel in one non-blocking allreduce while q = A w is computed.
+  // Its recurrences for r, w, s, z accumulate rounding errors that the matrix amplifies (Cools,
+  // Yetkin, Agullo, Giraud & Vanroose 2018), so on an ill-conditioned matrix the recurrence
+  // residual drifts from the true one: it stalls above the tolerance or diverges. Residual
+  // replacement puts the true vectors back without losing the search direction: r = b - A x,
+  // w = A r, s = A p, z = A s, every `replacement_interval` iterations and whenever the
+  // recurrence residual meets the tolerance (the solve ends only when a freshly computed residual
+  // meets it). A p'Ap <= 0 (rounding, or a matrix that is not SPD) restarts from x with p = 0;
+  // right after a restart, or after too many, it means the matrix is not SPD.
+  int pipelined(const vector_type& b, const vector_type& x, double b_norm, cg_result& result) {
     restart(b, x);
     double gamma_old = 0, alpha_old = 0;
-    int k = 0, since_restart = 0, breakdowns = 0;
+    int k = 0, since_restart = 0, since_replacement = 0;
+    bool replaced = true;  // r and w were just computed from their definitions
     while (k < m_options.max_iterations) {
       std::array<double, 2> dots{dot(m_r, m_r), dot(m_w, m_r)};
       auto request = m_a.comm().iallreduce(send_recv_buf(dots), op(ops::sum{}));
@@ -170,14 +286,31 @@ class cg_solver {
       const double gamma = dots[0], delta = dots[1];
       const bool fresh = since_restart == 0;
       const bool small = !m_options.fixed_iterations && std::sqrt(gamma) <= m_options.tolerance * b_norm;
+      if (small && replaced) break;  // a true residual met the tolerance
+      if (small) {                   // the recurrence says so: check with the true residual
+        replace(b, x, fresh);
+        ++result.replacements;
+        replaced = true;
+        since_replacement = 0;
+        continue;
+      }
+      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(gamma), k)) {
+        if (replaced) break;
+        replace(b, x, fresh);  // judge divergence and stagnation on a true residual
+        ++result.replacements;
+        replaced = true;
+        since_replacement = 0;
+        m_monitor.stop.reset();
+        continue;
+      }
       const double beta = fresh ? 0.0 : gamma / gamma_old;
       const double pap = fresh ? delta : delta - beta * gamma / alpha_old;  // p'Ap
-      if (small && fresh) break;                                            // r is the true residual here
-      if (!small && !(pap > 0) && (since_restart < 3 || ++breakdowns > max_breakdowns))
-        not_positive_definite(pap, k);
-      if (small || !(pap > 0)) {
+      if (!(pap > 0)) {
+        if (at_rounding_level(std::sqrt(gamma), b_norm)) break;  // nothing left to reduce
+        if (fresh || ++result.restarts > max_restarts) not_positive_definite(pap, k);
         restart(b, x);
         since_restart = 0;
+        replaced = true;
         continue;
       }
       const double alpha = gamma / pap;
@@ -186,27 +319,80 @@ class cg_solver {
       alpha_old = alpha;
       ++since_restart;
       ++k;
+      replaced = false;
+      if (m_options.replacement_interval > 0 && ++since_replacement >= m_options.replacement_interval) {
+        replace(b, x, false);
+        ++result.replacements;
+        replaced = true;
+        since_replacement = 0;
+      }
       mark_phase();
     }
     return k;
   }
 
+  // A residual this small is rounding: p'Ap <= 0 there says nothing about the matrix.
+  static bool at_rounding_level(double residual, double b_norm) { return residual <= 1e-13 * b_norm; }
+
   // Restarts of the pipelined variant after p'Ap <= 0 that are still put down to rounding.
-  static constexpr int max_breakdowns = 8;
+  static constexpr int max_restarts = 8;
 
   // r = b - A x, w = A r, and empty directions p, s, z: the pipelined variant's (re)start.
   void restart(const vector_type& b, const vector_type& x) {
     const std::size_t n = m_a.local_rows();
-    copy(m_p, x);
-    multiply(m_p, m_q);
-    axpby(m_r, 1.0, b, -1.0, m_q);
-    copy(m_w, m_r);
-    multiply(m_w, m_q);
-    copy(m_w, m_q);
+    true_residual(b, x);
     Kokkos::deep_copy(m_z, 0.0);
     Kokkos::deep_copy(m_s, 0.0);
     Kokkos::deep_copy(Kokkos::subview(m_p, range(0, n)), 0.0);
   }
+
+  // Residual replacement: r = b - A x, w = A r, and (unless p is still empty) s = A p, z = A s.
+  void replace(const vector_type& b, const vector_type& x, bool empty_direction) {
+    true_residual(b, x);
+    if (empty_direction) return;
+    multiply(m_p, m_s);
+    copy(m_w2, m_s);  // s into a vector with halo room for its product
+    multiply(m_w2, m_z);
+  }
+
+  // r = b - A x and w = A r (the scratch vector's halo room carries x through the product).
+  void true_residual(const vector_type& b, const vector_type& x) {
+    copy(m_w2, x);
+    multiply(m_w2, m_q);
+    axpby(m_r, 1.0, b, -1.0, m_q);
+    copy(m_w, m_r);
+    multiply(m_w, m_q);
+    copy(m_w, m_q);
+  }
+
+  // Divergence and stagnation, judged on the residual norms the iteration sees.
+  struct monitor {
+    monitor() = default;
+    monitor(double b_norm, const cg_options& o, std::int64_t rows)
+        : divergence(o.divergence),
+          b_norm(b_norm),
+          window(o.stagnation_iterations > 0 ? o.stagnation_iterations
+                                             : static_cast<int>(std::max<std::int64_t>(1000, 10 * rows))) {}
+    /// True (and `stop` set) when the residual norm `r` at iteration `k` ends the solve.
+    bool ends(double r, int k) {
+      if (!std::isfinite(r) || r > divergence * std::max(best, b_norm) ||
+          (best < b_norm && r > divergence * best)) {
+        stop = cg_status::diverged;
+        return true;
+      }
+      if (r < 0.99 * best) {
+        best = r;
+        improved_at = k;
+      } else if (k - improved_at >= window) {
+        stop = cg_status::stagnated;
+        return true;
+      }
+      return false;
+    }
+    double divergence = 1e8, b_norm = 1, best = std::numeric_limits<double>::infinity();
+    int window = 1000, improved_at = 0;
+    std::optional<cg_status> stop;
+  };
 
   [[noreturn]] static void not_positive_definite(double pap, int k) {
     detail::raise<invalid_argument>("cg: p'Ap = ", pap, " <= 0 at iteration ", k,
@@ -250,7 +436,9 @@ class cg_solver {
 
   const matrix_type& m_a;
   cg_options m_options;
-  vector_type m_r, m_q, m_p, m_global, m_w, m_z, m_s;
+  vector_type m_r, m_q, m_p, m_global, m_w, m_z, m_s, m_w2;
+  monitor m_monitor;
+  double m_allreduce_seconds = 0, m_product_seconds = 0;
 };
 
 }  // namespace hetero
