@@ -1,29 +1,131 @@
-// Time per CG iteration of hetero::cg_solver's three communication variants on 3-D Poisson
-// matrices of 16^3, 32^3 and 64^3 rows: the seed's allgather of the direction vector (seed
-// 003, Fig. 13) is the baseline; the halo exchange and the pipelined variant (one overlapped
-// allreduce per iteration) are the rivals. Each benchmark iteration runs a fixed number of CG
-// iterations and reports the time of one (the slowest rank's).
+// Time per CG iteration: hetero::cg_solver's variants against the CG a user writes by hand with
+// MPI and Kokkos (plain_cg.hpp: the same rows per rank, the same SpMV, MPI_Allgatherv of the
+// direction and MPI_Allreduce of the dot products), in the same binary.
+//  - cg: 3-D Poisson matrices of 16^3, 32^3 and 64^3 rows, 20 fixed iterations per timing;
+//  - cg_1000: the seed's mode (seed 003): 1000 fixed iterations, time per iteration, on the
+//    SuiteSparse matrices of data/matrices (argument: the index in `matrices` below).
+// Each benchmark iteration reports the time of one CG iteration (the slowest rank's). Before
+// timing, each problem checks once that plain CG and hetero's allgather variant reach the same
+// residual after the same iterations (they compute the same iterates up to rounding).
 #include <hetero/comm.hpp>
 #include <hetero/linalg.hpp>
 
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench_main.hpp"
+#include "plain_cg.hpp"
 
 namespace {
 
-constexpr int cg_iterations = 20;
+constexpr int grid_iterations = 20;
+const char* const matrices[] = {"bcsstk14", "1138_bus", "bcsstk19", "nos7", "nos3", "gr_30_30"};
 
 hetero::communicator& comm() {
   static hetero::communicator c;
   return c;
 }
 
+int iterations_for(std::int64_t family) {
+  if (family == 0) return grid_iterations;
+  return hetero::bench::smoke_run() ? 20 : 1000;
+}
+
+// The global matrix of a case: a Poisson generator (family 0) or a file of data/matrices.
+struct problem {
+  hetero::poisson_matrix poisson{1, 1, 1};
+  hetero::csr_matrix<double> file;
+  bool from_file = false;
+
+  [[nodiscard]] std::int64_t rows() const { return from_file ? file.global_rows() : poisson.global_rows(); }
+  [[nodiscard]] hetero::csr_matrix<double> block(std::int64_t begin, std::int64_t end) const {
+    return from_file ? file.rows(begin, end) : poisson.rows(begin, end);
+  }
+};
+
+problem problem_for(std::int64_t family, std::int64_t arg) {
+  problem p;
+  if (family == 0) {
+    p.poisson = hetero::poisson_3d(arg);
+  } else {
+    p.file = hetero::read_matrix_market_file(
+        std::string(HETERO_MATRIX_DIR) + "/" + matrices[static_cast<std::size_t>(arg)] + ".mtx.gz",
+        {.require_spd = true});
+    p.from_file = true;
+  }
+  return p;
+}
+
+hetero::distributed_csr<> distributed(const problem& p) {
+  if (p.from_file) return hetero::distributed_csr<>(comm(), p.file);
+  return hetero::distributed_csr<>(comm(), p.poisson);
+}
+
+plain::cg plain_for(const problem& p) {
+  std::vector<int> counts;
+  for (int r = 0; r < comm().size(); ++r)
+    counts.push_back(static_cast<int>(hetero::block_rows(p.rows(), comm().size(), r).size()));
+  const auto mine = hetero::block_rows(p.rows(), comm().size(), comm().rank());
+  return plain::cg(MPI_COMM_WORLD, p.block(mine.begin, mine.end), counts);
+}
+
+// Once per problem: plain CG and hetero's allgather variant after k iterations agree.
+void check_same_iterates(const problem& p, std::int64_t family, std::int64_t arg) {
+  static std::vector<std::pair<std::int64_t, std::int64_t>> checked;
+  for (const auto& c : checked)
+    if (c == std::pair(family, arg)) return;
+  checked.emplace_back(family, arg);
+  const int k = 15;
+  const auto a = distributed(p);
+  hetero::cg_solver<> cg(
+      a, {.variant = hetero::cg_variant::allgather, .max_iterations = k, .fixed_iterations = true});
+  auto b = a.make_vector("b"), x = a.make_vector("x");
+  Kokkos::deep_copy(b, 1.0);
+  cg.solve(b, x);
+  auto ours = plain_for(p);
+  plain::vector pb("b", a.local_rows()), px("x", a.local_rows());
+  Kokkos::deep_copy(pb, 1.0);
+  ours.solve(pb, px, k);
+  // Compare the iterates x after k iterations, every element.
+  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+  auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, px);
+  double worst = 0, largest = 0;
+  for (std::size_t i = 0; i < a.local_rows(); ++i) {
+    worst = std::max(worst, std::abs(hx(i) - hp(i)));
+    largest = std::max(largest, std::abs(hp(i)));
+  }
+  if (worst > 1e-8 * std::max(largest, 1.0))
+    throw std::runtime_error("plain CG and hetero's allgather variant differ after " + std::to_string(k) +
+                             " iterations by " + std::to_string(worst));
+}
+
+void run_plain(benchmark::State& state, std::int64_t family) {
+  const auto p = problem_for(family, state.range(0));
+  check_same_iterates(p, family, state.range(0));
+  auto cg = plain_for(p);
+  const auto mine = hetero::block_rows(p.rows(), comm().size(), comm().rank());
+  plain::vector b("b", static_cast<std::size_t>(mine.size())), x("x", static_cast<std::size_t>(mine.size()));
+  Kokkos::deep_copy(b, 1.0);
+  const int iterations = iterations_for(family);
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    cg.solve(b, x, iterations);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    hetero::bench::set_iteration_time(state, seconds / iterations);
+  }
+  state.counters["rows"] = static_cast<double>(p.rows());
+}
+
 template <hetero::cg_variant V>
-void run(benchmark::State& state) {
+void run_hetero(benchmark::State& state, std::int64_t family) {
   // Built per case (not cached in a static): views must be gone before Kokkos finalizes.
-  const hetero::distributed_csr<> a(comm(), hetero::poisson_3d(state.range(0)));
-  hetero::cg_solver<> cg(a, {.variant = V, .max_iterations = cg_iterations, .fixed_iterations = true});
+  const auto p = problem_for(family, state.range(0));
+  const auto a = distributed(p);
+  hetero::cg_solver<> cg(a, {.variant = V, .max_iterations = iterations_for(family), .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   for (auto _ : state) {
@@ -39,9 +141,32 @@ const auto grids = [](benchmark::internal::Benchmark* b) {
   for (long n : {16, 32, 64}) b->Arg(n);
 };
 
-const int registered[] = {hetero::bench::add("cg/baseline_allgather", run<hetero::cg_variant::allgather>, grids),
-                          hetero::bench::add("cg/halo", run<hetero::cg_variant::halo>, grids),
-                          hetero::bench::add("cg/pipelined", run<hetero::cg_variant::pipelined>, grids)};
+// The reported time is per CG iteration while a benchmark iteration runs 1000 of them: a fixed
+// count of solves per round (Google Benchmark would otherwise run ~1000x its minimum time).
+const auto files = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);
+  const long count = hetero::bench::smoke_run() ? 1 : static_cast<long>(std::size(matrices));
+  for (long i = 0; i < count; ++i) b->Arg(i);
+};
+
+const int registered[] = {
+    hetero::bench::add(
+        "cg/baseline_plain_mpi", [](benchmark::State& s) { run_plain(s, 0); }, grids),
+    hetero::bench::add(
+        "cg/allgather", [](benchmark::State& s) { run_hetero<hetero::cg_variant::allgather>(s, 0); }, grids),
+    hetero::bench::add(
+        "cg/halo", [](benchmark::State& s) { run_hetero<hetero::cg_variant::halo>(s, 0); }, grids),
+    hetero::bench::add(
+        "cg/pipelined", [](benchmark::State& s) { run_hetero<hetero::cg_variant::pipelined>(s, 0); }, grids),
+    hetero::bench::add(
+        "cg_1000/baseline_plain_mpi", [](benchmark::State& s) { run_plain(s, 1); }, files),
+    hetero::bench::add(
+        "cg_1000/allgather", [](benchmark::State& s) { run_hetero<hetero::cg_variant::allgather>(s, 1); }, files),
+    hetero::bench::add(
+        "cg_1000/halo", [](benchmark::State& s) { run_hetero<hetero::cg_variant::halo>(s, 1); }, files),
+    hetero::bench::add(
+        "cg_1000/pipelined", [](benchmark::State& s) { run_hetero<hetero::cg_variant::pipelined>(s, 1); }, files),
+};
 
 }  // namespace
 

@@ -275,7 +275,7 @@ class cg_solver {
   // right after a restart, or after too many, it means the matrix is not SPD.
   int pipelined(const vector_type& b, const vector_type& x, double b_norm, cg_result& result) {
     restart(b, x);
-    double gamma_old = 0, alpha_old = 0;
+    double gamma_old = 0, alpha_old = 0, rayleigh_max = 0;
     int k = 0, since_restart = 0, since_replacement = 0;
     bool replaced = true;  // r and w were just computed from their definitions
     while (k < m_options.max_iterations) {
@@ -284,6 +284,7 @@ class cg_solver {
       multiply(m_w, m_q);  // q = n = A w, overlapping the allreduce
       request.wait();
       const double gamma = dots[0], delta = dots[1];
+      if (gamma > 0) rayleigh_max = std::max(rayleigh_max, delta / gamma);  // <= the largest eigenvalue
       const bool fresh = since_restart == 0;
       const bool small = !m_options.fixed_iterations && std::sqrt(gamma) <= m_options.tolerance * b_norm;
       if (small && replaced) break;  // a true residual met the tolerance
@@ -306,8 +307,18 @@ class cg_solver {
       const double beta = fresh ? 0.0 : gamma / gamma_old;
       const double pap = fresh ? delta : delta - beta * gamma / alpha_old;  // p'Ap
       if (!(pap > 0)) {
-        if (at_rounding_level(std::sqrt(gamma), b_norm)) break;  // nothing left to reduce
-        if (fresh || ++result.restarts > max_restarts) not_positive_definite(pap, k);
+        // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient r'Ar / r'r seen
+        // times r'r, or the residual is: nothing left to reduce. Else the matrix is not SPD.
+        const bool rounding =
+            std::abs(pap) <= 1e-10 * rayleigh_max * gamma || at_rounding_level(std::sqrt(gamma), b_norm);
+        if (rounding && (m_options.fixed_iterations || ++result.restarts > max_restarts)) {
+          if (!m_options.fixed_iterations) m_monitor.stop = cg_status::stagnated;
+          break;
+        }
+        if (!rounding && (fresh || ++result.restarts > max_restarts)) {
+          if (m_options.fixed_iterations && !fresh) break;  // timing past the attainable accuracy
+          not_positive_definite(pap, k);
+        }
         restart(b, x);
         since_restart = 0;
         replaced = true;
