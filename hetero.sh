@@ -267,10 +267,23 @@ ensure_deps() {
 
 # --- build and run --------------------------------------------------------------------------
 
+# hetero builds and runs with MPICH, named by its own paths: another MPI on the machine (Open
+# MPI, which PETSc pulls in for the benchmarks) may take over the unversioned mpicxx and
+# mpiexec alternatives. The core_mpi_library test checks the result.
+mpich_cxx=/usr/bin/mpicxx.mpich
+mpich_exec=/usr/bin/mpiexec.mpich
+mpich_args() {
+  [ -x "$mpich_cxx" ] && [ -x "$mpich_exec" ] || die "MPICH's $mpich_cxx and $mpich_exec are missing (apt package mpich)"
+  echo "-DMPI_CXX_COMPILER=$mpich_cxx" "-DMPIEXEC_EXECUTABLE=$mpich_exec" "-DHETERO_EXPECTED_MPI=MPICH"
+}
+export HETERO_MPIEXEC=$mpich_exec # for examples/demo.sh and bench/run.sh
+
 configure() { # configure <build dir> <extra cmake args...>
   local dir=$1
   shift
   local args=(-S "$top" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=${HETERO_BUILD_TYPE:-Release})
+  read -r -a mpich <<<"$(mpich_args)"
+  args+=("${mpich[@]}")
   [ -n "$kokkos_root" ] && args+=("-DKokkos_ROOT=$kokkos_root")
   say "configuring $dir"
   cmake "${args[@]}" "$@" >"$dir.configure.log" 2>&1 || {
@@ -347,7 +360,8 @@ cuda_stage() {
   local dir="$build_dir/test-cuda"
   rm -rf "$dir"
   say "configuring $dir (CUDA: $kokkos_cuda_root/bin/nvcc_wrapper)"
-  PATH="$cuda_home/bin:$PATH" cmake -S "$top" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  read -r -a mpich <<<"$(mpich_args)"
+  PATH="$cuda_home/bin:$PATH" cmake -S "$top" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${mpich[@]}" \
     -DKokkos_ROOT="$kokkos_cuda_root" -DCMAKE_CXX_COMPILER="$kokkos_cuda_root/bin/nvcc_wrapper" \
     -DCMAKE_CXX_EXTENSIONS=OFF -DCUDAToolkit_ROOT="$cuda_home" -DHETERO_WARNINGS_AS_ERRORS=ON \
     -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_CHECK_HEADERS=OFF >"$dir.configure.log" 2>&1 || {

@@ -31,7 +31,7 @@ for list in "${lists[@]}"; do
   [ -n "${HETERO_BENCH_FILTER:-}" ] && args+=(--benchmark_filter="$HETERO_BENCH_FILTER")
   echo "mpiexec -n $ranks ${exe#"$PWD"/} --hetero_rounds=$rounds${HETERO_BENCH_FILTER:+ --benchmark_filter=$HETERO_BENCH_FILTER}" \
     >"$results/$name.cmd"
-  if ! timeout "${HETERO_BENCH_TIMEOUT:-1800}" mpiexec -n "$ranks" "$exe" "${args[@]}"; then
+  if ! timeout "${HETERO_BENCH_TIMEOUT:-1800}" "${HETERO_MPIEXEC:-mpiexec}" -n "$ranks" "$exe" "${args[@]}"; then
     echo "$name FAILED" >&2
     failed=1
     continue

@@ -1,7 +1,8 @@
 # Installs hetero from BUILD_DIR into a scratch prefix, then configures, builds and runs the
 # consumer project in SOURCE_DIR against that install tree (find_package(hetero REQUIRED)), with
 # the compiler CXX_COMPILER (nvcc_wrapper for a CUDA Kokkos). RUN=OFF builds without running
-# (a GPU build on a machine without a GPU).
+# (a GPU build on a machine without a GPU). MPI_CXX_COMPILER: the MPI wrapper hetero was configured
+# with, handed on so that the consumer finds the same MPI.
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/install")
 
@@ -15,7 +16,8 @@ endfunction()
 
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" -DCMAKE_CXX_EXTENSIONS=OFF)
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" -DCMAKE_CXX_EXTENSIONS=OFF
+    "-DMPI_CXX_COMPILER=${MPI_CXX_COMPILER}")  # the MPI hetero was built with, not the default one
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
 if(RUN)
   run("${MPIEXEC}" -n 2 "${WORK_DIR}/build/hetero_consumer")

@@ -18,7 +18,7 @@ for conf in $confs; do
   printf '\n\033[1m== %s: mpiexec -n %s %s %s ==\033[0m\n' "$name" "$RANKS" "$name" "$ARGS"
   start=$EPOCHREALTIME
   # shellcheck disable=SC2086
-  if mpiexec -n "$RANKS" "$exe" $ARGS; then status=ok; else
+  if "${HETERO_MPIEXEC:-mpiexec}" -n "$RANKS" "$exe" $ARGS; then status=ok; else
     status=FAILED
     failed=1
   fi
