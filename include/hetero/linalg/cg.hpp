@@ -50,7 +50,7 @@ constexpr std::string_view to_string(cg_variant v) noexcept {
 enum class cg_status {
   converged,       ///< ||b - A x|| / ||b|| met the tolerance
   max_iterations,  ///< stopped at `max_iterations` (or ran the fixed count) without meeting it
-  diverged,        ///< the residual grew past `divergence` times its best (or ||b||), or overflowed
+  diverged,        ///< the residual grew past `divergence` times its best, or overflowed
   stagnated        ///< the best residual did not improve for `stagnation_iterations` iterations
 };
 
@@ -76,8 +76,8 @@ struct cg_options {
   /// definitions every this many iterations (residual replacement; 4 extra products each time),
   /// and whenever the recurrence residual meets the tolerance. 0: only then.
   int replacement_interval = 10;
-  /// Stop as diverged when the residual exceeds this factor times the best residual seen (or
-  /// times ||b||), or is not finite.
+  /// Stop as diverged when the residual exceeds this factor times the best residual seen, or is
+  /// not finite.
   double divergence = 1e8;
   /// Stop as stagnated when the best residual has not fallen by 1 % for this many iterations;
   /// 0: 10 times the matrix's rows, at least 1000.
@@ -153,7 +153,7 @@ class cg_solver {
       return result;
     }
     const auto start = std::chrono::steady_clock::now();
-    m_monitor = monitor(b_norm, m_options, m_a.global_rows());
+    m_monitor = monitor(m_options, m_a.global_rows());
     result.iterations =
         m_options.variant == cg_variant::pipelined ? pipelined(b, x, b_norm, result) : classic(b, x, b_norm);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -161,9 +161,7 @@ class cg_solver {
     result.seconds = seconds;
     result.seconds_per_iteration = result.iterations > 0 ? seconds / result.iterations : 0;
     // The true residual of the returned x.
-    copy(m_p, x);
-    multiply(m_p, m_q);
-    axpby(m_r, 1.0, b, -1.0, m_q);
+    residual(b, x);
     result.residual = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
     // The true residual decides convergence; otherwise why the iteration stopped.
     result.converged = result.residual <= m_options.tolerance;
@@ -226,9 +224,7 @@ class cg_solver {
   // 13 recomputes r'r at the top of each iteration, a third allreduce; it equals the previous
   // iteration's, so it is kept instead. Its line 16 divides before summing; the sum comes first.)
   int classic(const vector_type& b, const vector_type& x, double b_norm) {
-    copy(m_p, x);
-    multiply(m_p, m_q);
-    axpby(m_r, 1.0, b, -1.0, m_q);  // r = b - A x
+    residual(b, x);
     copy(m_p, m_r);
     double rho = allreduce(dot(m_r, m_r));
     int k = 0;
@@ -238,9 +234,7 @@ class cg_solver {
         if (replaced) break;
         // The recurrence residual met the tolerance: check with the true one, and go on from it
         // when it has not (rounding separates the two on ill-conditioned matrices).
-        copy(m_w2, x);
-        multiply(m_w2, m_q);
-        axpby(m_r, 1.0, b, -1.0, m_q);
+        residual(b, x);
         const double true_rho = allreduce(dot(m_r, m_r));
         replaced = true;
         if (std::sqrt(true_rho) <= m_options.tolerance * b_norm) break;
@@ -278,6 +272,12 @@ class cg_solver {
     double gamma_old = 0, alpha_old = 0, rayleigh_max = 0;
     int k = 0, since_restart = 0, since_replacement = 0;
     bool replaced = true;  // r and w were just computed from their definitions
+    auto replace_now = [&](bool empty_direction) {
+      replace(b, x, empty_direction);
+      ++result.replacements;
+      replaced = true;
+      since_replacement = 0;
+    };
     while (k < m_options.max_iterations) {
       std::array<double, 2> dots{dot(m_r, m_r), dot(m_w, m_r)};
       auto request = m_a.comm().iallreduce(send_recv_buf(dots), op(ops::sum{}));
@@ -289,18 +289,12 @@ class cg_solver {
       const bool small = !m_options.fixed_iterations && std::sqrt(gamma) <= m_options.tolerance * b_norm;
       if (small && replaced) break;  // a true residual met the tolerance
       if (small) {                   // the recurrence says so: check with the true residual
-        replace(b, x, fresh);
-        ++result.replacements;
-        replaced = true;
-        since_replacement = 0;
+        replace_now(fresh);
         continue;
       }
       if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(gamma), k)) {
         if (replaced) break;
-        replace(b, x, fresh);  // judge divergence and stagnation on a true residual
-        ++result.replacements;
-        replaced = true;
-        since_replacement = 0;
+        replace_now(fresh);  // judge divergence and stagnation on a true residual
         m_monitor.stop.reset();
         continue;
       }
@@ -331,12 +325,8 @@ class cg_solver {
       ++since_restart;
       ++k;
       replaced = false;
-      if (m_options.replacement_interval > 0 && ++since_replacement >= m_options.replacement_interval) {
-        replace(b, x, false);
-        ++result.replacements;
-        replaced = true;
-        since_replacement = 0;
-      }
+      if (m_options.replacement_interval > 0 && ++since_replacement >= m_options.replacement_interval)
+        replace_now(false);
       mark_phase();
     }
     return k;
@@ -366,11 +356,16 @@ class cg_solver {
     multiply(m_w2, m_z);
   }
 
-  // r = b - A x and w = A r (the scratch vector's halo room carries x through the product).
-  void true_residual(const vector_type& b, const vector_type& x) {
+  // r = b - A x (the scratch vector's halo room carries x through the product).
+  void residual(const vector_type& b, const vector_type& x) {
     copy(m_w2, x);
     multiply(m_w2, m_q);
     axpby(m_r, 1.0, b, -1.0, m_q);
+  }
+
+  // r = b - A x and w = A r.
+  void true_residual(const vector_type& b, const vector_type& x) {
+    residual(b, x);
     copy(m_w, m_r);
     multiply(m_w, m_q);
     copy(m_w, m_q);
@@ -379,15 +374,13 @@ class cg_solver {
   // Divergence and stagnation, judged on the residual norms the iteration sees.
   struct monitor {
     monitor() = default;
-    monitor(double b_norm, const cg_options& o, std::int64_t rows)
+    monitor(const cg_options& o, std::int64_t rows)
         : divergence(o.divergence),
-          b_norm(b_norm),
           window(o.stagnation_iterations > 0 ? o.stagnation_iterations
                                              : static_cast<int>(std::max<std::int64_t>(1000, 10 * rows))) {}
     /// True (and `stop` set) when the residual norm `r` at iteration `k` ends the solve.
     bool ends(double r, int k) {
-      if (!std::isfinite(r) || r > divergence * std::max(best, b_norm) ||
-          (best < b_norm && r > divergence * best)) {
+      if (!std::isfinite(r) || r > divergence * best) {
         stop = cg_status::diverged;
         return true;
       }
@@ -400,7 +393,7 @@ class cg_solver {
       }
       return false;
     }
-    double divergence = 1e8, b_norm = 1, best = std::numeric_limits<double>::infinity();
+    double divergence = 1e8, best = std::numeric_limits<double>::infinity();
     int window = 1000, improved_at = 0;
     std::optional<cg_status> stop;
   };
