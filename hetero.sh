@@ -56,6 +56,7 @@ apt_packages=(
   libbenchmark-dev
   zlib1g-dev
   libtbb-dev
+  libstarpu-dev
   gnuplot-nox jq
   clang-format
   hwloc libhwloc-dev

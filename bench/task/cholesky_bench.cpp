@@ -4,12 +4,16 @@
 // and with the default work stealing, and replayed from a recording) against the same
 // left-looking version in OpenMP tasks (the baseline), the seed's Figure 7 shape in OpenMP
 // tasks (right-looking, one b x b x b call per task) and LAPACKE_?potrf with 2 OpenBLAS
-// threads, all in this binary; plus N = 4096 with b = 256 as extra families. Tile kernels run
-// one BLAS thread each. GFLOP/s = N^3/3 / time (docs/task.md).
+// threads, all in this binary; plus N = 4096 with b = 256 as extra families. With StarPU
+// (libstarpu-dev), the families cholesky_starpu_* put hetero beside StarPU 1.3 on the same
+// tiles, kernels and number of workers, N = 4096 and 8192 (cholesky_starpu.hpp). Tile kernels
+// run one BLAS thread each. GFLOP/s = N^3/3 / time (docs/task.md).
 #include <hetero/task.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "bench_main.hpp"
@@ -17,6 +21,9 @@
 #include "cholesky_omp_right_looking.hpp"
 #include "cholesky_tasklet.hpp"
 #include "tiles.hpp"
+#if HETERO_BENCH_HAS_STARPU
+#include "cholesky_starpu.hpp"
+#endif
 
 namespace {
 
@@ -86,6 +93,67 @@ void lapacke(benchmark::State& state) {
   openblas_set_num_threads(1);
 }
 
+#if HETERO_BENCH_HAS_STARPU
+// StarPU with `threads` CPU workers, started for this case only and shut down after it.
+template <cholesky::real T, bool RightLooking>
+void starpu(benchmark::State& state, const char* scheduler) {
+  const int n = static_cast<int>(state.range(0));
+  cholesky::tiles<T> a(n / 128, 128, MPI_COMM_SELF);
+  openblas_set_num_threads(1);
+  cholesky::starpu::start(threads, scheduler);
+  {
+    cholesky::starpu::tile_handles<T> handles(a);
+    for (auto _ : state) {
+      a.fill();  // on the tiles in main memory: StarPU holds no other copy (CPU workers only)
+      const auto start = std::chrono::steady_clock::now();
+      if constexpr (RightLooking) {
+        cholesky::starpu::factorize_right_looking(handles);
+      } else {
+        cholesky::starpu::factorize_left_looking(handles);
+      }
+      hetero::bench::set_iteration_time(state, seconds_since(start));
+    }
+  }
+  cholesky::starpu::stop();
+  // The peer's factor checked where that is cheap (the smoke run of the test command): a
+  // baseline that computes something else would make every ratio meaningless.
+  const double allowed = sizeof(T) == 8 ? 1e-12 : 1e-5;
+  if (n <= 2048 && !(a.residual() < allowed))
+    throw std::runtime_error("StarPU's Cholesky factor has residual " + std::to_string(a.residual()) +
+                             " at n = " + std::to_string(n) + "; allowed below " + std::to_string(allowed));
+}
+template <cholesky::real T, bool RightLooking>
+void starpu_default(benchmark::State& state) {
+  starpu<T, RightLooking>(state, nullptr);
+}
+template <cholesky::real T>
+void starpu_dmdas(benchmark::State& state) {
+  starpu<T, true>(state, "dmdas");
+}
+
+// hetero against StarPU at N = 4096 and 8192 (the seed's sizes); the smoke run takes 1024.
+const auto configure_starpu = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (hetero::bench::smoke_run()) {
+    b->Arg(1024);
+  } else {
+    b->Arg(4096)->Arg(8192);
+  }
+};
+
+// StarPU's best order (right-looking) with its default scheduler is the family's baseline;
+// dmdas (the scheduler its documentation recommends with performance models) and hetero's
+// left-looking order are StarPU's other two chances.
+template <cholesky::real T>
+int add_starpu(const std::string& family) {
+  hetero::bench::add(family + "/baseline_starpu", starpu_default<T, true>, configure_starpu);
+  hetero::bench::add(family + "/starpu_dmdas", starpu_dmdas<T>, configure_starpu);
+  hetero::bench::add(family + "/starpu_left_looking", starpu_default<T, false>, configure_starpu);
+  hetero::bench::add(family + "/hetero", tasklets<T, 128, false>, configure_starpu);
+  return 0;
+}
+#endif
+
 const auto configure = [](benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(2048)->Arg(4096);
 };
@@ -112,6 +180,10 @@ const int registered[] = {add_precision<double, 128>("cholesky_double", configur
                           add_precision<float, 128>("cholesky_float", configure),
                           add_precision<double, 256>("cholesky_double_b256", configure_large_tiles),
                           add_precision<float, 256>("cholesky_float_b256", configure_large_tiles)};
+#if HETERO_BENCH_HAS_STARPU
+const int registered_starpu[] = {add_starpu<double>("cholesky_starpu_double"),
+                                 add_starpu<float>("cholesky_starpu_float")};
+#endif
 
 }  // namespace
 
