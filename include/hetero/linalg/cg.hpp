@@ -269,7 +269,7 @@ class cg_solver {
   // right after a restart, or after too many, it means the matrix is not SPD.
   int pipelined(const vector_type& b, const vector_type& x, double b_norm, cg_result& result) {
     restart(b, x);
-    double gamma_old = 0, alpha_old = 0, rayleigh_max = 0;
+    double gamma_old = 0, rayleigh_max = 0;
     int k = 0, since_restart = 0, since_replacement = 0;
     bool replaced = true;  // r and w were just computed from their definitions
     auto replace_now = [&](bool empty_direction) {
@@ -279,7 +279,12 @@ class cg_solver {
       since_replacement = 0;
     };
     while (k < m_options.max_iterations) {
-      std::array<double, 2> dots{dot(m_r, m_r), dot(m_w, m_r)};
+      // r'r, r'Ar, and the two products that give the new direction's p'Ap directly:
+      // (r + beta p)'A(r + beta p) = r'w + 2 beta r's + beta^2 p's (s = A p, A symmetric). The
+      // textbook recurrence delta - beta gamma / alpha_old assumes r'p = 0, which rounding
+      // breaks on ill-conditioned matrices: with it this variant needed 1.06-1.93x the classic
+      // iterations on the SuiteSparse matrices of data/, with these 1.04-1.43x (docs/comm.md).
+      std::array<double, 4> dots{dot(m_r, m_r), dot(m_w, m_r), 2 * dot(m_r, m_s), dot(m_p, m_s)};
       auto request = m_a.comm().iallreduce(send_recv_buf(dots), op(ops::sum{}));
       multiply(m_w, m_q);  // q = n = A w, overlapping the allreduce
       request.wait();
@@ -299,7 +304,7 @@ class cg_solver {
         continue;
       }
       const double beta = fresh ? 0.0 : gamma / gamma_old;
-      const double pap = fresh ? delta : delta - beta * gamma / alpha_old;  // p'Ap
+      const double pap = fresh ? delta : delta + beta * dots[2] + beta * beta * dots[3];  // p'Ap
       if (!(pap > 0)) {
         // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient r'Ar / r'r seen
         // times r'r, or the residual is: nothing left to reduce. Else the matrix is not SPD.
@@ -321,7 +326,6 @@ class cg_solver {
       const double alpha = gamma / pap;
       pipelined_update(x, alpha, beta);
       gamma_old = gamma;
-      alpha_old = alpha;
       ++since_restart;
       ++k;
       replaced = false;
