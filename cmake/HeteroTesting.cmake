@@ -39,7 +39,8 @@ function(hetero_add_mpi_test)
     set(test ${arg_NAME}.np${ranks})
     add_test(NAME ${test} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
                                   $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
-    set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}")
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}"
+                                            ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
   endforeach()
 endfunction()
 
