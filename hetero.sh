@@ -260,9 +260,27 @@ ensure_kokkos_cuda() {
   kokkos_cuda_root=$kokkos_cuda_prefix
 }
 
+# PETSc, the peer of the CG benchmark (bench/linalg/petsc_cg.sh): Debian builds it on Open MPI,
+# whose alternatives (priority 50) would take the unversioned mpicc/mpicxx/mpiexec and the mpi.h
+# include folder from MPICH (40). hetero builds with MPICH by its own paths anyway (mpich_args);
+# for the rest of the system, the MPI alternatives are fixed at what they are before PETSc comes.
+ensure_petsc() {
+  is_installed petsc-dev && return
+  local group value
+  for group in mpi mpirun "mpi-$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"; do
+    value=$(update-alternatives --query "$group" 2>/dev/null | sed -n 's/^Value: //p')
+    if [ -n "$value" ]; then
+      say "keeping the MPI alternative '$group' at $value while PETSc (Open MPI) is installed"
+      as_root update-alternatives --set "$group" "$value" >/dev/null
+    fi
+  done
+  apt_install petsc-dev
+}
+
 ensure_deps() {
   ensure_apt_packages
   ensure_catch2
+  ensure_petsc
   ensure_kokkos
 }
 

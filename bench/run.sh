@@ -12,7 +12,7 @@ results=$2
 plots=$3
 rounds=${HETERO_BENCH_ROUNDS:-7}
 mkdir -p "$results"
-rm -f "$results"/*.json "$results"/*.cmd  # the scoreboard reads only this run's results
+rm -f "$results"/*.json "$results"/*.cmd "$results"/petsc_cg.tsv # the scoreboard reads only this run's results
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)" >"$results/started"
 
 shopt -s nullglob
@@ -39,6 +39,15 @@ for list in "${lists[@]}"; do
   "$here/report.sh" "$results/$name.json"
   if [ "${HETERO_PLOTS:-0}" = 1 ]; then "$here/plot.sh" "$results/$name.json" "$plots"; fi
 done
+# PETSc's CG (a separate program on Open MPI: bench/linalg/petsc_cg.sh), the CG benchmark's
+# external peer; the scoreboard sets it beside linalg_cg's cg_1000 family.
+if [ -z "${HETERO_BENCH_FILTER:-}" ] || [[ cg_1000 =~ ${HETERO_BENCH_FILTER} ]]; then
+  echo "== petsc_cg: PETSc KSPCG, 1000 fixed iterations, 1 and 2 ranks, $rounds rounds =="
+  if ! "$here/linalg/petsc_cg.sh" "$build" "$results" "$rounds"; then
+    echo "petsc_cg FAILED" >&2
+    failed=1
+  fi
+fi
 # One table at the end; a full run (no filter, nothing failed) also writes docs/bench/scoreboard.md.
 if [ -z "${HETERO_BENCH_FILTER:-}" ] && [ $failed -eq 0 ]; then
   "$here/scoreboard.sh" "$results" "$plots/scoreboard.md"

@@ -46,6 +46,11 @@ struct problem {
   }
 };
 
+// The case's label in the results: the matrix's name (the scoreboard matches PETSc's rows by it).
+std::string label_for(std::int64_t family, std::int64_t arg) {
+  return family == 0 ? "poisson3d-" + std::to_string(arg) : matrices[static_cast<std::size_t>(arg)];
+}
+
 problem problem_for(std::int64_t family, std::int64_t arg) {
   problem p;
   if (family == 0) {
@@ -118,6 +123,7 @@ void run_plain(benchmark::State& state, std::int64_t family) {
     hetero::bench::set_iteration_time(state, seconds / iterations);
   }
   state.counters["rows"] = static_cast<double>(p.rows());
+  state.SetLabel(label_for(family, state.range(0)));
 }
 
 template <hetero::cg_variant V>
@@ -134,6 +140,7 @@ void run_hetero(benchmark::State& state, std::int64_t family) {
     hetero::bench::set_iteration_time(state, r.seconds_per_iteration);
   }
   state.counters["rows"] = static_cast<double>(a.global_rows());
+  state.SetLabel(label_for(family, state.range(0)));
 }
 
 const auto grids = [](benchmark::internal::Benchmark* b) {
