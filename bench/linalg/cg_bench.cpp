@@ -4,9 +4,10 @@
 //  - cg: 3-D Poisson matrices of 16^3, 32^3 and 64^3 rows, 20 fixed iterations per timing;
 //  - cg_1000: the seed's mode (seed 003): 1000 fixed iterations, time per iteration, on the
 //    SuiteSparse matrices of data/matrices (argument: the index in `matrices` below).
-// Each benchmark iteration reports the time of one CG iteration (the slowest rank's). Before
-// timing, each problem checks once that plain CG and hetero's allgather variant reach the same
-// residual after the same iterations (they compute the same iterates up to rounding).
+// Variants: allgather, halo, pipelined, and automatic (what cg_solver<> does by default: its
+// measured choice of variant and of kernels, hetero::cg_kernels). Each benchmark iteration reports the time of one
+// CG iteration (the slowest rank's). Before timing, each problem checks once that plain CG and hetero's allgather
+// variant reach the same residual after the same iterations (they compute the same iterates up to rounding).
 #include <hetero/comm.hpp>
 #include <hetero/linalg.hpp>
 
@@ -64,9 +65,10 @@ problem problem_for(std::int64_t family, std::int64_t arg) {
   return p;
 }
 
-hetero::distributed_csr<> distributed(const problem& p) {
-  if (p.from_file) return hetero::distributed_csr<>(comm(), p.file);
-  return hetero::distributed_csr<>(comm(), p.poisson);
+template <class Space = Kokkos::DefaultExecutionSpace>
+hetero::distributed_csr<Space> distributed(const problem& p) {
+  if (p.from_file) return hetero::distributed_csr<Space>(comm(), p.file);
+  return hetero::distributed_csr<Space>(comm(), p.poisson);
 }
 
 plain::cg plain_for(const problem& p) {
@@ -126,12 +128,13 @@ void run_plain(benchmark::State& state, std::int64_t family) {
   state.SetLabel(label_for(family, state.range(0)));
 }
 
-template <hetero::cg_variant V>
+template <hetero::cg_variant V, class Space = Kokkos::DefaultExecutionSpace>
 void run_hetero(benchmark::State& state, std::int64_t family) {
   // Built per case (not cached in a static): views must be gone before Kokkos finalizes.
   const auto p = problem_for(family, state.range(0));
-  const auto a = distributed(p);
-  hetero::cg_solver<> cg(a, {.variant = V, .max_iterations = iterations_for(family), .fixed_iterations = true});
+  const auto a = distributed<Space>(p);
+  hetero::cg_solver<Space> cg(a,
+                              {.variant = V, .max_iterations = iterations_for(family), .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   for (auto _ : state) {
@@ -166,6 +169,8 @@ const int registered[] = {
     hetero::bench::add(
         "cg/pipelined", [](benchmark::State& s) { run_hetero<hetero::cg_variant::pipelined>(s, 0); }, grids),
     hetero::bench::add(
+        "cg/automatic", [](benchmark::State& s) { run_hetero<hetero::cg_variant::automatic>(s, 0); }, grids),
+    hetero::bench::add(
         "cg_1000/baseline_plain_mpi", [](benchmark::State& s) { run_plain(s, 1); }, files),
     hetero::bench::add(
         "cg_1000/allgather", [](benchmark::State& s) { run_hetero<hetero::cg_variant::allgather>(s, 1); }, files),
@@ -173,6 +178,8 @@ const int registered[] = {
         "cg_1000/halo", [](benchmark::State& s) { run_hetero<hetero::cg_variant::halo>(s, 1); }, files),
     hetero::bench::add(
         "cg_1000/pipelined", [](benchmark::State& s) { run_hetero<hetero::cg_variant::pipelined>(s, 1); }, files),
+    hetero::bench::add(
+        "cg_1000/automatic", [](benchmark::State& s) { run_hetero<hetero::cg_variant::automatic>(s, 1); }, files),
 };
 
 }  // namespace

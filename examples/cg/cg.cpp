@@ -4,8 +4,9 @@
 //   mpiexec -n 2 ./cg [--poisson2d N] [--poisson3d N] [--matrix FILE|NAME]... [--variant V]
 //                     [--tolerance T] [--max-iterations K] [--fixed K] [--replacement-interval K]
 // NAME is a file of data/matrices without its extension (e.g. bcsstk14). V: all (default),
-// allgather, halo, pipelined or automatic (printed as auto:<the variant it chose>). --fixed K times exactly K
-// iterations (no convergence check).
+// allgather, halo, pipelined or automatic (printed as auto:<the variant it chose>); "kernels" says where rank
+// 0's kernels ran (hetero::cg_kernels: the matrix's space, or Serial where that was faster). --fixed K times
+// exactly K iterations (no convergence check).
 #include <hetero/comm.hpp>
 #include <hetero/core/runtime.hpp>
 #include <hetero/linalg.hpp>
@@ -136,8 +137,8 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
   hetero::communicator comm;
   bool all_ok = true;
   if (comm.rank() == 0)
-    std::printf("%-14s %8s %9s %-10s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant", "iters",
-                "residual", "error", "ms/iteration", "status");
+    std::printf("%-14s %8s %9s %-10s %-7s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant",
+                "kernels", "iters", "residual", "error", "ms/iteration", "status");
   for (const auto& p : problems) {
     std::optional<matrix> a;
     if (const auto* generator = std::get_if<hetero::poisson_matrix>(&p.source))
@@ -164,13 +165,13 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
       all_ok = all_ok && ok;
       if (comm.rank() == 0)
         std::printf(
-            "%-14s %8ld %9ld %-10s %6d %11.3e %11.3e %12.4f  %s\n", p.name.c_str(),
+            "%-14s %8ld %9ld %-10s %-7s %6d %11.3e %11.3e %12.4f  %s\n", p.name.c_str(),
             static_cast<long>(a->global_rows()), nonzeros,
             (v == hetero::cg_variant::automatic ? "auto:" + std::string(hetero::to_string(solver.variant()))
                                                 : std::string(hetero::to_string(v)))
                 .c_str(),
-            r.iterations, r.residual, error, r.seconds_per_iteration * 1e3,
-            std::string(hetero::to_string(r.status)).c_str());
+            std::string(hetero::to_string(solver.kernels())).c_str(), r.iterations, r.residual, error,
+            r.seconds_per_iteration * 1e3, std::string(hetero::to_string(r.status)).c_str());
     }
   }
   if (comm.rank() == 0)

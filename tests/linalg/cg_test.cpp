@@ -59,21 +59,47 @@ TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
   const matrix bus(comm, hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz", {.require_spd = true}));
   const matrix stiff(comm, hetero::read_matrix_market_file(dir + "/bcsstk01.mtx.gz", {.require_spd = true}));
   for (const matrix* a : {&poisson2, &poisson3, &grid, &bus, &stiff}) {
-    std::vector<outcome> runs;
-    for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
-      INFO(a->global_rows() << " rows, variant " << hetero::to_string(v));
-      const outcome o = solve(*a, {.variant = v, .tolerance = 1e-10});
-      CHECK(o.result.converged);
-      CHECK(o.result.residual < 1e-9);
-      CHECK(o.error < 1e-5);
-      CHECK(o.result.iterations > 0);
-      CHECK(o.result.seconds_per_iteration > 0);
-      runs.push_back(o);
+    for (auto k : {hetero::cg_kernels::space, hetero::cg_kernels::serial, hetero::cg_kernels::automatic}) {
+      std::vector<outcome> runs;
+      for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
+        INFO(a->global_rows() << " rows, variant " << hetero::to_string(v) << ", kernels "
+                              << hetero::to_string(k));
+        const outcome o = solve(*a, {.variant = v, .kernels = k, .tolerance = 1e-10});
+        CHECK(o.result.converged);
+        CHECK(o.result.residual < 1e-9);
+        CHECK(o.error < 1e-5);
+        CHECK(o.result.iterations > 0);
+        CHECK(o.result.seconds_per_iteration > 0);
+        runs.push_back(o);
+      }
+      // Allgather and halo products sum the same terms in the same order: the same iterates
+      // (`automatic` may choose differently for two solvers, and so sum in another order).
+      if (k == hetero::cg_kernels::automatic) continue;
+      CHECK(runs[0].result.iterations == runs[1].result.iterations);
+      CHECK(runs[0].x == runs[1].x);
     }
-    // Allgather and halo products sum the same terms in the same order: the same iterates.
-    CHECK(runs[0].result.iterations == runs[1].result.iterations);
-    CHECK(runs[0].x == runs[1].x);
   }
+}
+
+TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
+  hetero::communicator comm;
+  const matrix a(comm, hetero::poisson_2d(16));
+  CHECK(hetero::cg_solver<>(a, {.kernels = hetero::cg_kernels::space}).kernels() == hetero::cg_kernels::space);
+  CHECK(hetero::cg_solver<>(a, {.kernels = hetero::cg_kernels::serial}).kernels() == hetero::cg_kernels::serial);
+  // `automatic` resolves to one of the two (which, depends on this machine's timings).
+  const auto chosen = hetero::cg_solver<>(a).kernels();
+  CHECK((chosen == hetero::cg_kernels::space || chosen == hetero::cg_kernels::serial));
+  CHECK(hetero::to_string(hetero::cg_kernels::automatic) == "automatic");
+  CHECK(hetero::to_string(hetero::cg_kernels::space) == "space");
+  CHECK(hetero::to_string(hetero::cg_kernels::serial) == "serial");
+  // The same iterates on both (one thread per rank sums in the same order; with more threads the
+  // space's reduction may round differently): both reach the known solution.
+  const outcome on_space = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::space});
+  const outcome on_serial = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::serial});
+  CHECK(on_space.result.converged);
+  CHECK(on_serial.result.converged);
+  CHECK(on_space.error < 1e-5);
+  CHECK(on_serial.error < 1e-5);
 }
 
 TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]") {

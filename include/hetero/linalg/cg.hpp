@@ -23,8 +23,10 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "hetero/comm/communicator.hpp"
+#include "hetero/config.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/linalg/detail/vector_kernels.hpp"
@@ -33,9 +35,11 @@
 namespace hetero {
 
 /// How a CG iteration communicates (see the file comment). `automatic` measures, when the
-/// solver is made, one allreduce against one product on this matrix and these ranks, and takes
-/// `pipelined` only where the allreduces of an iteration cost more than its product (latency
-/// rules, as across many nodes), else `halo`.
+/// solver is made, one allreduce, one halo product and (on several ranks, up to 2^22 rows) one
+/// allgather product on this matrix and these ranks, and takes `pipelined` where the allreduces
+/// of an iteration cost more than the halo product (latency rules, as across many nodes), else
+/// the faster of `allgather` and `halo` (on one node, small matrices gather faster through
+/// hetero's shared-memory allgather than they exchange halos point to point).
 enum class cg_variant { allgather, halo, pipelined, automatic };
 
 /// "allgather", "halo", "pipelined" or "automatic".
@@ -44,6 +48,30 @@ constexpr std::string_view to_string(cg_variant v) noexcept {
          : v == cg_variant::halo      ? "halo"
          : v == cg_variant::pipelined ? "pipelined"
                                       : "automatic";
+}
+
+namespace detail {
+// The space of cg_kernels::serial where Kokkos has it (else never used: serial_possible is false).
+#if HETERO_HAS_SERIAL()
+using cg_serial_space = Kokkos::Serial;
+#else
+using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
+#endif
+}  // namespace detail
+
+/// Where a solver's kernels run when the matrix is in host memory. A Kokkos kernel on a
+/// threaded space costs a launch (0.4 to 1.1 us with Kokkos 3.4's OpenMP) whatever its size,
+/// and an iteration has five or more: on a few thousand rows per rank that is most of the
+/// iteration, and one thread does better.
+enum class cg_kernels {
+  automatic,  ///< the faster of the two below, measured on this matrix when the solver is made
+  space,      ///< the matrix's execution space (e.g. every thread of Kokkos::OpenMP)
+  serial      ///< Kokkos::Serial on the calling thread (host memory only)
+};
+
+/// "automatic", "space" or "serial".
+constexpr std::string_view to_string(cg_kernels k) noexcept {
+  return k == cg_kernels::automatic ? "automatic" : k == cg_kernels::space ? "space" : "serial";
 }
 
 /// How a solve ended.
@@ -65,6 +93,9 @@ constexpr std::string_view to_string(cg_status s) noexcept {
 /// What a solve does.
 struct cg_options {
   cg_variant variant = cg_variant::automatic;
+  /// Where the kernels run (a matrix in device memory always uses its space; `serial` is then
+  /// refused).
+  cg_kernels kernels = cg_kernels::automatic;
   /// Stop when ||r|| / ||b|| falls below this (r the recurrence residual).
   double tolerance = 1e-8;
   /// Iterations at most (the solve then reports `converged` false unless the tolerance was met).
@@ -127,9 +158,16 @@ class cg_solver {
     m_r = a.make_vector("hetero::cg r");
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
+    HETERO_EXPECTS(options.kernels != cg_kernels::serial || serial_possible, "cg_options: kernels = serial needs ",
+                   "a matrix in host memory and Kokkos::Serial enabled; this matrix's execution space is ",
+                   ExecutionSpace::name(), " (allowed here: automatic or space)");
+    m_serial = options.kernels == cg_kernels::serial ||
+               (options.kernels == cg_kernels::automatic && serial_possible && serial_is_faster());
+    m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
     if (options.variant == cg_variant::automatic) m_options.variant = choose_variant();
-    if (m_options.variant == cg_variant::allgather)
+    if (m_options.variant == cg_variant::allgather && m_global.extent(0) == 0)
       m_global = vector_type("hetero::cg gathered p", static_cast<std::size_t>(a.global_rows()));
+    if (m_options.variant != cg_variant::allgather) m_global = vector_type();  // only `automatic`'s trial used it
     m_w2 = a.make_halo_vector("hetero::cg scratch");
     if (m_options.variant == cg_variant::pipelined) {
       m_w = a.make_halo_vector("hetero::cg w");
@@ -175,15 +213,63 @@ class cg_solver {
   [[nodiscard]] const cg_options& options() const noexcept { return m_options; }
   /// The variant the solver runs (the choice of `automatic`).
   [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
+  /// Where its kernels run (the choice of `cg_kernels::automatic`: `space` or `serial`).
+  [[nodiscard]] cg_kernels kernels() const noexcept { return m_options.kernels; }
   /// What `automatic` measured (zero when a variant was named): seconds of one allreduce of two
   /// numbers and of one product with its halo exchange, the slowest rank's medians.
   [[nodiscard]] std::pair<double, double> measured_allreduce_and_product() const noexcept {
     return {m_allreduce_seconds, m_product_seconds};
   }
+  /// What `automatic` measured of the allgather variant's product (the gather and the product
+  /// against the whole vector, the slowest rank's median); infinity where it was not tried (one
+  /// rank, or more than 2^22 rows), zero when a variant was named.
+  [[nodiscard]] double measured_gathered_product() const noexcept { return m_gathered_product_seconds; }
 
  private:
   using pair = std::pair<std::size_t, std::size_t>;
   static pair range(std::size_t a, std::size_t b) { return {a, b}; }
+
+  using serial_space = detail::cg_serial_space;
+  // A matrix in host memory can have its kernels run by Kokkos::Serial on this thread.
+  static constexpr bool serial_possible =
+      HETERO_HAS_SERIAL() &&
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename matrix_type::memory_space>::accessible;
+
+  // `cg_kernels::automatic`: the kernels of a classic iteration (a halo product, two dot
+  // products, two vector updates; their launches are what Serial saves) timed on the matrix's
+  // space and on Serial, alternately (so that a drift of the machine hits
+  // both), after one untimed run of each; medians of 9, on every rank (each rank decides for
+  // itself: its kernels touch only its rows). The products exchange halos, so every rank runs
+  // the same sequence.
+  bool serial_is_faster() {
+    if constexpr (!serial_possible || std::is_same_v<ExecutionSpace, serial_space>) {
+      return std::is_same_v<ExecutionSpace, serial_space>;
+    } else {
+      Kokkos::deep_copy(m_p, 1.0);
+      auto seconds_of = [&](bool serial) {
+        m_serial = serial;
+        const auto start = std::chrono::steady_clock::now();
+        multiply_halo_here(m_p, m_q);
+        const double pq = dot(m_p, m_q);
+        axpby(m_r, 1.0, m_p, -1.0 / (pq + 1.0), m_q);
+        dot(m_r, m_r);
+        xpby(m_q, m_r, 0.5);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      constexpr std::size_t runs = 9;
+      std::array<double, runs> on_space{}, on_serial{};
+      seconds_of(false);
+      seconds_of(true);
+      for (std::size_t i = 0; i < runs; ++i) {
+        on_space[i] = seconds_of(false);
+        on_serial[i] = seconds_of(true);
+      }
+      m_serial = false;
+      std::sort(on_space.begin(), on_space.end());
+      std::sort(on_serial.begin(), on_serial.end());
+      return on_serial[runs / 2] < on_space[runs / 2];
+    }
+  }
 
   // `automatic`: an iteration of the halo variant costs a product and two allreduces; the
   // pipelined one hides one allreduce behind the product but adds vector work, a replacement
@@ -206,19 +292,28 @@ class cg_solver {
     m_a.comm().barrier();
     std::array<double, 2> two{1.0, 1.0};
     double allreduce_seconds = median_of([&] { m_a.comm().allreduce(send_recv_buf(two), op(ops::sum{})); }, 7);
-    double product_seconds = median_of(
-        [&] {
-          m_a.multiply_halo(m_p, m_q);
-          Kokkos::fence();
-        },
-        5);
-    std::array<double, 2> slowest{allreduce_seconds, product_seconds};
+    m_options.variant = cg_variant::halo;  // multiply() below: the halo product
+    double product_seconds = median_of([&] { multiply(m_p, m_q); }, 5);
+    // The allgather product where the whole vector is small enough to hold on every rank: on a
+    // node, hetero's shared-memory allgather can beat the point-to-point halo exchange.
+    double gathered_seconds = std::numeric_limits<double>::infinity();
+    if (m_a.comm().size() > 1 && m_a.global_rows() <= max_rows_to_gather) {
+      m_global = vector_type("hetero::cg gathered p", static_cast<std::size_t>(m_a.global_rows()));
+      m_options.variant = cg_variant::allgather;
+      gathered_seconds = median_of([&] { multiply(m_p, m_q); }, 5);
+    }
+    m_options.variant = cg_variant::automatic;
+    std::array<double, 3> slowest{allreduce_seconds, product_seconds, gathered_seconds};
     m_a.comm().allreduce(send_recv_buf(slowest), op(ops::max{}));
     m_allreduce_seconds = slowest[0];
     m_product_seconds = slowest[1];
-    return 2 * m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1 ? cg_variant::pipelined
-                                                                                : cg_variant::halo;
+    m_gathered_product_seconds = slowest[2];
+    if (2 * m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1) return cg_variant::pipelined;
+    return m_gathered_product_seconds < m_product_seconds ? cg_variant::allgather : cg_variant::halo;
   }
+
+  // `automatic` considers the allgather variant up to this many rows (a 32 MiB vector per rank).
+  static constexpr std::int64_t max_rows_to_gather = std::int64_t{1} << 22;
 
   // Seed 003 Fig. 13 and the halo variant: one exchange and two allreduces per iteration. (Fig.
   // 13 recomputes r'r at the top of each iteration, a third allreduce; it equals the previous
@@ -407,46 +502,72 @@ class cg_solver {
                                     ": the matrix is not symmetric positive definite");
   }
 
+  // y = A x with x's halo brought in, on the kernels' space.
+  void multiply_halo_here(const vector_type& x, const vector_type& y) const {
+    kernel_policy([&](const auto& policy) {
+      using space = typename std::decay_t<decltype(policy)>::execution_space;
+      m_a.template multiply_halo<space>(x, y);
+      return 0;
+    });
+  }
+
   // y = A x with x's halo (or the gathered x) brought in by the variant's communication.
   void multiply(const vector_type& x, const vector_type& y) {
     if (m_options.variant == cg_variant::allgather) {
       const auto block = Kokkos::subview(x, range(0, m_a.local_rows()));
       m_a.comm().allgatherv(send_buf(block), recv_buf(m_global), recv_counts(m_a.row_counts()));
-      m_a.multiply_global(m_global, y);
-    } else {
-      m_a.multiply_halo(x, y);
     }
+    if (m_options.variant != cg_variant::allgather) return multiply_halo_here(x, y);
+    kernel_policy([&](const auto& policy) {
+      using space = typename std::decay_t<decltype(policy)>::execution_space;
+      m_a.template multiply_global<space>(m_global, y);
+      return 0;
+    });
   }
 
   double allreduce(double local) { return m_a.comm().allreduce(send_buf(local), op(ops::sum{})); }
 
-  double dot(const vector_type& u, const vector_type& v) const { return detail::dot(policy(), u, v); }
-  void copy(const vector_type& to, const vector_type& from) const { detail::copy(policy(), to, from); }
+  double dot(const vector_type& u, const vector_type& v) const {
+    return kernel_policy([&](const auto& policy) { return detail::dot(policy, u, v); });
+  }
+  void copy(const vector_type& to, const vector_type& from) const {
+    kernel_policy([&](const auto& policy) { return (detail::copy(policy, to, from), 0); });
+  }
   // y = a u + c v
   void axpby(const vector_type& y, double a, const vector_type& u, double c, const vector_type& v) const {
-    detail::axpby(policy(), y, a, u, c, v);
+    kernel_policy([&](const auto& policy) { return (detail::axpby(policy, y, a, u, c, v), 0); });
   }
   // p = r + beta p
-  void xpby(const vector_type& p, const vector_type& r, double beta) const { detail::xpby(policy(), p, r, beta); }
+  void xpby(const vector_type& p, const vector_type& r, double beta) const {
+    kernel_policy([&](const auto& policy) { return (detail::xpby(policy, p, r, beta), 0); });
+  }
   // x += alpha p; r -= alpha q
   void update_x_r(const vector_type& x, double alpha) const {
-    detail::cg_update(policy(), x, m_r, alpha, m_p, m_q);
+    kernel_policy([&](const auto& policy) { return (detail::cg_update(policy, x, m_r, alpha, m_p, m_q), 0); });
   }
   void pipelined_update(const vector_type& x, double alpha, double beta) const {
-    detail::pipelined_update(policy(), detail::pipelined_vectors<vector_type>{x, m_r, m_w, m_p, m_s, m_z, m_q},
-                             alpha, beta);
+    const detail::pipelined_vectors<vector_type> v{x, m_r, m_w, m_p, m_s, m_z, m_q};
+    kernel_policy([&](const auto& policy) { return (detail::pipelined_update(policy, v, alpha, beta), 0); });
   }
 
-  // 64-bit indices: a device space's default index type is 32 bits wide.
-  Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>> policy() const {
-    return {0, static_cast<std::int64_t>(m_a.local_rows())};
+  // Calls `kernel` with the range policy over this rank's rows on the space the kernels run on
+  // (cg_kernels): the matrix's space, or Serial. 64-bit indices: a device space's default
+  // index type is 32 bits wide.
+  template <class Kernel>
+  auto kernel_policy(Kernel&& kernel) const {
+    const auto rows = static_cast<std::int64_t>(m_a.local_rows());
+    if constexpr (serial_possible && !std::is_same_v<ExecutionSpace, serial_space>) {
+      if (m_serial) return kernel(Kokkos::RangePolicy<serial_space, Kokkos::IndexType<std::int64_t>>(0, rows));
+    }
+    return kernel(Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(0, rows));
   }
 
   const matrix_type& m_a;
   cg_options m_options;
+  bool m_serial = false;  // kernels on Serial (cg_kernels)
   vector_type m_r, m_q, m_p, m_global, m_w, m_z, m_s, m_w2;
   monitor m_monitor;
-  double m_allreduce_seconds = 0, m_product_seconds = 0;
+  double m_allreduce_seconds = 0, m_product_seconds = 0, m_gathered_product_seconds = 0;
 };
 
 }  // namespace hetero

@@ -87,31 +87,39 @@ class distributed_csr {
     return vector_type(std::string(label), local_rows() + halo_size());
   }
 
-  /// y = A x; x holds this rank's rows and room for the halo, which is exchanged first.
+  /// y = A x; x holds this rank's rows and room for the halo, which is exchanged first. The
+  /// kernels run on `Space` (default: the matrix's own), which must reach its memory: e.g.
+  /// `Kokkos::Serial` for a matrix in host memory whose rows are too few to pay for threads.
+  template <class Space = ExecutionSpace>
   void multiply_halo(const vector_type& x, const vector_type& y) const {
     HETERO_EXPECTS(x.extent(0) >= local_rows() + halo_size() && y.extent(0) >= local_rows(),
                    "distributed_csr::multiply_halo: x holds ", x.extent(0), " entries (",
                    local_rows() + halo_size(), " needed: rows and halo), y ", y.extent(0), " (", local_rows(),
                    " needed)");
-    m_halo.template exchange<ExecutionSpace>(x);
-    product(m_local_cols, x, y);
+    m_halo.template exchange<Space>(x);
+    product<Space>(m_local_cols, x, y);
   }
 
-  /// y = A x with the whole vector x on every rank (global_rows() entries).
+  /// y = A x with the whole vector x on every rank (global_rows() entries), on `Space` as
+  /// `multiply_halo`.
+  template <class Space = ExecutionSpace>
   void multiply_global(const vector_type& x, const vector_type& y) const {
     HETERO_EXPECTS(static_cast<std::int64_t>(x.extent(0)) >= m_global_rows && y.extent(0) >= local_rows(),
                    "distributed_csr::multiply_global: x holds ", x.extent(0), " entries (", m_global_rows,
                    " needed), y ", y.extent(0), " (", local_rows(), " needed)");
-    product(m_global_cols, x, y);
+    product<Space>(m_global_cols, x, y);
   }
 
  private:
-  template <class Columns>
+  template <class Space, class Columns>
   void product(const Columns& cols, const vector_type& x, const vector_type& y) const {
-    detail::spmv(Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-                     0, static_cast<std::int64_t>(local_rows())),
-                 m_row_ptr, cols, m_values, x, y);
-    ExecutionSpace().fence();
+    static_assert(Kokkos::SpaceAccessibility<Space, memory_space>::accessible,
+                  "hetero: distributed_csr's products run on an execution space that can reach the matrix's "
+                  "memory; use the matrix's own space, or Kokkos::Serial for a matrix in host memory");
+    detail::spmv(
+        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(local_rows())),
+        m_row_ptr, cols, m_values, x, y);
+    Space().fence();
   }
 
   void build(const csr_matrix<double>& mine) {
