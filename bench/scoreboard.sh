@@ -28,8 +28,9 @@ done
 # other): the ratio is hetero's median over rounds / PETSc's median, and "worst" hetero's slowest
 # round / PETSc's median.
 petsc_tsv=$results/petsc_cg.tsv
-if [ -f "$results/linalg_cg.json" ] && [ -f "$petsc_tsv" ]; then
-  cg_command=$(cat "$results/linalg_cg.cmd" 2>/dev/null || echo "-")
+cg_name=bench_linalg_cg # the CG benchmark's results: <results>/<target>.json and .cmd (bench/run.sh)
+if [ -f "$results/$cg_name.json" ] && [ -f "$petsc_tsv" ]; then
+  cg_command=$(cat "$results/$cg_name.cmd" 2>/dev/null || echo "-")
   cg_ranks=$(sed -n 's/.* -n \([0-9]*\) .*/\1/p' <<<"$cg_command")
   while IFS= read -r row; do
     rows+=("$row")
@@ -37,11 +38,11 @@ if [ -f "$results/linalg_cg.json" ] && [ -f "$petsc_tsv" ]; then
       def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
       [.benchmarks[] | select((.run_name | startswith("cg_1000/")) and ((.run_name | split("/"))[1] | startswith("baseline") | not))]
       | group_by(.run_name)[] | [(.[0].run_name | split("/"))[1], .[0].label, ([.[].real_time] | median), ([.[].real_time] | max), length]
-      | @tsv' "$results/linalg_cg.json" \
+      | @tsv' "$results/$cg_name.json" \
     | awk -F'\t' -v ranks="${cg_ranks:-2}" -v command="$cg_command; bench/linalg/petsc_cg.sh" '
       FNR == NR { if (FNR > 1 && $2 == ranks) petsc[$1] = $7; next }
       ($2 in petsc) && petsc[$2] > 0 {
-        printf "linalg_cg vs petsc_cg\tcg_1000/%s\t%s\tPETSc KSPCG (%s ranks, separate program)\t%.3f\t%.3f\t%s\t%s\n",
+        printf "bench_linalg_cg vs petsc_cg\tcg_1000/%s\t%s\tPETSc KSPCG (%s ranks, separate program)\t%.3f\t%.3f\t%s\t%s\n",
                $2, $1, ranks, $3 / petsc[$2], $4 / petsc[$2], $5, command
       }' "$petsc_tsv" -)
 fi
