@@ -64,7 +64,8 @@ if [ -n "$markdown" ]; then
     echo "15 minute load averages), on $(nproc) cores. Each row is one case (hetero's, or another peer's) beside the"
     echo "family's baseline in the same binary; the ratio is the case's time over the baseline's, paired round by round"
     echo "(bench/report.sh): the median over rounds and the worst round. Below 1 the case is faster. Written by"
-    echo "bench/scoreboard.sh; the plots beside this file come from the same runs."
+    echo "bench/scoreboard.sh. The plots beside this file come from this run only when it was made with --plots; each"
+    echo "plot is named, with its run, in the docs that show it."
     echo
     echo "| benchmark | case | variant | peer (baseline) | median | worst | rounds | command |"
     echo "|---|---|---|---|---|---|---|---|"
