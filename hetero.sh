@@ -401,7 +401,7 @@ cuda_stage() {
 cmd_demo() {
   ensure_deps
   mkdir -p "$build_dir"
-  configure "$build_dir/demo" -DHETERO_BUILD_TESTS=OFF -DHETERO_BUILD_BENCHMARKS=OFF
+  configure "$build_dir/demo" -DHETERO_BUILD_TESTS=OFF -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_TOOLS=OFF
   build "$build_dir/demo"
   "$top/examples/demo.sh" "$build_dir/demo"
 }

@@ -2,6 +2,7 @@
 // without criticalities), for N CPUs of the seed's table (9 steps). "mid": a budget of N CPUs at
 // 1.6 GHz; "worst": every CPU climbs to f_max, the seed's worst case O(M N log N).
 #include <hetero/power/allocator.hpp>
+#include <hetero_tools/power/machine_tables.hpp>
 
 #include <random>
 #include <vector>
@@ -13,7 +14,7 @@ namespace {
 using hetero::power::frequency_table;
 
 const frequency_table& table() {
-  static const frequency_table t = frequency_table::xeon_e5_2630l();
+  static const frequency_table t = hetero_tools::power::xeon_e5_2630l();
   return t;
 }
 

@@ -37,7 +37,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 template <cholesky::real T, int tile, bool RightLooking = false>
 void omp_tasks(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_SELF));
   openblas_set_num_threads(1);
   for (auto _ : state) {
     a.fill();
@@ -55,7 +55,7 @@ template <cholesky::real T, int tile, bool Replay, bool InOrder = true>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
-  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_SELF);
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_SELF));
   cholesky::tasklet_factorization<T> factorization(graph, a, InOrder);
   hetero::task_recording recording;
   if constexpr (Replay) recording = graph.record([&] { factorization.declare(); });
@@ -98,7 +98,7 @@ void lapacke(benchmark::State& state) {
 template <cholesky::real T, bool RightLooking>
 void starpu(benchmark::State& state, const char* scheduler) {
   const int n = static_cast<int>(state.range(0));
-  cholesky::tiles<T> a(n / 128, 128, MPI_COMM_SELF);
+  cholesky::tiles<T> a(n / 128, 128, hetero::communicator(MPI_COMM_SELF));
   openblas_set_num_threads(1);
   cholesky::starpu::start(threads, scheduler);
   {

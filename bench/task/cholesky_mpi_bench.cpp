@@ -19,6 +19,12 @@
 
 namespace {
 
+/// The MPI datatype of T (the bulk-synchronous version's messages).
+template <cholesky::real T>
+MPI_Datatype mpi_type() {
+  return std::same_as<T, double> ? MPI_DOUBLE : MPI_FLOAT;
+}
+
 constexpr int tile = 128;
 constexpr int workers = 1;  // per rank: 2 ranks on this 2-core machine, one core each
 
@@ -54,7 +60,7 @@ void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
       cholesky::potrf(a.local(k, k), b);
       std::copy_n(a.local(k, k), elements, diagonal.data());
     }
-    MPI_Bcast(diagonal.data(), static_cast<int>(elements), cholesky::mpi_type<T>(), a.owner(k), comm);
+    MPI_Bcast(diagonal.data(), static_cast<int>(elements), mpi_type<T>(), a.owner(k), comm);
     mine.clear();
 #pragma omp parallel for num_threads(workers) schedule(dynamic)
     for (int i = k + 1; i < nt; ++i)
@@ -71,8 +77,8 @@ void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
       offset += counts[static_cast<std::size_t>(r)];
     }
     std::vector<T> gathered(static_cast<std::size_t>(offset));
-    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), cholesky::mpi_type<T>(), gathered.data(),
-                   counts.data(), displacements.data(), cholesky::mpi_type<T>(), comm);
+    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), mpi_type<T>(), gathered.data(), counts.data(),
+                   displacements.data(), mpi_type<T>(), comm);
     std::vector<int> next(displacements.begin(), displacements.end());
     for (int i = k + 1; i < nt; ++i) {
       const int r = a.owner(i);
@@ -93,7 +99,7 @@ void factorize_bulk(cholesky::tiles<T>& a, MPI_Comm comm) {
 template <cholesky::real T>
 void mpi_openmp(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_WORLD);
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_WORLD));
   openblas_set_num_threads(1);
   for (auto _ : state) {
     a.fill();
@@ -109,7 +115,7 @@ template <cholesky::real T>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = workers});
-  cholesky::tiles<T> a(n / tile, tile, MPI_COMM_WORLD);
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_WORLD));
   cholesky::tasklet_factorization<T> factorization(graph, a);
   openblas_set_num_threads(1);
   for (auto _ : state) {

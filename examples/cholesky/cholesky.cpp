@@ -3,6 +3,7 @@
 // time, GFLOP/s and the residual ||A - L L^T|| / ||A||; exits non-zero when the residual is too
 // large.
 //   mpiexec -n <ranks> cholesky [n=2048] [b=128] [double|float|both] [workers=0]
+#include <hetero/comm/communicator.hpp>
 #include <hetero/core/runtime.hpp>
 #include <hetero/task.hpp>
 
@@ -19,11 +20,12 @@ namespace {
 template <cholesky::real T>
 bool run(int n, int b, int workers) {
   hetero::task_graph graph({.workers = workers});
-  cholesky::tiles<T> a(n / b, b, MPI_COMM_WORLD);
+  const hetero::communicator world;
+  cholesky::tiles<T> a(n / b, b, world);
   cholesky::tasklet_factorization<T> factorization(graph, a);
   a.fill();
   openblas_set_num_threads(1);  // one BLAS thread per task
-  MPI_Barrier(MPI_COMM_WORLD);
+  world.barrier();
   const auto start = std::chrono::steady_clock::now();
   factorization.declare();
   graph.wait();

@@ -11,10 +11,10 @@
 
 #include <cblas.h>
 #include <lapacke.h>
-#include <mpi.h>
 
-#include <hetero/dist/coarray.hpp>
-#include <hetero/dist/index_space.hpp>
+#include <hetero/comm/communicator.hpp>
+#include <hetero/distarray/coarray.hpp>
+#include <hetero/distarray/index_space.hpp>
 
 #include <cmath>
 #include <concepts>
@@ -28,12 +28,6 @@ namespace cholesky {
 /// The precisions of the example.
 template <class T>
 concept real = std::same_as<T, float> || std::same_as<T, double>;
-
-/// The MPI datatype of T (the bulk-synchronous MPI benchmark's messages).
-template <real T>
-MPI_Datatype mpi_type() {
-  return std::same_as<T, double> ? MPI_DOUBLE : MPI_FLOAT;
-}
 
 /// Element (r, c) of the test matrix: symmetric, entries in [-0.5, 0.5], n added to the
 /// diagonal (diagonally dominant, so positive definite). Computed from the indices alone, so
@@ -113,11 +107,14 @@ inline double flops(std::int64_t n) {
 template <real T>
 class tiles {
  public:
-  tiles(int nt, int b, MPI_Comm comm)
+  tiles(int nt, int b, const hetero::communicator& comm)
       : m_nt(nt),
         m_b(b),
         m_rows({nt}, hetero::process_grid<1>({0}, comm), {hetero::distribution::cyclic()}),
         m_storage({m_rows.local_size(0), nt * tile_elements()}, {.label = "cholesky::tiles"}, comm) {}
+
+  /// The ranks the tiles are distributed over.
+  [[nodiscard]] const hetero::communicator& comm() const noexcept { return m_rows.grid().comm(); }
 
   [[nodiscard]] int tiles_per_side() const noexcept { return m_nt; }
   [[nodiscard]] int tile_size() const noexcept { return m_b; }
@@ -161,7 +158,7 @@ class tiles {
   [[nodiscard]] double residual() const {
     double result = 0.0;
     if (m_storage.this_image() == 0) result = residual_on_rank0();
-    MPI_Bcast(&result, 1, MPI_DOUBLE, 0, m_storage.comm());
+    comm().broadcast(hetero::send_recv_buf(result), hetero::root(0));
     return result;
   }
 

@@ -4,7 +4,8 @@
 // do and do not divide the number of tile columns), in declaration order and, at width 4, also
 // without priorities (the work-stealing order). Both precisions. Exits non-zero and names
 // the version whose residual is too large. The benchmarks time these versions; this checks them.
-//   versions_check [n=768] [b=64]
+//   mpiexec -n 1 versions_check [n=768] [b=64]
+#include <hetero/comm/communicator.hpp>
 #include <hetero/core/runtime.hpp>
 #include <hetero/task.hpp>
 
@@ -28,7 +29,7 @@ bool check_all(int n, int b) {
   using factorize = std::function<void(cholesky::tiles<T>&)>;
   const auto tasklets = [](int width, bool in_order = true) {
     return [width, in_order](cholesky::tiles<T>& a) {
-      hetero::task_graph graph({.workers = 2, .comm = MPI_COMM_SELF});
+      hetero::task_graph graph({.workers = 2});
       cholesky::tasklet_factorization<T> factorization(graph, a, in_order, width);
       factorization.declare();
       graph.wait();
@@ -45,7 +46,7 @@ bool check_all(int n, int b) {
   const double allowed = sizeof(T) == 8 ? 1e-12 : 1e-5;
   bool ok = true;
   for (const auto& [name, run] : versions) {
-    cholesky::tiles<T> a(n / b, b, MPI_COMM_SELF);
+    cholesky::tiles<T> a(n / b, b, hetero::communicator());
     a.fill();
     run(a);
     const double residual = a.residual();
@@ -63,8 +64,10 @@ int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
   const int n = argc > 1 ? std::atoi(argv[1]) : 768;
   const int b = argc > 2 ? std::atoi(argv[2]) : 64;
-  if (n <= 0 || b <= 0 || n % b != 0) {
-    std::fprintf(stderr, "usage: versions_check [n > 0] [b > 0 dividing n]; got n=%d b=%d\n", n, b);
+  if (n <= 0 || b <= 0 || n % b != 0 || rt.world_size() != 1) {
+    std::fprintf(stderr,
+                 "usage: mpiexec -n 1 versions_check [n > 0] [b > 0 dividing n]; got n=%d b=%d on %d rank(s)\n", n,
+                 b, rt.world_size());
     return 2;
   }
   openblas_set_num_threads(1);  // one BLAS thread per task

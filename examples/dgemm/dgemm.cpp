@@ -28,8 +28,6 @@ using device_space = hetero::split_spaces::device;
 using host_space = hetero::split_spaces::host;
 using matrix = hetero::mirrored_array<double**, device_space, host_space>;
 
-std::int64_t block_begin(std::int64_t n, int p, int r) { return r * (n / p) + std::min<std::int64_t>(r, n % p); }
-
 // Entry (i, j) of a matrix drawn from `seed`, in [-1, 1): the same on every rank without
 // communication (splitmix64 of the position: cheap enough for millions of entries).
 double entry(std::uint64_t seed, std::int64_t i, std::int64_t j) {
@@ -70,9 +68,11 @@ int main(int argc, char** argv) {
   // Both sides call BLAS at the same time, and the host side once per core: one thread each.
   openblas_set_num_threads(1);
 
-  const int p = rt.world_size(), r = rt.world_rank();
   const hetero::communicator world;
-  const std::int64_t first = block_begin(n, p, r), rows = block_begin(n, p, r + 1) - first;
+  const int p = world.size(), r = world.rank();
+  // A's and C's rows in balanced blocks over the ranks.
+  const auto [first, last] = hetero::axis_distribution(n, p, hetero::distribution::block()).block_range(r);
+  const std::int64_t rows = last - first;
   matrix a("A", rows, n), b("B", n, n), c("C", rows, n);
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < n; ++j) a.host_view()(i, j) = entry(1, first + i, j);
@@ -119,8 +119,7 @@ int main(int argc, char** argv) {
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < n; ++j)
       worst = std::max(worst, std::abs(c.host_view()(i, j) - expected[static_cast<std::size_t>(i * n + j)]));
-  double worst_all = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &worst, &worst_all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double worst_all = world.allreduce(hetero::send_buf(worst), hetero::op(hetero::ops::max{}));
   const double tolerance = 1e-13 * static_cast<double>(n);  // entries in [-1, 1]: |C_ij| <= n
   if (r == 0)
     std::printf("C against one BLAS call: largest difference %.1e (%s, tolerance %.1e)\n", worst_all,

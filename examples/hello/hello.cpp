@@ -1,7 +1,7 @@
 // hello: what hetero's runtime sees on this machine, and one small parallel computation.
 //
 // Every rank integrates 4 / (1 + x^2) over its block of [0, 1) with a Kokkos parallel_reduce;
-// an MPI_Allreduce adds the blocks. Rank 0 repeats the whole sum with a serial loop and checks
+// the communicator's allreduce adds the blocks. Rank 0 repeats the whole sum with a serial loop and checks
 // that both agree (and are close to pi).
 //   mpiexec -n 2 ./hello [intervals]
 #include <hetero/hetero.hpp>
@@ -42,6 +42,7 @@ double integrate_serial(long n) {
 
 int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
+  const hetero::communicator world;  // every rank
   const long n = argc > 1 ? std::stol(argv[1]) : 10'000'000;
 
   // Where each rank stands: every rank describes itself, rank 0 prints the lines in rank order
@@ -53,14 +54,12 @@ int main(int argc, char** argv) {
   std::snprintf(line.data(), line.size(), "rank %d of %d: node-local rank %d of %d, %d host thread(s), %s",
                 rt.world_rank(), rt.world_size(), rt.local_rank(), rt.local_size(), rt.host_threads(),
                 device.c_str());
-  std::vector<char> lines(rt.world_rank() == 0 ? line.size() * static_cast<std::size_t>(rt.world_size()) : 0);
-  HETERO_MPI_CHECK(MPI_Gather, line.data(), static_cast<int>(line.size()), MPI_CHAR, lines.data(),
-                   static_cast<int>(line.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+  const std::vector<char> lines = world.gather(hetero::send_buf(line), hetero::root(0));
   for (int r = 0; rt.world_rank() == 0 && r < rt.world_size(); ++r)
     std::printf("%s\n", lines.data() + static_cast<std::size_t>(r) * line.size());
   if (rt.world_rank() == 0) {
     std::string backends;
-    for (const auto& b : hetero::detail::kokkos_backends()) backends += (backends.empty() ? "" : ", ") + b;
+    for (const auto& b : rt.kokkos_backends()) backends += (backends.empty() ? "" : ", ") + b;
     std::printf("Kokkos %s backends: %s (default first)\n", HETERO_KOKKOS_VERSION_STRING, backends.c_str());
     std::printf("MPI thread level: %s; GPU-aware MPI: CUDA %s, HIP %s\n", hetero::to_string(rt.mpi_thread_level()),
                 hetero::to_string(hetero::mpi_gpu_support(hetero::gpu_kind::cuda)),
@@ -68,12 +67,9 @@ int main(int argc, char** argv) {
   }
 
   // Balanced blocks of [0, n): the first n % p ranks get one interval more.
-  const long p = rt.world_size(), r = rt.world_rank();
-  const long begin = r * (n / p) + std::min(r, n % p);
-  const long end = begin + n / p + (r < n % p ? 1 : 0);
-  const double mine = integrate(begin, end, n);
-  double total = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &mine, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const hetero::axis_distribution intervals(n, world.size(), hetero::distribution::block());
+  const auto [begin, end] = intervals.block_range(world.rank());
+  const double total = world.allreduce(hetero::send_buf(integrate(begin, end, n)), hetero::op(hetero::ops::sum{}));
 
   int ok = 1;
   if (rt.world_rank() == 0) {
@@ -84,6 +80,6 @@ int main(int argc, char** argv) {
                 n, rt.world_size(), total, serial, difference, ok ? "agree" : "DISAGREE");
     std::printf("error against pi: %.1e\n", std::abs(total - std::numbers::pi));
   }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  world.broadcast(hetero::send_recv_buf(ok), hetero::root(0));
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

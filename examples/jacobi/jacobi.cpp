@@ -1,13 +1,15 @@
 // jacobi: the 2-D Laplace equation on the unit square by Jacobi sweeps over a distributed
 // array, in the global-view style: block rows or a 2-D process grid, a shadow refreshed by
-// reflect every sweep, an owner-computes loop for the update, the residual by MPI_Allreduce.
+// reflect every sweep, an owner-computes loop for the update, the residual by an allreduce on the array's
+// communicator.
 //
 // The boundary holds u = x^2 - y^2, which the 5-point stencil reproduces exactly, so the
 // converged iterate must match it at every grid point: the program checks that and exits
 // non-zero when it does not.
 //   mpiexec -n 2 ./jacobi [n = 64] [rows|grid = grid] [tolerance = 1e-10] [max sweeps = 200000]
+#include <hetero/comm.hpp>
 #include <hetero/core.hpp>
-#include <hetero/dist.hpp>
+#include <hetero/distarray.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -27,11 +29,9 @@ KOKKOS_INLINE_FUNCTION double exact(std::int64_t i, std::int64_t j, std::int64_t
   return x * x - y * y;
 }
 
-// The largest value of `local` over all ranks.
-double global_max(double local, MPI_Comm comm) {
-  double global = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return global;
+// The largest value of `local` over the ranks that hold `u`.
+double global_max(double local, const array& u) {
+  return u.comm().allreduce(hetero::send_buf(local), hetero::op(hetero::ops::max{}));
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
             to(i, j) = value;
           },
           Kokkos::Max<double>(local));
-      residual = global_max(local, u.comm());
+      residual = global_max(local, u);
     }
     std::swap(u, next);
     hetero::mark_phase();  // one time step, for a power monitor listening
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
         largest = error > largest ? error : largest;
       },
       Kokkos::Max<double>(local_error));
-  const double error = global_max(local_error, u.comm());
+  const double error = global_max(local_error, u);
   // Jacobi's error is about residual / (1 - rho), rho = cos(pi / (n - 1)).
   const double rho = std::cos(3.141592653589793 / static_cast<double>(n - 1));
   const double bound = 10 * tolerance / (1 - rho) + 1e-12;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,17 +65,18 @@ options parse(int argc, char** argv) {
   return o;
 }
 
-// Balanced blocks: the first n % p ranks get one particle more.
-std::int64_t block_begin(std::int64_t n, int p, int r) { return r * (n / p) + std::min<std::int64_t>(r, n % p); }
-
 }  // namespace
 
 int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
   const options opt = parse(argc, argv);
-  const int p = rt.world_size(), r = rt.world_rank();
   const hetero::communicator world;
-  const std::int64_t n = opt.particles, first = block_begin(n, p, r), mine = block_begin(n, p, r + 1) - first;
+  const int p = world.size(), r = world.rank();
+  // Balanced blocks of particles: the first n % p ranks hold one more.
+  const std::int64_t n = opt.particles;
+  const hetero::axis_distribution particles(n, p, hetero::distribution::block());
+  const auto [first, last] = particles.block_range(r);
+  const std::int64_t mine = last - first;
   const double dt = 1e-3;
   hetero::set_work_sharing_config(hetero::split_config_for(rt));
   const hetero::tuner_kind kind = opt.tuner == "model"        ? hetero::tuner_kind::model
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
                                                               : hetero::tuner_kind::manual;
   hetero::set_tuner("nbody_forces", kind);
   if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file))
-    hetero::load_weights(opt.weights_file, MPI_COMM_WORLD);
+    hetero::load_weights(opt.weights_file, world.mpi_comm());
 
   // Every rank draws all particles from one seed and keeps its block: a cold sphere of radius 1.
   array<double* [4]> all("all", n);  // x, y, z, m of every particle
@@ -104,16 +106,13 @@ int main(int argc, char** argv) {
     all.modify_host();
     pos.modify_host();
   }
-  std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
-  for (int q = 0; q < p; ++q) {
-    displs[static_cast<std::size_t>(q)] = hetero::detail::mpi_count(4 * block_begin(n, p, q), "displacement");
-    counts[static_cast<std::size_t>(q)] =
-        hetero::detail::mpi_count(4 * (block_begin(n, p, q + 1) - block_begin(n, p, q)), "count");
-  }
+  std::vector<std::int64_t> counts;  // values of each rank's block: 4 per particle
+  for (int q = 0; q < p; ++q) counts.push_back(4 * particles.local_size(q));
   auto gather_positions = [&] {  // every rank's block of (x, y, z, m) into `all`, on the host
     pos.sync_host();
-    HETERO_MPI_CHECK(MPI_Allgatherv, pos.host_view().data(), counts[static_cast<std::size_t>(r)], MPI_DOUBLE,
-                     all.host_view().data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+    world.allgatherv(hetero::send_buf(std::span(pos.host_view().data(), pos.host_view().size())),
+                     hetero::recv_buf(std::span(all.host_view().data(), all.host_view().size())),
+                     hetero::recv_counts(counts));
     all.modify_host();
   };
   auto compute_forces = [&] {
@@ -128,9 +127,7 @@ int main(int argc, char** argv) {
                             nbody::kinetic_energy{first}, kinetic);
     hetero::parallel_reduce("nbody_potential", policy(0, mine), hetero::access(hetero::replicated_in(all)),
                             nbody::potential_energy{first, n, softening2}, potential);
-    double local = kinetic + potential, total = 0;
-    HETERO_MPI_CHECK(MPI_Allreduce, &local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return total;
+    return world.allreduce(hetero::send_buf(kinetic + potential), hetero::op(hetero::ops::sum{}));
   };
 
   // Check the split force loop against a serial loop for a few particles of each rank.
@@ -187,8 +184,7 @@ int main(int argc, char** argv) {
 
   const double energy1 = total_energy();
   const double drift = std::abs((energy1 - energy0) / energy0);
-  double worst_all = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &worst, &worst_all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double worst_all = world.allreduce(hetero::send_buf(worst), hetero::op(hetero::ops::max{}));
   const bool forces_ok = worst_all < 1e-12, energy_ok = drift < 1e-4;
   if (r == 0) {
     std::printf("total energy: start %.12f, end %.12f, relative drift %.2e (%s)\n", energy0, energy1, drift,
@@ -196,6 +192,6 @@ int main(int argc, char** argv) {
     std::printf("forces against a serial loop: largest relative difference %.1e (%s)\n", worst_all,
                 forces_ok ? "ok" : "WRONG");
   }
-  if (!opt.weights_file.empty()) hetero::save_weights(opt.weights_file, MPI_COMM_WORLD);  // every rank's own
+  if (!opt.weights_file.empty()) hetero::save_weights(opt.weights_file, world.mpi_comm());  // every rank's own
   return forces_ok && energy_ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

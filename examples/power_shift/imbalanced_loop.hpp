@@ -1,8 +1,8 @@
 // The workload of the power_shift example (and of its benchmark): a bulk-synchronous loop on
 // 2 or more ranks where one rank computes twice as long as the others and the busy rank changes
-// every few steps (the seed's synthetic benchmark, reduced to a few ranks). Compute is a real
+// every few steps (a synthetic imbalance, reduced to a few ranks). Compute is a real
 // Kokkos reduction, stretched by an emulated actuator to the frequency the controller sets; the
-// steps meet in an MPI_Allreduce, which the PMPI layer reports as a wait.
+// steps meet in an allreduce, which hetero's communicator reports to the monitor as a wait.
 #ifndef HETERO_EXAMPLES_POWER_SHIFT_IMBALANCED_LOOP_HPP
 #define HETERO_EXAMPLES_POWER_SHIFT_IMBALANCED_LOOP_HPP
 
@@ -15,6 +15,14 @@
 #include <vector>
 
 namespace power_shift {
+
+// The emulated CPUs' frequency table, given as a list as for a real machine: its frequencies
+// (GHz; cpufreq's scaling_available_frequencies) and the node power at each, fully active (W;
+// from the datasheet or a calibration run). These are a 1.2-2.0 GHz server CPU's.
+inline hetero::power::frequency_table cpu_table() {
+  return hetero::power::frequency_table({1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0},
+                                        {72.6, 74.9, 77.3, 79.9, 82.6, 85.5, 88.5, 91.7, 95.0});
+}
 
 // `units` units of arithmetic on the host cores; returns a value that depends on every unit.
 inline double arithmetic(long units) {
@@ -65,12 +73,10 @@ struct result {
   hetero::power::controller_status status;
 };
 
-// Runs the loop once under the given policy; collective over MPI_COMM_WORLD.
-inline result run(const kernel& work, const options& o) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const auto table = hetero::power::frequency_table::xeon_e5_2630l();
+// Runs the loop once under the given policy; collective over `world`.
+inline result run(const hetero::communicator& world, const kernel& work, const options& o) {
+  const int rank = world.rank(), ranks = world.size();
+  const auto table = cpu_table();
   const double budget = o.budget_watts > 0 ? o.budget_watts : ranks * table.power(table.step_of(1.6));
   hetero::power::emulated_actuator cpu(table);
   std::optional<hetero::power::monitor> activity;
@@ -78,7 +84,7 @@ inline result run(const kernel& work, const options& o) {
   if (o.monitored) {
     activity.emplace();
     activity->install();
-    control.emplace(MPI_COMM_WORLD, *activity, cpu,
+    control.emplace(world.mpi_comm(), *activity, cpu,
                     hetero::power::controller_options{
                         .budget_watts = budget,
                         .mode = o.policy_on ? hetero::power::policy::dynamic : hetero::power::policy::even,
@@ -88,20 +94,18 @@ inline result run(const kernel& work, const options& o) {
     cpu.apply(hetero::power::allocate_evenly(static_cast<std::size_t>(ranks), table, budget).settings[0]);
   }
   result r;
-  MPI_Barrier(MPI_COMM_WORLD);
+  world.barrier();
   hetero::stopwatch watch;
   double mine = 0;
   for (int step = 0; step < o.steps; ++step) {
     const int busy = (step / o.swap_every) % ranks;
     const double ms = rank == busy ? o.busy_ms : o.busy_ms / 2;
     const double value = cpu.compute([&] { return work.compute(ms); });
-    double total = 0;
-    MPI_Allreduce(&value, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    mine += total;
+    mine += world.allreduce(hetero::send_buf(value), hetero::op(hetero::ops::sum{}));
     hetero::mark_phase();
   }
   const double seconds = watch.seconds();
-  MPI_Allreduce(&seconds, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  r.seconds = world.allreduce(hetero::send_buf(seconds), hetero::op(hetero::ops::max{}));
   r.checksum = mine;
   if (control) {
     control->stop();

@@ -1,10 +1,10 @@
-// power_shift: the seed's power shifting, end to end on any machine.
+// power_shift: DVFS power shifting under a power budget, end to end on any machine.
 //
 // An imbalanced loop (one rank computes twice as long as the others, and which rank changes
 // every few steps) runs under a power budget that allows every rank 1.6 GHz, first with the
 // even setting (policy off), then with dynamic power shifting (policy on), alternately, a given
 // number of times each. The CPUs' frequencies are emulated (compute is stretched by
-// f_max / f); the waits are found by the PMPI layer (pmpi.cpp), the phases from the loop's
+// f_max / f); the waits are those hetero's collectives report, the phases come from the loop's
 // hetero::mark_phase(). The program checks that both policies computed the same values and that
 // every round of settings kept within the budget, and prints the median times.
 //   mpiexec -n 2 ./power_shift [--steps 120] [--swap-every 40] [--runs 1] [--busy-ms 8]
@@ -29,25 +29,23 @@ double median(std::vector<double> v) {
 }
 
 // Every round every rank received: the sum of P(f) of the ranks' steps within the budget.
-bool rounds_within_budget(const std::vector<hetero::power::power_setting>& history, double budget) {
-  const auto table = hetero::power::frequency_table::xeon_e5_2630l();
-  int ranks = 1, mine = static_cast<int>(history.size()), rounds = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  MPI_Allreduce(&mine, &rounds, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  bool ok = true;
-  for (int k = 0; k < rounds; ++k) {
-    const double p = table.power(history[static_cast<std::size_t>(k)].step);
-    double sum = 0;
-    MPI_Allreduce(&p, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    ok = ok && sum <= budget * (1 + 1e-12);
-  }
-  return ok;
+bool rounds_within_budget(const hetero::communicator& world,
+                          const std::vector<hetero::power::power_setting>& history, double budget) {
+  const auto table = power_shift::cpu_table();
+  const int rounds =
+      world.allreduce(hetero::send_buf(static_cast<int>(history.size())), hetero::op(hetero::ops::min{}));
+  std::vector<double> watts(static_cast<std::size_t>(rounds));
+  for (int k = 0; k < rounds; ++k)
+    watts[static_cast<std::size_t>(k)] = table.power(history[static_cast<std::size_t>(k)].step);
+  world.allreduce(hetero::send_recv_buf(watts), hetero::op(hetero::ops::sum{}));  // every round's total
+  return std::all_of(watts.begin(), watts.end(), [&](double sum) { return sum <= budget * (1 + 1e-12); });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
+  const hetero::communicator world;
   power_shift::options o;
   int runs = 1;
   double required_gain = -1e9;
@@ -77,7 +75,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "--steps, --swap-every, --runs and --busy-ms must be positive\n");
     return EXIT_FAILURE;
   }
-  const auto table = hetero::power::frequency_table::xeon_e5_2630l();
+  const auto table = power_shift::cpu_table();
   const double budget = rt.world_size() * table.power(table.step_of(1.6));
   o.budget_watts = budget;
   if (rt.world_rank() == 0)
@@ -91,20 +89,19 @@ int main(int argc, char** argv) {
   bool same = true, within = true;
   for (int run = 0; run < runs; ++run) {
     o.policy_on = false;
-    const auto a = power_shift::run(work, o);
+    const auto a = power_shift::run(world, work, o);
     o.policy_on = true;
-    const auto b = power_shift::run(work, o);
+    const auto b = power_shift::run(world, work, o);
     off.push_back(a.seconds);
     on.push_back(b.seconds);
     same = same && std::abs(a.checksum - b.checksum) <= 1e-12 * std::abs(a.checksum);
-    within = rounds_within_budget(b.history, budget) && within;
+    within = rounds_within_budget(world, b.history, budget) && within;
     if (rt.world_rank() == 0)
       std::printf("run %d: policy off %.3f s, policy on %.3f s (%llu settings, phases from %s)\n", run, a.seconds,
                   b.seconds, static_cast<unsigned long long>(b.status.settings),
                   b.status.markers ? "phase marks" : "the detected period");
   }
-  int ok = same && within ? 1 : 0, all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const int all_ok = world.allreduce(hetero::send_buf(same && within ? 1 : 0), hetero::op(hetero::ops::min{}));
   const double gain = 100 * (1 - median(on) / median(off));
   if (rt.world_rank() == 0) {
     std::printf("median over %d run(s): policy off %.3f s, policy on %.3f s: %.1f %% less time\n", runs,

@@ -5,7 +5,7 @@
 
 #include "hetero/comm.hpp"
 #include "hetero/core.hpp"
-#include "hetero/dist.hpp"
+#include "hetero/distarray.hpp"
 #include "hetero/exec.hpp"
 #include "hetero/linalg.hpp"
 #include "hetero/power.hpp"

@@ -169,3 +169,44 @@ TEST_CASE("allgather rejects bad arguments", "[comm][allgather][errors]") {
                         ContainsSubstring("rank 0 published a allgatherv of 16 bytes where this rank"));
   }
 }
+
+TEST_CASE("allgather with recv_counts equals MPI_Allgatherv: blocking, in place, returned and iallgather",
+          "[comm][allgather][v]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto stream = 570 + static_cast<std::uint64_t>(trial);
+      const v_layout l = random_layout(stream, comm.size(), sizeof(long));
+      const auto me = static_cast<std::size_t>(comm.rank());
+      const auto mine = values_of<long>(stream, comm.rank(), static_cast<std::size_t>(l.counts[me]));
+      std::vector<long> expected(l.extent, -1);
+      if (comm.size() > 1) {
+        MPI_Request r;
+        MPI_Iallgatherv(mine.data(), l.counts[me], MPI_LONG, expected.data(), l.counts.data(), l.displs.data(),
+                        MPI_LONG, MPI_COMM_WORLD, &r);
+        polite_wait(r);
+      } else {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank: a serial reference
+        std::copy(mine.begin(), mine.end(), expected.begin() + l.displs[0]);
+      }
+      std::vector<long> got(l.extent, -1);
+      comm.allgather(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs));
+      check_equal(as_span(got), as_span(expected), "allgather(recv_counts)");
+
+      std::vector<long> in_place(l.extent, -1);
+      std::copy(mine.begin(), mine.end(), in_place.begin() + l.displs[me]);
+      comm.allgather(send_recv_buf(in_place), recv_counts(l.counts), recv_displs(l.displs));
+      check_equal(as_span(in_place), as_span(expected), "allgather(send_recv_buf, recv_counts)");
+
+      const std::vector<long> returned =
+          comm.allgather(send_buf(mine), recv_counts(l.counts), recv_displs(l.displs));
+      check_equal(as_span(returned), as_span(returned_blocks(expected, l)),
+                  "allgather(send_buf, recv_counts) returned");
+
+      std::vector<long> started(l.extent, -1);
+      auto request =
+          comm.iallgather(send_buf(mine), recv_buf(started), recv_counts(l.counts), recv_displs(l.displs));
+      request.wait();
+      check_equal(as_span(started), as_span(expected), "iallgather(recv_counts)");
+    }
+  }
+}

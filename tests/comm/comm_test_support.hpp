@@ -8,6 +8,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -190,6 +191,20 @@ inline v_layout random_layout(std::uint64_t stream, int ranks, std::size_t eleme
     l.extent = static_cast<std::size_t>(l.displs[i] + l.counts[i]);
   }
   return l;
+}
+
+/// What the returned form of a v-collective holds, given what MPI wrote into `full` (a buffer
+/// of the layout's extent): every block in place, value-initialised elements between them, up
+/// to the end of the last block that is not empty. Empty where `full` is (off the root).
+template <class T>
+std::vector<T> returned_blocks(const std::vector<T>& full, const v_layout& l) {
+  std::vector<T> r;
+  if (full.empty()) return r;
+  for (std::size_t i = 0; i < l.counts.size(); ++i)
+    if (l.counts[i] > 0) r.resize(std::max(r.size(), static_cast<std::size_t>(l.displs[i] + l.counts[i])));
+  for (std::size_t i = 0; i < l.counts.size(); ++i)
+    std::copy_n(full.begin() + l.displs[i], l.counts[i], r.begin() + l.displs[i]);
+  return r;
 }
 
 /// Compares every element; reports the first difference and the count.

@@ -156,3 +156,46 @@ TEST_CASE("gather rejects bad arguments", "[comm][gather][errors]") {
                       ContainsSubstring("the ranks passed different counts (from 3 to"));
   }
 }
+
+TEST_CASE("gather with recv_counts equals MPI_Gatherv: blocking, in place, returned and igather",
+          "[comm][gather][v]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto stream = 370 + static_cast<std::uint64_t>(trial);
+      const v_layout l = random_layout(stream, comm.size(), sizeof(long));
+      const int to = (trial + 1) % comm.size();
+      const auto me = static_cast<std::size_t>(comm.rank());
+      const auto mine = values_of<long>(stream, comm.rank(), static_cast<std::size_t>(l.counts[me]));
+      std::vector<long> expected(comm.rank() == to ? l.extent : 0, -1);
+      MPI_Request r;
+      MPI_Igatherv(mine.data(), l.counts[me], MPI_LONG, expected.data(), l.counts.data(), l.displs.data(),
+                   MPI_LONG, to, MPI_COMM_WORLD, &r);
+      polite_wait(r);
+      INFO("root " << to);
+      std::vector<long> got(expected.size(), -1);
+      comm.gather(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to));
+      check_equal(as_span(got), as_span(expected), "gather(recv_counts)");
+
+      std::vector<long> in_place(expected.size(), -1);
+      if (comm.rank() == to) {
+        std::copy(mine.begin(), mine.end(), in_place.begin() + l.displs[me]);
+        comm.gather(send_recv_buf(in_place), recv_counts(l.counts), recv_displs(l.displs), root(to));
+      } else {
+        comm.gather(send_buf(mine), recv_counts(l.counts), recv_displs(l.displs), root(to));
+      }
+      check_equal(as_span(in_place), as_span(expected), "gather(send_recv_buf, recv_counts)");
+
+      const std::vector<long> returned =
+          comm.gather(send_buf(mine), recv_counts(l.counts), recv_displs(l.displs), root(to));
+      check_equal(as_span(returned), as_span(returned_blocks(expected, l)),
+                  "gather(send_buf, recv_counts) returned");
+
+      std::vector<long> started(expected.size(), -1);
+      auto request =
+          comm.igather(send_buf(mine), recv_buf(started), recv_counts(l.counts), recv_displs(l.displs), root(to));
+      request.wait();
+      check_equal(as_span(started), as_span(expected), "igather(recv_counts)");
+    }
+  }
+}

@@ -142,3 +142,42 @@ TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
     CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable
   }
 }
+
+TEST_CASE("scatter with send_counts equals MPI_Scatterv: blocking, in place and iscatter", "[comm][scatter][v]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto stream = 470 + static_cast<std::uint64_t>(trial);
+      const v_layout l = random_layout(stream, comm.size(), sizeof(long));
+      const int from = (trial + 1) % comm.size();
+      const auto me = static_cast<std::size_t>(comm.rank());
+      const auto n = static_cast<std::size_t>(l.counts[me]);
+      const auto all = values_of<long>(stream, from, comm.rank() == from ? l.extent : 0);
+      std::vector<long> expected(n, -1);
+      MPI_Request r;
+      MPI_Iscatterv(all.data(), l.counts.data(), l.displs.data(), MPI_LONG, expected.data(), l.counts[me],
+                    MPI_LONG, from, MPI_COMM_WORLD, &r);
+      polite_wait(r);
+      INFO("root " << from);
+      std::vector<long> got(n, -1);
+      comm.scatter(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got), root(from));
+      check_equal(as_span(got), as_span(expected), "scatter(send_counts)");
+
+      std::vector<long> started(n, -1);
+      auto request = comm.iscatter(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(started),
+                                   root(from));
+      request.wait();
+      check_equal(as_span(started), as_span(expected), "iscatter(send_counts)");
+
+      // In place at the root: its own block stays where it is, the others receive theirs.
+      std::vector<long> in_place = comm.rank() == from ? all : std::vector<long>(n, -1);
+      if (comm.rank() == from) {
+        comm.scatter(send_recv_buf(in_place), send_counts(l.counts), send_displs(l.displs), root(from));
+        check_equal(as_span(in_place), as_span(all), "scatter(send_recv_buf, send_counts) at the root");
+      } else {
+        comm.scatter(recv_buf(in_place), send_counts(l.counts), root(from));
+        check_equal(as_span(in_place), as_span(expected), "scatter(recv_buf, send_counts) off the root");
+      }
+    }
+  }
+}

@@ -1,5 +1,5 @@
 // Must not compile: gmove between arrays of different element types.
-#include <hetero/dist.hpp>
+#include <hetero/distarray.hpp>
 
 void wrong_types(const hetero::distributed_array<double, 1, Kokkos::HostSpace>& a,
                  const hetero::distributed_array<float, 1, Kokkos::HostSpace>& b) {

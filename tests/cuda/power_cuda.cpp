@@ -5,6 +5,6 @@
 #include "instantiate.hpp"
 
 void cuda_check::power() {
-  hetero::power::nvml_actuator gpu(hetero::power::frequency_table::xeon_e5_2630l());
+  hetero::power::nvml_actuator gpu(hetero::power::frequency_table({0.9, 1.5}, {143.0, 300.0}));
   (void)gpu;
 }

@@ -1,6 +1,7 @@
 // split_policy: range checks, the cut of a range by a weight into a device chunk and host
 // chunks, and the host chunk count from the configuration.
 #include <hetero/exec/split_policy.hpp>
+#include <hetero/exec/work_sharing.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "modelled_table.hpp"
 #include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -63,23 +64,24 @@ TEST_CASE("Algorithm 1: a budget exactly at the minimum keeps every CPU at f_min
   for (const auto& s : a.settings) CHECK(s.power_watts == 10.0);
   CHECK(a.used_watts == 30.0);
   CHECK(a.leftover_watts() == 0.0);
-  // The default table's minimum, computed as N * P(f_min), is accepted despite rounding.
-  const auto xeon = frequency_table::xeon_e5_2630l();
+  // The modelled table's minimum, computed as N * P(f_min), is accepted despite rounding.
+  const auto modelled = hetero::testing::modelled_cpu_table();
   const std::vector<double> many(16, 1.0);
-  const auto b = allocate(many, xeon, xeon.minimum_budget(16));
+  const auto b = allocate(many, modelled, modelled.minimum_budget(16));
   for (const auto& s : b.settings) CHECK(s.step == 0);
 }
 
 TEST_CASE("Algorithm 1: a budget of N * P(f_max) takes every CPU to f_max despite rounding",
           "[power][allocator]") {
-  const auto xeon = frequency_table::xeon_e5_2630l();  // powers that are not exact in binary
+  const auto modelled = hetero::testing::modelled_cpu_table();  // powers that are not exact in binary
   for (std::size_t n : {1, 7, 16, 1000}) {
     std::vector<double> c(n);
     for (std::size_t i = 0; i < n; ++i) c[i] = 1.0 + static_cast<double>(i % 5) / 3;
-    const auto a = allocate(c, xeon, static_cast<double>(n) * xeon.max_power());
-    for (const auto& s : a.settings) CHECK(s.step == xeon.size() - 1);
-    const auto g = hetero::power::allocate_in_groups(c, xeon, static_cast<double>(n) * xeon.max_power(), 8);
-    for (const auto& s : g.settings) CHECK(s.step == xeon.size() - 1);
+    const auto a = allocate(c, modelled, static_cast<double>(n) * modelled.max_power());
+    for (const auto& s : a.settings) CHECK(s.step == modelled.size() - 1);
+    const auto g =
+        hetero::power::allocate_in_groups(c, modelled, static_cast<double>(n) * modelled.max_power(), 8);
+    for (const auto& s : g.settings) CHECK(s.step == modelled.size() - 1);
   }
 }
 
@@ -164,7 +166,7 @@ TEST_CASE("Algorithm 1 matches a plain reference on random tables and criticalit
 }
 
 TEST_CASE("even and grouped allocations", "[power][allocator]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   const double budget = 4 * table.power(4) + 1.0;  // 1.6 GHz each, 1 W spare
   const auto even = hetero::power::allocate_evenly(4, table, budget);
   for (const auto& s : even.settings) {

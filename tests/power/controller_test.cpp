@@ -1,6 +1,6 @@
+#include <hetero/power/actuators/dry_run.hpp>
+#include <hetero/power/actuators/emulated.hpp>
 #include <hetero/power/controller.hpp>
-#include <hetero/power/dry_run_actuator.hpp>
-#include <hetero/power/emulated_actuator.hpp>
 
 #include <mpi.h>
 
@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "modelled_table.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace hetero::power;
@@ -99,7 +101,7 @@ struct controlled_run {
 controlled_run run_controlled(const controller_options& options, double seconds, bool mark) {
   monitor m;
   m.install();
-  emulated_actuator cpu(frequency_table::xeon_e5_2630l());
+  emulated_actuator cpu(hetero::testing::modelled_cpu_table());
   controller c(MPI_COMM_WORLD, m, cpu, options);
   imbalanced_steps(cpu, seconds, mark);
   c.stop();
@@ -110,7 +112,7 @@ controlled_run run_controlled(const controller_options& options, double seconds,
 }  // namespace
 
 TEST_CASE("policy even: every rank at the even step, monitoring running", "[power][controller]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4) + 0.5;
   monitor m;
   m.install();
@@ -130,7 +132,7 @@ TEST_CASE("policy even: every rank at the even step, monitoring running", "[powe
 }
 
 TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[power][controller]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4);
   const int group = size_of() == 3 ? 2 : 0;  // on 3 ranks: groups {0, 1} and {2}
   // Automatic phases: marks seen on every rank while learning (64 frames) take over.
@@ -144,7 +146,7 @@ TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[pow
 }
 
 TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4);
   const auto run =
       run_controlled({.budget_watts = budget, .learning_frames = 64, .detection = {.min_frames = 10}}, 0.9, false);
@@ -159,7 +161,7 @@ TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
 }
 
 TEST_CASE("the controller refuses bad options and reports actuator failures at stop", "[power][controller]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   monitor m;
   dry_run_actuator log(table);
   const double too_little = size_of() * table.min_power() - 1.0;

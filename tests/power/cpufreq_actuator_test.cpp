@@ -1,4 +1,4 @@
-#include <hetero/power/cpufreq_actuator.hpp>
+#include <hetero/power/actuators/cpufreq.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,14 +6,20 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "fake_sysfs.hpp"
+#include "modelled_table.hpp"
+#include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using hetero::power::cpufreq_actuator;
+using hetero::power::cpufreq_frequency_table;
 using hetero::power::cpufreq_mode;
 using hetero::power::cpufreq_options;
 using hetero::power::frequency_table;
@@ -47,7 +53,7 @@ cpufreq_options on(const hetero::testing::fake_sysfs& sys, cpufreq_mode mode = c
 TEST_CASE("cpufreq: scaling_max_freq gets each step in kHz, and the original back", "[power][cpufreq]") {
   hetero::testing::fake_sysfs sys;
   add_cpus(sys, "ondemand");
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   {
     cpufreq_actuator cpu(table, on(sys));
     CHECK_THAT(cpu.describe(), ContainsSubstring("scaling_max_freq of CPU(s) 0 1"));
@@ -62,7 +68,7 @@ TEST_CASE("cpufreq: scaling_max_freq gets each step in kHz, and the original bac
 }
 
 TEST_CASE("cpufreq: scaling_setspeed needs the userspace governor", "[power][cpufreq]") {
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   hetero::testing::fake_sysfs ondemand;
   add_cpus(ondemand, "ondemand");
   CHECK_THROWS_WITH(cpufreq_actuator(table, on(ondemand, cpufreq_mode::scaling_setspeed)),
@@ -79,7 +85,7 @@ TEST_CASE("cpufreq: scaling_setspeed needs the userspace governor", "[power][cpu
 TEST_CASE("cpufreq: values outside the table are refused and nothing is written", "[power][cpufreq]") {
   hetero::testing::fake_sysfs sys;
   add_cpus(sys, "ondemand");
-  const auto table = frequency_table::xeon_e5_2630l();
+  const auto table = hetero::testing::modelled_cpu_table();
   cpufreq_actuator cpu(table, on(sys));
   CHECK_THROWS_WITH(cpu.apply({9, 2.1, 100.0}), ContainsSubstring("step 9 is outside the frequency table") &&
                                                     ContainsSubstring("1.2, 1.3, 1.4"));
@@ -101,7 +107,7 @@ TEST_CASE("cpufreq: a missing file is named, with what to use instead", "[power]
   add_cpus(sys, "ondemand");
   auto options = on(sys);
   options.cpus = {0, 5};
-  CHECK_THROWS_WITH(cpufreq_actuator(frequency_table::xeon_e5_2630l(), options),
+  CHECK_THROWS_WITH(cpufreq_actuator(hetero::testing::modelled_cpu_table(), options),
                     ContainsSubstring((sys.root() / "cpu5/cpufreq/scaling_max_freq").string()) &&
                         ContainsSubstring("does not exist") && ContainsSubstring("emulated_actuator") &&
                         ContainsSubstring("dry_run_actuator"));
@@ -110,7 +116,7 @@ TEST_CASE("cpufreq: a missing file is named, with what to use instead", "[power]
   if (std::filesystem::exists(real)) SKIP("this machine has cpufreq; the missing-file case is covered above");
   cpufreq_options defaults;
   defaults.cpus = {0};
-  CHECK_THROWS_AS(cpufreq_actuator(frequency_table::xeon_e5_2630l(), defaults), hetero::backend_error);
+  CHECK_THROWS_AS(cpufreq_actuator(hetero::testing::modelled_cpu_table(), defaults), hetero::backend_error);
 }
 
 TEST_CASE("cpufreq: a file it may not write is refused with the reason", "[power][cpufreq]") {
@@ -122,6 +128,76 @@ TEST_CASE("cpufreq: a file it may not write is refused with the reason", "[power
   hetero::testing::fake_sysfs sys;
   add_cpus(sys, "ondemand");
   ::chmod((sys.root() / "cpu1/cpufreq/scaling_max_freq").c_str(), 0444);
-  CHECK_THROWS_WITH(cpufreq_actuator(frequency_table::xeon_e5_2630l(), on(sys)),
+  CHECK_THROWS_WITH(cpufreq_actuator(hetero::testing::modelled_cpu_table(), on(sys)),
                     ContainsSubstring("cpu1/cpufreq/scaling_max_freq: permission denied"));
+}
+
+TEST_CASE("cpufreq table: the driver's list of frequencies, ascending, with P(f) at each", "[power][cpufreq]") {
+  auto rng = hetero::testing::rng(1);
+  const auto power_of = [](double ghz) { return 40.0 + 10.0 * ghz * ghz; };
+  for (int round = 0; round < 20; ++round) {
+    // Random distinct frequencies (kHz, multiples of 1 MHz), listed in random order with a
+    // duplicate, as drivers list them (descending, sometimes repeated).
+    std::vector<long long> khz;
+    for (std::size_t n = std::uniform_int_distribution<std::size_t>(1, 12)(rng); khz.size() < n;) {
+      const long long k = 1000 * std::uniform_int_distribution<long long>(400, 4000)(rng);
+      if (std::find(khz.begin(), khz.end(), k) == khz.end()) khz.push_back(k);
+    }
+    std::vector<long long> listed = khz;
+    listed.push_back(khz.front());
+    std::shuffle(listed.begin(), listed.end(), rng);
+    std::string text;
+    for (long long k : listed) text += std::to_string(k) + ' ';
+    hetero::testing::fake_sysfs sys;
+    const int cpu = std::uniform_int_distribution<int>(0, 7)(rng);
+    sys.write("cpu" + std::to_string(cpu) + "/cpufreq/scaling_available_frequencies", text);
+    const auto table = cpufreq_frequency_table(power_of, cpu, 0.1, sys.root());
+    std::sort(khz.begin(), khz.end());
+    REQUIRE(table.size() == khz.size());
+    for (std::size_t i = 0; i < khz.size(); ++i) {
+      CHECK(table.frequency(i) == static_cast<double>(khz[i]) / 1e6);
+      CHECK(table.power(i) == power_of(static_cast<double>(khz[i]) / 1e6));
+    }
+  }
+}
+
+TEST_CASE("cpufreq table: without a list, cpuinfo_min_freq by the step, cpuinfo_max_freq last",
+          "[power][cpufreq]") {
+  auto rng = hetero::testing::rng(2);
+  const auto power_of = [](double ghz) { return 30.0 + 20.0 * ghz; };
+  for (int round = 0; round < 20; ++round) {
+    const long long low = 1000 * std::uniform_int_distribution<long long>(400, 2000)(rng);
+    const long long high = low + 1000 * std::uniform_int_distribution<long long>(0, 3000)(rng);
+    const long long step = 1000 * std::uniform_int_distribution<long long>(25, 500)(rng);
+    hetero::testing::fake_sysfs sys;
+    sys.write("cpu0/cpufreq/cpuinfo_min_freq", std::to_string(low));
+    sys.write("cpu0/cpufreq/cpuinfo_max_freq", std::to_string(high));
+    const auto table = cpufreq_frequency_table(power_of, 0, static_cast<double>(step) / 1e6, sys.root());
+    std::vector<long long> expected;
+    for (long long k = low; k < high; k += step) expected.push_back(k);
+    expected.push_back(high);
+    REQUIRE(table.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      CHECK(table.frequency(i) == static_cast<double>(expected[i]) / 1e6);
+      CHECK(table.power(i) == power_of(static_cast<double>(expected[i]) / 1e6));
+    }
+  }
+}
+
+TEST_CASE("cpufreq table: missing files, bad contents and bad arguments are named", "[power][cpufreq]") {
+  const auto power_of = [](double ghz) { return 50.0 * ghz; };
+  hetero::testing::fake_sysfs sys;
+  CHECK_THROWS_WITH(cpufreq_frequency_table(power_of, 3, 0.1, sys.root()),
+                    ContainsSubstring((sys.root() / "cpu3/cpufreq/cpuinfo_min_freq").string()) &&
+                        ContainsSubstring("does not exist"));
+  sys.write("cpu0/cpufreq/scaling_available_frequencies", "1200000 fast");
+  CHECK_THROWS_WITH(cpufreq_frequency_table(power_of, 0, 0.1, sys.root()),
+                    ContainsSubstring("holds \"1200000 fast\", not a list of frequencies in kHz"));
+  sys.write("cpu1/cpufreq/scaling_available_frequencies", "");
+  CHECK_THROWS_WITH(cpufreq_frequency_table(power_of, 1, 0.1, sys.root()),
+                    ContainsSubstring("frequency table is empty"));
+  CHECK_THROWS_WITH(cpufreq_frequency_table(power_of, -1, 0.1, sys.root()),
+                    ContainsSubstring("CPU -1; CPU numbers are >= 0"));
+  CHECK_THROWS_WITH(cpufreq_frequency_table(power_of, 0, 0.0, sys.root()),
+                    ContainsSubstring("a step of 0 GHz; the step must be positive"));
 }

@@ -1,4 +1,4 @@
-#include <hetero/power/dry_run_actuator.hpp>
+#include <hetero/power/actuators/dry_run.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

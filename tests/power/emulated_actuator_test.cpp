@@ -1,18 +1,19 @@
 #include <hetero/core/timer.hpp>
-#include <hetero/power/emulated_actuator.hpp>
+#include <hetero/power/actuators/emulated.hpp>
 
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "busy.hpp"
+#include "modelled_table.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using hetero::power::frequency_table;
 using hetero::testing::busy_for;
 
 TEST_CASE("emulated DVFS stretches marked compute by f_max / f", "[power][emulated]") {
-  hetero::power::emulated_actuator cpu(frequency_table::xeon_e5_2630l());
+  hetero::power::emulated_actuator cpu(hetero::testing::modelled_cpu_table());
   CHECK(cpu.frequency() == 2.0);
   CHECK(cpu.slowdown() == 1.0);
   cpu.apply(cpu.table().setting(0));

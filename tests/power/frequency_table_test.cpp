@@ -10,18 +10,6 @@
 using Catch::Matchers::ContainsSubstring;
 using hetero::power::frequency_table;
 
-TEST_CASE("the default table is the seed's Xeon E5-2630L: 1.2 to 2.0 GHz by 0.1", "[power][table]") {
-  const auto table = frequency_table::xeon_e5_2630l();
-  REQUIRE(table.size() == 9);
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    CHECK(table.frequency(i) == Catch::Approx(1.2 + 0.1 * static_cast<double>(i)));
-    if (i > 0) CHECK(table.power(i) > table.power(i - 1));
-  }
-  CHECK(table.min_frequency() == Catch::Approx(1.2));
-  CHECK(table.max_frequency() == Catch::Approx(2.0));
-  CHECK(table.max_power() == Catch::Approx(95.0));  // 55 W static + 40 W dynamic at 2.0 GHz
-}
-
 TEST_CASE("steps are found by frequency and by power", "[power][table]") {
   const frequency_table table({1.0, 1.5, 1.6, 2.4}, {10.0, 15.0, 15.0, 31.0});  // uneven, one flat step
   CHECK(table.step_of(1.5) == 1);

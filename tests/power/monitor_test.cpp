@@ -36,16 +36,39 @@ constexpr double slack = 0.003;
 
 }  // namespace
 
-TEST_CASE("install and uninstall put back the previous observer", "[power][monitor]") {
+TEST_CASE("monitors install beside each other and beside other observers", "[power][monitor]") {
   monitor outer, inner;
   REQUIRE(hetero::current_observer() == nullptr);
   outer.install();
   inner.install();
+  inner.install();  // twice: registered once
+  CHECK(outer.installed());
   CHECK(inner.installed());
+  CHECK(hetero::current_observer() == nullptr);  // the single-observer slot stays free
   inner.uninstall();
+  CHECK_FALSE(inner.installed());
   CHECK(outer.installed());
   outer.uninstall();
-  CHECK(hetero::current_observer() == nullptr);
+  CHECK_FALSE(outer.installed());
+}
+
+TEST_CASE("a monitor and a tracer both see the same waits", "[power][monitor]") {
+  // A monitor binds each thread to one monitor at a time, so the second listener is a tracer.
+  struct tracer : hetero::observer {
+    std::atomic<int> begins{0}, ends{0};
+    void wait_begin(hetero::wait_kind, std::string_view) noexcept override { begins.fetch_add(1); }
+    void wait_end(hetero::wait_kind, std::string_view) noexcept override { ends.fetch_add(1); }
+  } traced;
+  monitor m;
+  m.install();
+  hetero::scoped_observer listening(traced);
+  busy_for(0.005);
+  const double waited = wait_for(0.01) + wait_for(0.01);
+  m.uninstall();
+  flush(m);
+  CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(waited).margin(slack));
+  CHECK(traced.begins.load() == 2);
+  CHECK(traced.ends.load() == 2);
 }
 
 TEST_CASE("wait scopes count as waiting, everything else as active", "[power][monitor]") {

@@ -1,8 +1,8 @@
 #include <hetero/config.hpp>
+#include <hetero/exec/parallel_for.hpp>
 #include <hetero/exec/split_for.hpp>
-#include <hetero/power/dry_run_actuator.hpp>
+#include <hetero/power/actuators/dry_run.hpp>
 #include <hetero/power/node_shift.hpp>
-#include <hetero/power/simulator.hpp>
 
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
@@ -86,6 +86,30 @@ TEST_CASE("the shifter reads a work-sharing loop's measured device and host time
   CHECK_THROWS_WITH(measured_times("never_ran"), ContainsSubstring("no split loop labelled 'never_ran'"));
 }
 
+TEST_CASE("loop times come through the observer hook, from any work_sharing handle", "[power][node]") {
+  // A loop_times of one's own sees the loops run while it is registered; measured_times sees
+  // every loop of the process, also those of a handle other than the default.
+  loop_times mine;
+  CHECK(mine.events() == hetero::observer_events::loops);
+  hetero::work_sharing other;
+  {
+    hetero::scoped_observer listening(mine);
+    hetero::parallel_for(other, "power_node_other", hetero::split_policy<>(0, 100).weight(0.3),
+                         [](std::int64_t) {});
+  }
+  hetero::parallel_for(other, "power_node_unseen", hetero::split_policy<>(0, 10), [](std::int64_t) {});
+  REQUIRE(mine.contains("power_node_other"));
+  CHECK_FALSE(mine.contains("power_node_unseen"));
+  const device_host_times seen = mine.of("power_node_other");
+  CHECK(seen.gpu_seconds == other.gpu_seconds("power_node_other"));
+  CHECK(seen.cpu_seconds == other.cpu_seconds("power_node_other"));
+  const device_host_times process = measured_times("power_node_unseen");
+  CHECK(process.gpu_seconds == other.gpu_seconds("power_node_unseen"));
+  CHECK(process.cpu_seconds == other.cpu_seconds("power_node_unseen"));
+  CHECK_THROWS_WITH(mine.of("power_node_unseen"), ContainsSubstring("no split loop labelled 'power_node_unseen'"));
+  CHECK_THROWS_AS(hetero::gpu_seconds("power_node_other"), hetero::invalid_argument);  // not the default's
+}
+
 TEST_CASE("node split: bad input is refused with the minimum", "[power][node]") {
   const node_power_shifter shifter(gpu, cpu);
   CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, gpu.setting(0), cpu.setting(0), 149.0),
@@ -94,20 +118,4 @@ TEST_CASE("node split: bad input is refused with the minimum", "[power][node]") 
                     ContainsSubstring("must be finite and >= 0"));
   CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, {0, 1.5, 100.0}, cpu.setting(0), 200.0),
                     ContainsSubstring("GPU now): frequency 1.5 GHz is not step 0"));
-}
-
-TEST_CASE("simulated node: shifting never loses to the fixed split, and wins in between", "[power][node]") {
-  const auto g = gpu_board_model(), c = cpu_package_model();
-  const auto pattern = alternating_node_pattern(25);
-  double best = 0;
-  for (double b = g.min_power() + c.min_power(); b <= g.max_power() + c.max_power(); b += 10) {
-    const auto r = simulate_node_shift(pattern, b, 200);
-    CHECK(r.shifted_seconds <= r.fixed_seconds * (1 + 1e-12));
-    best = std::max(best, 1 - r.shifted_seconds / r.fixed_seconds);
-  }
-  CHECK(best > 0.15);
-  // At the top budget both run everything at f_max: 100 steps of 20 ms and 100 of 20 ms.
-  const auto top = simulate_node_shift(pattern, g.max_power() + c.max_power(), 200);
-  CHECK(top.fixed_seconds == Catch::Approx(4.0));
-  CHECK(top.shifted_seconds == Catch::Approx(4.0));
 }

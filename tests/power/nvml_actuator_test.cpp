@@ -1,4 +1,4 @@
-#include <hetero/power/nvml_actuator.hpp>
+#include <hetero/power/actuators/nvml.hpp>
 
 #include <dlfcn.h>
 

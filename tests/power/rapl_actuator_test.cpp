@@ -1,4 +1,4 @@
-#include <hetero/power/rapl_actuator.hpp>
+#include <hetero/power/actuators/rapl.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

@@ -1,15 +1,24 @@
-// Operations completing outside the graph (an MPI request; later a comm or dist handle) adopted
-// as the writer of an event, and the waits wait() reports to the observer.
+// Operations completing outside the graph adopted as the writer of an event, as they are: an MPI
+// request, a non-blocking collective of the comm module (collective_request), an asynchronous
+// reflect of a distributed array (reflect_handle) and an asynchronous gmove (gmove_handle); and
+// the waits wait() reports to the observer.
+#include <hetero/comm.hpp>
 #include <hetero/core/observer.hpp>
+#include <hetero/distarray.hpp>
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -45,7 +54,196 @@ struct after_a_wait {
   bool test() const noexcept { return counter->waiting.load(); }
 };
 
+static_assert(hetero::completion_source<hetero::collective_request>);
+static_assert(hetero::completion_source<hetero::reflect_handle<double, 2, Kokkos::HostSpace>>);
+
+// A value every rank computes alike from a global index and a salt (exact in double).
+double value_at(std::int64_t i, std::int64_t j, std::uint64_t salt) {
+  std::uint64_t h = salt * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(i) * 1000003ULL +
+                    static_cast<std::uint64_t>(j) * 998244353ULL;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
+  return static_cast<double>(h % 1000000);
+}
+
+// The summand rank `rank` contributes to element `i` of a reduction (small integers: exact sums).
+double summand(int rank, std::size_t i, std::uint64_t salt) {
+  return static_cast<double>((salt + 7 * i + 13 * static_cast<std::uint64_t>(rank) * (i % 5 + 1)) % 1000);
+}
+
+using array2 = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+
+// A random 2-D array with random shadows (periodic reflects fill every shadow element), its owned
+// elements set to value_at(global index, salt).
+array2 random_array(std::mt19937_64& gen, std::uint64_t salt) {
+  const hetero::process_grid<2> grid;
+  std::array<std::int64_t, 2> extents{};
+  hetero::shadow_width<2> shadow;
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t blocks = grid.extent(d);
+    extents[d] = 2 * blocks + static_cast<std::int64_t>(gen() % 7);
+    shadow.lower[d] = 1 + static_cast<std::int64_t>(gen() % 2);
+    shadow.upper[d] = 1 + static_cast<std::int64_t>(gen() % 2);
+  }
+  array2 a(hetero::index_space<2>(extents, grid), {.shadow = shadow, .label = "adopted halo"});
+  const auto storage = a.local_with_shadow();
+  Kokkos::deep_copy(storage, -1.0);  // shadows not refreshed would keep this
+  const auto& space = a.space();
+  const auto coords = space.grid().coords();
+  const auto n = a.local_extents();
+  for (std::int64_t i = 0; i < n[0]; ++i)
+    for (std::int64_t j = 0; j < n[1]; ++j)
+      storage(i + shadow.lower[0], j + shadow.lower[1]) =
+          value_at(space.axis(0).to_global(coords[0], i), space.axis(1).to_global(coords[1], j), salt);
+  return a;
+}
+
+// Counts the elements of a snapshot of `a`'s storage (block and shadows, row by row) that differ
+// from what a periodic reflect with corners leaves.
+std::int64_t wrong_after_reflect(const array2& a, const std::vector<double>& snapshot, std::uint64_t salt) {
+  const auto& space = a.space();
+  const auto coords = space.grid().coords();
+  const auto storage = a.local_with_shadow();
+  const auto lo = a.shadow().lower;
+  std::array<std::int64_t, 2> first{};
+  for (int d = 0; d < 2; ++d) first[d] = space.axis(d).block_range(coords[d]).first;
+  std::int64_t wrong = 0;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < storage.extent(0); ++i) {
+    for (std::size_t j = 0; j < storage.extent(1); ++j, ++k) {
+      const std::int64_t e0 = space.extent(0), e1 = space.extent(1);
+      const std::int64_t g0 = (first[0] + static_cast<std::int64_t>(i) - lo[0] + e0) % e0;
+      const std::int64_t g1 = (first[1] + static_cast<std::int64_t>(j) - lo[1] + e1) % e1;
+      if (snapshot[k] != value_at(g0, g1, salt)) ++wrong;
+    }
+  }
+  return wrong;
+}
+
+// What a task sees of `a`'s storage, row by row.
+std::vector<double> snapshot_of(const array2& a) {
+  const auto storage = a.local_with_shadow();
+  std::vector<double> copy;
+  copy.reserve(storage.size());
+  for (std::size_t i = 0; i < storage.extent(0); ++i)
+    for (std::size_t j = 0; j < storage.extent(1); ++j) copy.push_back(storage(i, j));
+  return copy;
+}
+
 }  // namespace
+
+TEST_CASE("a collective_request of the comm module is adopted as it is", "[task][mpi][comm]") {
+  hetero::communicator comm;
+  const int p = comm.size(), me = comm.rank();
+  auto gen = hetero::testing::rng(61);  // the same draws on every rank: same sizes and salts
+  hetero::task_graph graph({.workers = 2});
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::size_t n = 1 + gen() % 3000;
+    const std::uint64_t salt = gen() % 100000;
+    INFO("trial " << trial << ": " << n << " elements");
+    std::vector<double> mine(n), sum(n, -1.0), seen;
+    for (std::size_t i = 0; i < n; ++i) mine[i] = summand(me, i, salt);
+    auto reduced = graph.event("reduced");
+    int unrelated = 0;
+    graph.spawn("unrelated", [&] { ++unrelated; });
+    graph.adopt(hetero::out(reduced),
+                comm.iallreduce(hetero::send_buf(mine), hetero::recv_buf(sum), hetero::op(hetero::ops::sum{})),
+                "iallreduce");
+    graph.spawn("read the sum", hetero::in(reduced), [&] { seen = sum; });
+    graph.wait();
+    CHECK(unrelated == 1);
+    REQUIRE(seen.size() == n);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      double expected = 0.0;
+      for (int r = 0; r < p; ++r) expected += summand(r, i, salt);
+      wrong += seen[i] != expected;
+    }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a reflect_handle of the distarray module is adopted as it is", "[task][mpi][distarray]") {
+  auto gen = hetero::testing::rng(62);
+  hetero::task_graph graph({.workers = 2});
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::uint64_t salt = gen() % 100000;
+    array2 a = random_array(gen, salt);
+    INFO("trial " << trial << ": extents " << a.space().extent(0) << " x " << a.space().extent(1));
+    auto halo = graph.event("halo");
+    std::vector<double> seen;
+    // A corner-refreshing reflect has one phase per axis: test() starts the second one.
+    graph.adopt(hetero::out(halo), hetero::reflect_async(a, {.periodic = {true, true}, .corners = true}),
+                "reflect");
+    graph.spawn("read the shadows", hetero::in(halo), [&] { seen = snapshot_of(a); });
+    graph.wait();
+    REQUIRE(seen.size() == a.local_with_shadow().size());
+    CHECK(wrong_after_reflect(a, seen, salt) == 0);
+    CHECK_NOTHROW(hetero::reflect(a));  // the adopted handle finished: no reflect is in flight
+  }
+}
+
+TEST_CASE("a gmove_handle of the distarray module is adopted as it is", "[task][mpi][distarray]") {
+  static_assert(hetero::completion_source<hetero::gmove_handle<double, Kokkos::HostSpace, Kokkos::HostSpace>>);
+  auto gen = hetero::testing::rng(64);
+  hetero::task_graph graph({.workers = 2});
+  for (int trial = 0; trial < 6; ++trial) {
+    const std::uint64_t salt = gen() % 100000;
+    const array2 a = random_array(gen, salt);
+    INFO("trial " << trial << ": extents " << a.space().extent(0) << " x " << a.space().extent(1));
+    // The same values redistributed cyclically on both axes, read by a task once moved.
+    const array2 b(hetero::index_space<2>({a.space().extent(0), a.space().extent(1)}, a.space().grid(),
+                                          {hetero::distribution::cyclic(), hetero::distribution::cyclic()}));
+    auto moved = graph.event("moved");
+    std::vector<double> seen;
+    graph.adopt(hetero::out(moved), hetero::gmove_async(b, a), "gmove");
+    graph.spawn("read the moved block", hetero::in(moved), [&] { seen = snapshot_of(b); });
+    graph.wait();
+    const auto& space = b.space();
+    const auto coords = space.grid().coords();
+    const auto n = b.local_extents();
+    REQUIRE(seen.size() == static_cast<std::size_t>(n[0] * n[1]));
+    std::int64_t wrong = 0;
+    for (std::int64_t i = 0; i < n[0]; ++i)
+      for (std::int64_t j = 0; j < n[1]; ++j)
+        wrong += seen[static_cast<std::size_t>(i * n[1] + j)] !=
+                 value_at(space.axis(0).to_global(coords[0], i), space.axis(1).to_global(coords[1], j), salt);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("a task waits for an adopted collective and an adopted reflect together", "[task][mpi]") {
+  hetero::communicator comm;
+  const int p = comm.size(), me = comm.rank();
+  auto gen = hetero::testing::rng(63);
+  hetero::task_graph graph({.workers = 2});
+  const std::uint64_t salt = gen() % 100000;
+  array2 a = random_array(gen, salt);
+  const std::size_t n = 1 + gen() % 500;
+  std::vector<double> mine(n), sum(n, -1.0), seen_sum, seen_storage;
+  for (std::size_t i = 0; i < n; ++i) mine[i] = summand(me, i, salt);
+  auto reduced = graph.event("reduced");
+  auto halo = graph.event("halo");
+  graph.adopt(hetero::out(halo), hetero::reflect_async(a, {.periodic = {true, true}}), "reflect");
+  graph.adopt(hetero::out(reduced),
+              comm.iallreduce(hetero::send_buf(mine), hetero::recv_buf(sum), hetero::op(hetero::ops::sum{})),
+              "iallreduce");
+  graph.spawn("read both", hetero::in(reduced), hetero::in(halo), [&] {
+    seen_sum = sum;
+    seen_storage = snapshot_of(a);
+  });
+  graph.wait();
+  REQUIRE(seen_sum.size() == n);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double expected = 0.0;
+    for (int r = 0; r < p; ++r) expected += summand(r, i, salt);
+    wrong += seen_sum[i] != expected;
+  }
+  CHECK(wrong == 0);
+  CHECK(wrong_after_reflect(a, seen_storage, salt) == 0);
+}
 
 TEST_CASE("a task depends on a non-blocking MPI collective adopted as an event", "[task][mpi]") {
   int p = 1, me = 0;

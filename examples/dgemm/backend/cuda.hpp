@@ -9,14 +9,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
+
 namespace dgemm {
 
 /// One cuBLAS handle per process, created on first use.
 inline cublasHandle_t cublas_handle() {
   static cublasHandle_t handle = [] {
     cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
-      hetero::detail::raise<hetero::backend_error>("cublasCreate failed");
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw hetero::backend_error("cublasCreate failed");
     return h;
   }();
   return handle;
@@ -28,12 +29,12 @@ inline void gemm_rows_cuda(const Kokkos::Cuda& space, int rows, int n, const dou
                            double* c) {
   const cublasHandle_t handle = cublas_handle();
   if (cublasSetStream(handle, space.cuda_stream()) != CUBLAS_STATUS_SUCCESS)
-    hetero::detail::raise<hetero::backend_error>("cublasSetStream failed");
+    throw hetero::backend_error("cublasSetStream failed");
   const double one = 1.0, zero = 0.0;
   const cublasStatus_t status =
       cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, rows, n, &one, b, n, a, n, &zero, c, n);
   if (status != CUBLAS_STATUS_SUCCESS)
-    hetero::detail::raise<hetero::backend_error>("cublasDgemm failed (status ", static_cast<int>(status), ")");
+    throw hetero::backend_error("cublasDgemm failed (status " + std::to_string(static_cast<int>(status)) + ")");
 }
 
 }  // namespace dgemm

@@ -126,7 +126,7 @@ void require_size(const buffer_ref<T, M>& b, std::size_t needed, std::string_vie
 /// A new buffer of `n` elements shaped like the argument `like`: a 1-D View in the same memory
 /// space for a View, a `std::vector` for a range, and, when `n` is 1, a plain value for a value.
 template <class B>
-auto make_result(const B& like, std::size_t n, const char* label) {
+auto make_result(const B& like, std::size_t n, std::string_view label) {
   using element = buffer_element_t<B>;
   (void)like;
   if constexpr (kokkos_view<B>) {

@@ -1,7 +1,8 @@
 /// @file
 /// `hetero::communicator`: collectives on Kokkos Views (host or device memory), contiguous
 /// ranges and single values, with a shared-memory path for small messages, hetero's own
-/// algorithms and MPI's, chosen by message size from a tuning table.
+/// algorithms and MPI's, chosen by message size from a tuning table. Every member runs through
+/// one skeleton (detail/skeleton.hpp) with the shape of its collective (broadcast.hpp, ...).
 #ifndef HETERO_COMM_COMMUNICATOR_HPP
 #define HETERO_COMM_COMMUNICATOR_HPP
 
@@ -10,16 +11,14 @@
 #include <memory>
 #include <string>
 
-#include "hetero/comm/allgather.hpp"
 #include "hetero/comm/allgatherv.hpp"
 #include "hetero/comm/allreduce.hpp"
 #include "hetero/comm/barrier.hpp"
 #include "hetero/comm/broadcast.hpp"
-#include "hetero/comm/gather.hpp"
 #include "hetero/comm/gatherv.hpp"
 #include "hetero/comm/options.hpp"
 #include "hetero/comm/reduce.hpp"
-#include "hetero/comm/scatter.hpp"
+#include "hetero/comm/request.hpp"
 #include "hetero/comm/scatterv.hpp"
 #include "hetero/comm/tuning.hpp"
 
@@ -31,7 +30,10 @@ namespace hetero {
 /// last one frees it (collectively: every rank must drop its last copy, as with MPI_Comm_free).
 /// Like an MPI communicator, one communicator is used by one thread at a time.
 ///
-/// Every collective takes named parameters (parameters.hpp) in any order:
+/// Every collective takes named parameters (parameters.hpp) in any order; `force_algorithm(a)`
+/// replaces the tuned choice. Each `i`-form starts the collective and returns its request
+/// (algorithm shm or mpi; gatherv and scatterv mpi only); its buffers must stay alive until the
+/// request is done.
 /// @code
 /// hetero::runtime rt(argc, argv);
 /// hetero::communicator comm;  // all ranks of MPI_COMM_WORLD
@@ -39,19 +41,11 @@ namespace hetero {
 /// comm.allreduce(hetero::send_recv_buf(x), hetero::op(hetero::ops::sum{}));
 /// double largest = comm.allreduce(hetero::send_buf(local_max), hetero::op(hetero::ops::max{}));
 /// comm.broadcast(hetero::send_recv_buf(x), hetero::root(3));
+/// comm.allgather(hetero::send_buf(mine), hetero::recv_buf(all), hetero::recv_counts(counts));
 /// auto request = comm.iallgather(hetero::send_buf(mine), hetero::recv_buf(all));
 /// request.wait();
 /// @endcode
-class communicator : public detail::barrier_interface<communicator>,
-                     public detail::broadcast_interface<communicator>,
-                     public detail::scatter_interface<communicator>,
-                     public detail::scatterv_interface<communicator>,
-                     public detail::gather_interface<communicator>,
-                     public detail::gatherv_interface<communicator>,
-                     public detail::reduce_interface<communicator>,
-                     public detail::allgather_interface<communicator>,
-                     public detail::allgatherv_interface<communicator>,
-                     public detail::allreduce_interface<communicator> {
+class communicator {
  public:
   /// Duplicates `base` (collective over its ranks); MPI and Kokkos must be running.
   explicit communicator(MPI_Comm base = MPI_COMM_WORLD, const communicator_options& options = {})
@@ -85,8 +79,145 @@ class communicator : public detail::barrier_interface<communicator>,
     return detail::choose(*m_state, {c, bytes, published, 8, true}, comm_algorithm::automatic);
   }
 
+  /// Returns once every rank has entered the barrier (mpi, shm, dissemination).
+  template <class... Args>
+  void barrier(Args&&... args) const {
+    detail::blocking<detail::barrier_shape>(*m_state, args...);
+  }
+  /// Starts a barrier: the request is done once every rank has started it.
+  template <class... Args>
+  [[nodiscard]] collective_request ibarrier(Args&&... args) const {
+    return detail::start<detail::barrier_shape>(m_state, args...);
+  }
+
+  /// Copies the root's buffer into every rank's buffer (same element count everywhere).
+  /// Parameters: `send_recv_buf(b)` (required), `root(r)` (default 0); algorithms mpi, shm,
+  /// binomial.
+  template <class... Args>
+  void broadcast(Args&&... args) const {
+    detail::blocking<detail::broadcast_shape>(*m_state, args...);
+  }
+  /// Starts a broadcast (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request ibroadcast(Args&&... args) const {
+    return detail::start<detail::broadcast_shape>(m_state, args...);
+  }
+
+  /// Rank r receives the root's elements [r n, (r + 1) n). Parameters: `root(r)` (default 0);
+  /// `send_buf(x)` (p n elements, read at the root only) with `recv_buf(y)` (n = its size, or
+  /// `recv_count(n)`), or, at the root only, `send_recv_buf(x)` (in place); algorithms mpi,
+  /// shm, linear, binomial. With `send_counts(c)` (and `send_displs(d)`, default packed) at the
+  /// root, rank r receives c[r] elements from send + d[r] (algorithms mpi, shm, linear).
+  template <class... Args>
+  void scatter(Args&&... args) const {
+    detail::blocking<detail::scatter_shape_for<Args...>>(*m_state, args...);
+  }
+  /// Starts a scatter (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request iscatter(Args&&... args) const {
+    return detail::start<detail::scatter_shape_for<Args...>>(m_state, args...);
+  }
+  /// `scatter` with per-rank counts (`send_counts` at the root).
+  template <class... Args>
+  void scatterv(Args&&... args) const {
+    detail::blocking<detail::scatterv_shape>(*m_state, args...);
+  }
+  /// Starts a scatterv (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request iscatterv(Args&&... args) const {
+    return detail::start<detail::scatterv_shape>(m_state, args...);
+  }
+
+  /// The root receives every rank's `n` elements, rank r's at recv[r n]. Parameters: `root(r)`
+  /// (default 0); `send_buf(x)` (n = its size, or `send_count(n)`) with `recv_buf(y)` (at the
+  /// root), or, at the root only, `send_recv_buf(y)` (in place), or only `send_buf(x)`: the
+  /// result is returned (a View or std::vector, empty off the root); algorithms mpi, shm,
+  /// linear, binomial. With `recv_counts(c)` (and `recv_displs(d)`, default packed), rank r's
+  /// elements go to recv[d[r]] (algorithms mpi, shm, linear).
+  /// @code
+  /// comm.gather(hetero::send_buf(mine), hetero::recv_buf(all), hetero::recv_counts(counts));
+  /// @endcode
+  template <class... Args>
+  auto gather(Args&&... args) const {
+    return detail::blocking<detail::gather_shape_for<Args...>>(*m_state, args...);
+  }
+  /// Starts a gather (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request igather(Args&&... args) const {
+    return detail::start<detail::gather_shape_for<Args...>>(m_state, args...);
+  }
+  /// `gather` with per-rank counts; without `recv_counts` on every rank, the counts are
+  /// gathered first.
+  template <class... Args>
+  auto gatherv(Args&&... args) const {
+    return detail::blocking<detail::gatherv_shape>(*m_state, args...);
+  }
+  /// Starts a gatherv (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request igatherv(Args&&... args) const {
+    return detail::start<detail::gatherv_shape>(m_state, args...);
+  }
+
+  /// The root receives x_0 op x_1 op ... op x_{p-1}, element by element. Parameters: `op(f)`
+  /// (required), `root(r)` (default 0); `send_buf(x)` with `recv_buf(y)` (read at the root
+  /// only), or `send_recv_buf(x)` (in place), or only `send_buf(x)`: the result is returned
+  /// (at other ranks: a value-initialised value, an empty View or vector); algorithms mpi, shm,
+  /// binomial, linear, linear_device.
+  template <class... Args>
+  auto reduce(Args&&... args) const {
+    return detail::blocking<detail::reduce_shape>(*m_state, args...);
+  }
+  /// Starts a reduce (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request ireduce(Args&&... args) const {
+    return detail::start<detail::reduce_shape>(m_state, args...);
+  }
+
+  /// Every rank receives every rank's `n` elements, rank r's at recv[r n]. Parameters:
+  /// `send_buf(x)` (n = its size, or `send_count(n)`) with `recv_buf(y)`, or `send_recv_buf(y)`
+  /// (in place), or only `send_buf(x)` (the result is returned); algorithms mpi, shm,
+  /// recursive_doubling, ring, bruck. With `recv_counts(c)` (the same on every rank) and
+  /// `recv_displs(d)` (default packed), rank r's elements go to recv[d[r]] (mpi, shm, ring).
+  template <class... Args>
+  auto allgather(Args&&... args) const {
+    return detail::blocking<detail::allgather_shape_for<Args...>>(*m_state, args...);
+  }
+  /// Starts an allgather (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request iallgather(Args&&... args) const {
+    return detail::start<detail::allgather_shape_for<Args...>>(m_state, args...);
+  }
+  /// `allgather` with per-rank counts; without `recv_counts` on every rank, the counts are
+  /// exchanged first.
+  template <class... Args>
+  auto allgatherv(Args&&... args) const {
+    return detail::blocking<detail::allgatherv_shape>(*m_state, args...);
+  }
+  /// Starts an allgatherv (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request iallgatherv(Args&&... args) const {
+    return detail::start<detail::allgatherv_shape>(m_state, args...);
+  }
+
+  /// Every rank receives x_0 op x_1 op ... op x_{p-1}, element by element (operands in rank
+  /// order). Parameters: `op(f)` (required); `send_buf(x)` and `recv_buf(y)`, or
+  /// `send_recv_buf(x)` (in place), or only `send_buf(x)`: the result is returned (a value for
+  /// a value, a new View for a View, a std::vector for a range); algorithms mpi, shm,
+  /// dissemination, recursive_doubling, recursive_halving, ring.
+  /// @code
+  /// double total = comm.allreduce(hetero::send_buf(mine), hetero::op(hetero::ops::sum{}));
+  /// @endcode
+  template <class... Args>
+  auto allreduce(Args&&... args) const {
+    return detail::blocking<detail::allreduce_shape>(*m_state, args...);
+  }
+  /// Starts an allreduce (same parameters) and returns its request.
+  template <class... Args>
+  [[nodiscard]] collective_request iallreduce(Args&&... args) const {
+    return detail::start<detail::allreduce_shape>(m_state, args...);
+  }
+
  private:
-  friend struct detail::state_of;
   std::shared_ptr<detail::comm_state> m_state;
 };
 

@@ -8,23 +8,9 @@
 #include <string>
 
 #include "hetero/comm/tuning.hpp"
+#include "hetero/core/mpi/staging.hpp"
 
 namespace hetero {
-
-/// How a collective moves buffers the host cannot address (device memory), and how to force
-/// the same code paths for host memory so that they are exercised on any machine.
-enum class device_buffer_path {
-  /// Device pointers go to MPI when it is GPU-aware (asked at run time); otherwise data is
-  /// staged through host buffers. Host memory is used directly.
-  automatic,
-  /// Always stage through the communicator's host buffers, pipelined in chunks of
-  /// `staging_chunk_bytes`, even for host memory.
-  staged,
-  /// Always hand the buffer's pointers to MPI and combine reductions with Kokkos kernels in the
-  /// buffer's memory space (no shared-memory path), even for host memory. For device memory
-  /// this needs a GPU-aware MPI.
-  direct
-};
 
 /// What a communicator sets up once at construction.
 struct communicator_options {

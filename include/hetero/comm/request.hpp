@@ -19,9 +19,9 @@
 
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/shm_channel.hpp"
-#include "hetero/comm/detail/waiting.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 
 namespace hetero {
 

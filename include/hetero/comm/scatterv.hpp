@@ -1,28 +1,25 @@
 /// @file
-/// `communicator::scatterv` and `iscatterv`: counts[r] elements at displs[r] of the root's
-/// buffer to rank r.
+/// The shape of `communicator::scatter` with `send_counts` (and `scatterv`, `iscatterv`):
+/// counts[r] elements at displs[r] of the root's buffer to rank r.
 #ifndef HETERO_COMM_SCATTERV_HPP
 #define HETERO_COMM_SCATTERV_HPP
 
 #include <mpi.h>
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
 
-#include "hetero/comm/buffer.hpp"
-#include "hetero/comm/detail/dispatch.hpp"
-#include "hetero/comm/detail/interface.hpp"
-#include "hetero/comm/detail/local_ops.hpp"
-#include "hetero/comm/detail/mpi_type.hpp"
+#include "hetero/comm/detail/p2p.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
-#include "hetero/comm/parameters.hpp"
-#include "hetero/comm/request.hpp"
+#include "hetero/comm/detail/skeleton.hpp"
+#include "hetero/comm/scatter.hpp"
+#include "hetero/core/mpi/datatype.hpp"
 
 namespace hetero::detail {
+
 /// The root's slot for the blocks that fit a rank's region of it, messages for the others.
 template <class T>
 void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t> counts,
@@ -41,169 +38,48 @@ void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t>
   batch.wait();
 }
 
-template <class T, class Ops>
-void scatterv_with(comm_state& st, comm_algorithm a, const T* send, std::span<const std::size_t> counts,
-                   std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root) {
-  if (a == comm_algorithm::linear) return linear_scatterv<T, Ops>(st, send, counts, displs, recv, recv_n, root);
-  if (a == comm_algorithm::shm) return hybrid_scatterv(st, send, counts, displs, recv, recv_n, root);
-  const bool root_here = st.rank() == root;
-  std::vector<int>& c = st.int_list(0);
-  std::vector<int>& d = st.int_list(1);
-  c.clear();
-  d.clear();
-  if (root_here) {
-    mpi_counts(counts, "scatterv count", c);
-    mpi_counts(displs, "scatterv displacement", d);
-  }
-  const int count = mpi_count(recv_n, "scatterv count");
-  void* to = recv ? static_cast<void*>(recv) : MPI_IN_PLACE;
-  call_mpi(
-      st, "scatterv", "MPI_Scatterv",
-      [&] {
-        return MPI_Scatterv(send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), root, st.comm());
-      },
-      [&](MPI_Request* r) {
-        return MPI_Iscatterv(send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), root, st.comm(),
-                             r);
-      });
-}
-
-template <class T, class MemorySpace>
-void run_scatterv(comm_state& st, const T* send, std::span<const std::size_t> counts,
-                  std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root,
-                  comm_algorithm forced) {
-  const comm_algorithm a = choose(st, {collective::scatterv, 0, 0, alignof(T)}, forced);
-  switch (route_for<MemorySpace>(st, a, "scatterv")) {
-    case buffer_route::host: scatterv_with<T, host_ops>(st, a, send, counts, displs, recv, recv_n, root); break;
-    case buffer_route::direct:
-      scatterv_with<T, kernel_ops<MemorySpace>>(st, a, send, counts, displs, recv, recv_n, root);
-      break;
-    case buffer_route::staged: {
-      const std::size_t zero = 0;
-      staged_blocks<T, MemorySpace>(
-          st, st.rank() == root ? send : nullptr, counts, displs, recv, std::span(&recv_n, 1), std::span(&zero, 1),
-          [&](const T* in, T* out) { scatterv_with<T, host_ops>(st, a, in, counts, displs, out, recv_n, root); });
-    }
-  }
-}
-
-/// The scatterv members of `communicator`.
-template <class Derived>
-class scatterv_interface {
- public:
-  /// Rank r receives counts[r] elements from the root's send + displs[r]. Parameters:
-  /// `root(r)`; at the root `send_buf(x)` (or `send_recv_buf(x)`: in place, its own part
-  /// stays), `send_counts(c)` and `send_displs(d)` (default: packed); everywhere `recv_buf(y)`
-  /// (n = its size, or `recv_count(n)`; not at an in-place root); `force_algorithm(a)` (mpi,
-  /// linear).
+/// Algorithms: mpi, shm (with messages for large blocks), linear. `n` is this rank's count;
+/// `send`, `counts` and `displs` are read at the root only; `recv` null at the root: in place.
+struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start = false}> {
   template <class... Args>
-  void scatterv(Args&&... args) const {
-    check_parameters<Args...>();
-    comm_state& st = *state_of::get(derived());
-    const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
-    const int r = get_or<parameter::root>(0, args...);
-    auto call = arguments(st, forced, r, args...);
-    using T = typename decltype(call.in)::element_type;
-    using M = typename decltype(call.in)::memory_space;
-    run_scatterv<T, M>(st, call.in.data, call.counts, call.displs, call.recv, call.recv_n, r, forced);
-  }
-
-  /// Starts a scatterv on MPI (same parameters). Buffers must stay alive until done.
-  template <class... Args>
-  [[nodiscard]] collective_request iscatterv(Args&&... args) const {
-    check_parameters<Args...>();
-    const auto& state = state_of::get(derived());
-    comm_state& st = *state;
-    const auto forced = get_or<parameter::algorithm>(comm_algorithm::automatic, args...);
-    const int r = get_or<parameter::root>(0, args...);
-    auto call = arguments(st, forced, r, args...);
-    using T = typename decltype(call.in)::element_type;
-    using M = typename decltype(call.in)::memory_space;
-    if (forced != comm_algorithm::automatic && forced != comm_algorithm::mpi)
-      raise<invalid_argument>("non-blocking scatterv runs on mpi; ", to_string(forced), " was forced");
-    const bool root_here = st.rank() == r;
-    struct keep_alive {
-      request_buffers<T> buffers;
-      std::vector<int> mpi_counts, mpi_displs;
-    };
-    auto keep = std::make_shared<keep_alive>();
-    const T* send = call.in.data;
-    T* recv = call.recv;
-    std::function<void()> finish;
-    if (route_for<M>(st, comm_algorithm::mpi, "iscatterv") == buffer_route::staged) {
-      T* host_send = nullptr;
-      if (root_here) {
-        host_send = keep->buffers.send.template get<T>(extent_of(call.counts, call.displs) + 1);
-        for (std::size_t i = 0; i < call.counts.size(); ++i)
-          copy_between<T, Kokkos::HostSpace, M>(host_send + call.displs[i], send + call.displs[i], call.counts[i]);
-      }
-      T* host_recv = recv ? keep->buffers.recv.template get<T>(call.recv_n + 1) : nullptr;
-      fence_copies<M>();
-      if (recv)
-        finish = [recv, host_recv, n = call.recv_n] {
-          copy_between<T, M, Kokkos::HostSpace>(recv, host_recv, n);
-          fence_copies<M>();
-        };
-      send = host_send;
-      recv = host_recv;
-    }
-    if (root_here) {
-      mpi_counts(call.counts, "scatterv count", keep->mpi_counts);
-      mpi_counts(call.displs, "scatterv displacement", keep->mpi_displs);
-    }
-    MPI_Request request = MPI_REQUEST_NULL;
-    HETERO_MPI_CHECK(MPI_Iscatterv, send, keep->mpi_counts.data(), keep->mpi_displs.data(), mpi_type<T>(),
-                     recv ? static_cast<void*>(recv) : MPI_IN_PLACE, mpi_count(call.recv_n, "scatterv count"),
-                     mpi_type<T>(), r, st.comm(), &request);
-    return request_access::mpi(state, request, "iscatterv", std::move(finish), keep);
-  }
-
- private:
-  template <class T, class M>
-  struct call_arguments {
-    buffer_ref<const T, M> in;                    // at the root
-    std::span<const std::size_t> counts, displs;  // at the root (the communicator's lists)
-    T* recv = nullptr;                            // null at an in-place root
-    std::size_t recv_n = 0;
-  };
-
-  template <class... Args>
-  static constexpr void check_parameters() {
+  static constexpr void check() {
     static_assert(
         only_parameters<Args...>({parameter::send_buf, parameter::send_recv_buf, parameter::recv_buf,
                                   parameter::send_counts, parameter::send_displs, parameter::recv_count,
                                   parameter::root, parameter::algorithm}),
-        "hetero: scatterv takes send_buf, send_recv_buf, recv_buf, send_counts, send_displs, recv_count, "
-        "root and force_algorithm");
+        "hetero: scatter with send_counts (scatterv) takes send_buf, send_recv_buf, recv_buf, send_counts, "
+        "send_displs, recv_count, root and force_algorithm");
     static_assert(has_parameter<parameter::recv_buf, Args...> || has_parameter<parameter::send_recv_buf, Args...>,
                   "hetero: scatterv needs recv_buf(...) (or send_recv_buf(...) at the root)");
   }
 
   template <class... Args>
-  static auto arguments(comm_state& st, comm_algorithm forced, int r, Args&... args) {
+  static auto parse(comm_state& st, const call_options& o, Args&... args) {
     constexpr bool in_place = has_parameter<parameter::send_recv_buf, Args...>;
     using B = argument_t<in_place ? parameter::send_recv_buf : parameter::recv_buf, Args...>;
-    using T = buffer_element_t<B>;
-    using M = buffer_space_t<B>;
     static_assert(comm_buffer<B> && writable_argument<B>(),
                   "hetero: scatterv's buffers are writable Views, ranges or values");
+    using T = buffer_element_t<B>;
+    using M = buffer_space_t<B>;
+    auto call = new_call<T, M>(o);
+    const int r = o.root;
     const bool root_here = st.rank() == r;
-    call_arguments<T, M> call;
-    buffer_ref<T, M> out;
     std::vector<std::size_t>& counts = st.size_list(0);
     std::vector<std::size_t>& displs = st.size_list(1);
     counts.clear();
     displs.clear();
-    checked_call(st, collective::scatterv, [&](call_signature& s) {
-      s = {collective::scatterv, 0, r, -1, static_cast<int>(forced)};
-      check_root(st, r, "scatterv");
+    checked_call(st, kind, [&](call_signature& s) {
+      s = {kind, 0, r, -1, static_cast<int>(o.forced)};
+      check_root(st, r, o.what);
+      buffer_ref<const T, M> in;
       if constexpr (in_place) {
-        if (!root_here) raise<invalid_argument>("scatterv: send_recv_buf (in place) is for the root only");
-        call.in = as_buffer(get<parameter::send_recv_buf>(args...), "scatterv", "send_recv_buf");
+        if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
+        in = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
       } else {
-        out = as_buffer(get<parameter::recv_buf>(args...), "scatterv", "recv_buf");
-        call.recv_n = get_or<parameter::recv_count>(out.size, args...);
-        require_size(out, call.recv_n, "scatterv", "recv_buf", "recv_count");
+        const auto out = as_buffer(get<parameter::recv_buf>(args...), o.what, "recv_buf");
+        call.n = get_or<parameter::recv_count>(out.size, args...);
+        require_size(out, call.n, o.what, "recv_buf", "recv_count");
+        call.recv = non_null(out.data);
       }
       if (!root_here) return;
       if constexpr (has_parameter<parameter::send_buf, Args...>) {
@@ -211,34 +87,99 @@ class scatterv_interface {
         static_assert(
             comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
             "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
-        call.in = as_buffer(get<parameter::send_buf>(args...), "scatterv", "send_buf");
+        in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
       } else if constexpr (!in_place) {
-        raise<invalid_argument>("scatterv: the root needs send_buf(...)");
+        raise<invalid_argument>(o.what, ": the root needs send_buf(...)");
       }
       if constexpr (has_parameter<parameter::send_counts, Args...>)
-        to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()), "scatterv",
-                 "send_counts", counts);
+        to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()), o.what, "send_counts",
+                 counts);
       else
-        raise<invalid_argument>("scatterv: the root needs send_counts(...)");
+        raise<invalid_argument>(o.what, ": the root needs send_counts(...)");
       if constexpr (has_parameter<parameter::send_displs, Args...>)
-        to_sizes(get<parameter::send_displs>(args...), counts.size(), "scatterv", "send_displs", displs);
+        to_sizes(get<parameter::send_displs>(args...), counts.size(), o.what, "send_displs", displs);
       else
         packed_displs(counts, displs);
-      require_size(call.in, extent_of(counts, displs), "scatterv", in_place ? "send_recv_buf" : "send_buf",
+      require_size(in, extent_of(counts, displs), o.what, in_place ? "send_recv_buf" : "send_buf",
                    "send_counts and send_displs");
-      if (in_place) call.recv_n = counts[static_cast<std::size_t>(r)];
-      if (counts[static_cast<std::size_t>(r)] != call.recv_n)
-        raise<invalid_argument>("scatterv: send_counts[root] is ", counts[static_cast<std::size_t>(r)],
-                                " but the root receives ", call.recv_n, " element(s)");
+      if (in_place) call.n = counts[static_cast<std::size_t>(r)];
+      if (counts[static_cast<std::size_t>(r)] != call.n)
+        raise<invalid_argument>(o.what, ": send_counts[root] is ", counts[static_cast<std::size_t>(r)],
+                                " but the root receives ", call.n, " element(s)");
+      call.send = in.data;
     });
     call.counts = counts;
     call.displs = displs;
-    call.recv = in_place ? nullptr : non_null(out.data);
     return call;
   }
 
-  const Derived& derived() const { return static_cast<const Derived&>(*this); }
+  template <class Call>
+  static bool empty(const Call&) {
+    return false;
+  }
+  // Keyed on size 0: only the root knows every count.
+  template <class Call>
+  static call_traits traits(const comm_state&, const Call&) {
+    return {kind, 0, 0, alignof(typename Call::element_type)};
+  }
+  template <class Call>
+  static block_layout send_layout(const comm_state& st, const Call& call) {
+    return st.rank() == call.root ? block_layout::listed(call.counts, call.displs) : block_layout::none();
+  }
+  template <class Call>
+  static block_layout recv_layout(const comm_state&, const Call& call) {
+    return call.recv ? block_layout::one(0, call.n) : block_layout::none();
+  }
+
+  template <class T, class Ops, class Call>
+  static void run(comm_state& st, comm_algorithm a, const Call& call) {
+    if (a == comm_algorithm::linear)
+      return linear_scatterv<T, Ops>(st, call.send, call.counts, call.displs, call.recv, call.n, call.root);
+    if (a == comm_algorithm::shm)
+      return hybrid_scatterv(st, call.send, call.counts, call.displs, call.recv, call.n, call.root);
+    std::vector<int>& c = st.int_list(0);
+    std::vector<int>& d = st.int_list(1);
+    mpi_lists(st, call, c, d);
+    const int count = mpi_count(call.n, "scatterv count");
+    void* to = call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE;
+    call_mpi(
+        st, name, "MPI_Scatterv",
+        [&] {
+          return MPI_Scatterv(call.send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), call.root,
+                              st.comm());
+        },
+        [&](MPI_Request* r) {
+          return MPI_Iscatterv(call.send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), call.root,
+                               st.comm(), r);
+        });
+  }
+
+  template <class Call, class Keep>
+  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
+    using T = typename Call::element_type;
+    mpi_lists(st, call, keep.mpi_counts, keep.mpi_displs);
+    HETERO_MPI_CHECK(MPI_Iscatterv, call.send, keep.mpi_counts.data(), keep.mpi_displs.data(), mpi_type<T>(),
+                     call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE, mpi_count(call.n, "scatterv count"),
+                     mpi_type<T>(), call.root, st.comm(), r);
+    return true;
+  }
+
+ private:
+  template <class Call>
+  static void mpi_lists(const comm_state& st, const Call& call, std::vector<int>& c, std::vector<int>& d) {
+    c.clear();
+    d.clear();
+    if (st.rank() != call.root) return;
+    mpi_counts(call.counts, "scatterv count", c);
+    mpi_counts(call.displs, "scatterv displacement", d);
+  }
 };
+
+/// The shape of `scatter(...)`: scatterv's when per-rank counts or displacements are given.
+template <class... Args>
+using scatter_shape_for = std::conditional_t<has_parameter<parameter::send_counts, Args...> ||
+                                                 has_parameter<parameter::send_displs, Args...>,
+                                             scatterv_shape, scatter_shape>;
 
 }  // namespace hetero::detail
 

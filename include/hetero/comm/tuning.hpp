@@ -1,11 +1,12 @@
 /// @file
 /// `hetero::comm_tuning`: for each collective, which algorithm carries a message of a given size.
-/// Built-in defaults come from tuning runs on a 2-core node (docs/comm.md); `tune_collectives`
-/// (tune.hpp) measures a machine and `save` writes a small text file that a communicator reads
-/// from `communicator_options::tuning_file` or the `HETERO_COMM_TUNING` environment variable:
+/// The built-in defaults are thresholds chosen for a single node; run the tuning tool
+/// `hetero_comm_tune` (tools/comm, docs/comm.md) on yours to measure it: it writes a small text
+/// file that a communicator reads from `communicator_options::tuning_file` or the
+/// `HETERO_COMM_TUNING` environment variable:
 /// @code
 /// # hetero communicator tuning
-/// shape 2 1                 (ranks, nodes it was measured on)
+/// shape 2 1                 (ranks, nodes it was made for)
 /// allreduce 16384 shm       (up to 16 KiB: shared memory)
 /// allreduce inf mpi         (above: MPI's own call)
 /// @endcode
@@ -47,17 +48,17 @@ class comm_tuning {
 
   /// The built-in table for a communicator of `ranks` ranks: the shared-memory window up to
   /// 64 KiB per rank (less where every rank reads every rank's block: 256 KiB / ranks), MPI's
-  /// call above. On 2 ranks, three of hetero's algorithms replace MPI's call above the window
-  /// where two tuning runs (`tune_collectives`, margin 15 %; docs/comm.md) both chose them:
-  /// binomial reduce up to 4 MiB, linear scatter from 256 KiB to 4 MiB and ring allgatherv.
-  /// Other shapes were not measured and keep MPI's call there.
+  /// call above. On 2 ranks, three of hetero's algorithms replace MPI's call above the window,
+  /// where tuning runs found them faster by more than 15 % (docs/comm.md): binomial reduce up to
+  /// 4 MiB, linear scatter from 256 KiB to 4 MiB and ring allgatherv. Other shapes keep MPI's
+  /// call there; run `hetero_comm_tune` for thresholds that fit your machine.
   static comm_tuning defaults(int ranks = 2) {
     comm_tuning t;
     constexpr std::size_t kib = 1024, mib = 1024 * kib;
     const auto p = static_cast<std::size_t>(std::max(ranks, 1));
     const std::size_t one_block = 64 * kib;
     const std::size_t every_block = std::clamp<std::size_t>(256 * kib / p, 4 * kib, 64 * kib);
-    const bool measured = ranks == 2;
+    const bool two_ranks = ranks == 2;
     const auto shm_then = [](std::size_t limit, std::vector<tuning_rule> above) {
       above.insert(above.begin(), tuning_rule{limit, comm_algorithm::shm});
       return above;
@@ -66,18 +67,18 @@ class comm_tuning {
     t.set(collective::barrier, {{unbounded, comm_algorithm::shm}});
     t.set(collective::broadcast, shm_then(one_block, mpi));
     t.set(collective::scatter,
-          shm_then(one_block, measured ? std::vector<tuning_rule>{{256 * kib, comm_algorithm::mpi},
-                                                                  {4 * mib, comm_algorithm::linear},
-                                                                  {unbounded, comm_algorithm::mpi}}
-                                       : mpi));
+          shm_then(one_block, two_ranks ? std::vector<tuning_rule>{{256 * kib, comm_algorithm::mpi},
+                                                                   {4 * mib, comm_algorithm::linear},
+                                                                   {unbounded, comm_algorithm::mpi}}
+                                        : mpi));
     t.set(collective::gather, shm_then(every_block, mpi));
     t.set(collective::reduce,
-          shm_then(every_block, measured ? std::vector<tuning_rule>{{4 * mib, comm_algorithm::binomial},
-                                                                    {unbounded, comm_algorithm::mpi}}
-                                         : mpi));
+          shm_then(every_block, two_ranks ? std::vector<tuning_rule>{{4 * mib, comm_algorithm::binomial},
+                                                                     {unbounded, comm_algorithm::mpi}}
+                                          : mpi));
     t.set(collective::allgather, shm_then(every_block, mpi));
     t.set(collective::allgatherv,
-          shm_then(every_block, measured ? std::vector<tuning_rule>{{unbounded, comm_algorithm::ring}} : mpi));
+          shm_then(every_block, two_ranks ? std::vector<tuning_rule>{{unbounded, comm_algorithm::ring}} : mpi));
     t.set(collective::allreduce, shm_then(every_block, mpi));
     // gatherv and scatterv are keyed on size 0 (only the root knows every count): inside the
     // shared-memory algorithm each block takes the window or a message by its own size.
@@ -103,7 +104,7 @@ class comm_tuning {
     return comm_algorithm::mpi;
   }
 
-  /// The shape (ranks, nodes) the table was measured on; 0 when it fits any.
+  /// The shape (ranks, nodes) the table was made for; 0 when it fits any.
   [[nodiscard]] int ranks() const noexcept { return m_ranks; }
   [[nodiscard]] int nodes() const noexcept { return m_nodes; }
   void set_shape(int ranks, int nodes) {

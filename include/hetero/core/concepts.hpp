@@ -12,6 +12,12 @@ namespace hetero {
 template <class Space>
 concept execution_space = Kokkos::is_execution_space<Space>::value;
 
+namespace detail {
+/// Memory a host thread can read and write with plain loads, stores and memcpy.
+template <class MemorySpace>
+inline constexpr bool host_addressable = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+}  // namespace detail
+
 }  // namespace hetero
 
 #endif  // HETERO_CORE_CONCEPTS_HPP

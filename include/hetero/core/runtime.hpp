@@ -82,6 +82,8 @@ class runtime {
   [[nodiscard]] int device_id() const noexcept { return m_device_id; }
   /// Threads of Kokkos' default host execution space in this rank.
   [[nodiscard]] int host_threads() const { return Kokkos::DefaultHostExecutionSpace().concurrency(); }
+  /// The names of the Kokkos execution spaces this build enabled, the default one first.
+  [[nodiscard]] std::vector<std::string> kokkos_backends() const { return detail::kokkos_backends(); }
   /// The thread level MPI provided.
   [[nodiscard]] thread_level mpi_thread_level() const noexcept { return m_thread_level; }
   /// Whether this runtime initialised MPI (and so will finalise it).

@@ -1,7 +1,7 @@
 /// @file
 /// `hetero::model_tuner`, the default tuner: fits a fixed + per-item cost to each side's runs
 /// and sets the weight where both sides are predicted to finish together, so it converges in
-/// one to three runs where the seed paper's 0.01 rule needed 14 to 18.
+/// one to three runs where the fixed 0.01-per-run rule (`fixed_step_tuner`) needs 14 to 18.
 #ifndef HETERO_EXEC_MODEL_TUNER_HPP
 #define HETERO_EXEC_MODEL_TUNER_HPP
 

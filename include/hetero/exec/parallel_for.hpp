@@ -18,6 +18,7 @@
 #include "hetero/exec/detail/split_run.hpp"
 #include "hetero/exec/detail/view_pack.hpp"
 #include "hetero/exec/split_policy.hpp"
+#include "hetero/exec/work_sharing.hpp"
 
 namespace hetero {
 
@@ -57,12 +58,31 @@ void parallel_for(std::string_view label, const Range& range, const Functor& fun
 template <split_range Range, class... Accesses, class Functor>
 void parallel_for(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
                   const Functor& functor) {
+  parallel_for(default_work_sharing(), label, range, arrays, functor);
+}
+
+/// `parallel_for` with the labels, settings and helper thread of `sharing` instead of the
+/// default handle's.
+/// @code
+/// hetero::work_sharing solver;
+/// hetero::parallel_for(solver, "triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
+/// @endcode
+template <split_range Range, class Functor>
+void parallel_for(const work_sharing& sharing, std::string_view label, const Range& range,
+                  const Functor& functor) {
+  parallel_for(sharing, label, range, access_list<>{}, functor);
+}
+
+/// `parallel_for` with mirrored arrays, in `sharing`.
+template <split_range Range, class... Accesses, class Functor>
+void parallel_for(const work_sharing& sharing, std::string_view label, const Range& range,
+                  const access_list<Accesses...>& arrays, const Functor& functor) {
   const auto policy = detail::to_split_policy(range);
   using policy_t = std::decay_t<decltype(policy)>;
   using device_space = typename policy_t::device_space;
   using host_space = typename policy_t::host_space;
   detail::split_run(
-      label, policy, arrays,
+      sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         const device_space space = detail::device_instance(policy.device(), plan.device_threads);
         Kokkos::parallel_for(
@@ -80,8 +100,8 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
 namespace detail {
 
 template <split_range Range, class... Accesses, class Functor, kokkos_reducer Reducer>
-void split_reduce(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
-                  const Functor& functor, const Reducer& reducer) {
+void split_reduce(const work_sharing& sharing, std::string_view label, const Range& range,
+                  const access_list<Accesses...>& arrays, const Functor& functor, const Reducer& reducer) {
   using value_type = typename Reducer::value_type;
   const auto policy = to_split_policy(range);
   using policy_t = std::decay_t<decltype(policy)>;
@@ -91,7 +111,7 @@ void split_reduce(std::string_view label, const Range& range, const access_list<
   reducer.init(device_value);
   reducer.init(host_value);
   split_run(
-      label, policy, arrays,
+      sharing, label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
         const device_space space = device_instance(policy.device(), plan.device_threads);
         Kokkos::parallel_reduce(
@@ -132,14 +152,28 @@ void parallel_reduce(std::string_view label, const Range& range, const Functor& 
 template <split_range Range, class... Accesses, class Functor, class Result>
 void parallel_reduce(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
                      const Functor& functor, Result&& result) {
+  parallel_reduce(default_work_sharing(), label, range, arrays, functor, std::forward<Result>(result));
+}
+
+/// `parallel_reduce` with the labels, settings and helper thread of `sharing`.
+template <split_range Range, class Functor, class Result>
+void parallel_reduce(const work_sharing& sharing, std::string_view label, const Range& range,
+                     const Functor& functor, Result&& result) {
+  parallel_reduce(sharing, label, range, access_list<>{}, functor, std::forward<Result>(result));
+}
+
+/// `parallel_reduce` with mirrored arrays, in `sharing`.
+template <split_range Range, class... Accesses, class Functor, class Result>
+void parallel_reduce(const work_sharing& sharing, std::string_view label, const Range& range,
+                     const access_list<Accesses...>& arrays, const Functor& functor, Result&& result) {
   using result_t = std::remove_cvref_t<Result>;
   if constexpr (kokkos_reducer<result_t>) {
-    detail::split_reduce(label, range, arrays, functor, result);
+    detail::split_reduce(sharing, label, range, arrays, functor, result);
   } else {
     static_assert(std::is_arithmetic_v<result_t> && !std::is_const_v<std::remove_reference_t<Result>>,
                   "hetero: parallel_reduce's result must be a modifiable arithmetic variable (summed) or a Kokkos "
                   "reducer such as Kokkos::Max<double>(x)");
-    detail::split_reduce(label, range, arrays, functor, Kokkos::Sum<result_t>(result));
+    detail::split_reduce(sharing, label, range, arrays, functor, Kokkos::Sum<result_t>(result));
   }
 }
 

@@ -67,10 +67,6 @@ template <>
 inline constexpr bool runs_on_master_thread<Kokkos::Threads> = true;
 #endif
 
-/// Memory a host thread can read and write with plain loads, stores and memcpy.
-template <class MemorySpace>
-inline constexpr bool host_addressable = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
-
 }  // namespace detail
 }  // namespace hetero
 

@@ -17,6 +17,7 @@
 #include "hetero/exec/access.hpp"
 #include "hetero/exec/detail/split_run.hpp"
 #include "hetero/exec/split_policy.hpp"
+#include "hetero/exec/work_sharing.hpp"
 
 namespace hetero {
 
@@ -40,11 +41,25 @@ void split_for(std::string_view label, const Range& range, const Body& body) {
 template <split_range Range, class... Accesses, class Body>
 void split_for(std::string_view label, const Range& range, const access_list<Accesses...>& arrays,
                const Body& body) {
+  split_for(default_work_sharing(), label, range, arrays, body);
+}
+
+/// `split_for` with the labels, settings and helper thread of `sharing` instead of the default
+/// handle's.
+template <split_range Range, class Body>
+void split_for(const work_sharing& sharing, std::string_view label, const Range& range, const Body& body) {
+  split_for(sharing, label, range, access_list<>{}, body);
+}
+
+/// `split_for` with mirrored arrays, in `sharing`.
+template <split_range Range, class... Accesses, class Body>
+void split_for(const work_sharing& sharing, std::string_view label, const Range& range,
+               const access_list<Accesses...>& arrays, const Body& body) {
   const auto policy = detail::to_split_policy(range);
   using policy_t = std::decay_t<decltype(policy)>;
   using host_space = typename policy_t::host_space;
   detail::split_run(
-      label, policy, arrays,
+      sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state&) {
         const auto space = detail::device_instance(policy.device(), plan.device_threads);
         std::apply([&](const auto&... views) { body(space, plan.device_begin, plan.device_end, views...); },

@@ -1,7 +1,7 @@
 /// @file
 /// `hetero::split_policy`: the index range of a work-sharing loop with its two execution space
-/// instances, the process-wide `split_config` (cores of the host part), and how a range is cut
-/// by a CPU weight into one device chunk and per-core host chunks.
+/// instances, and how a range is cut by a CPU weight into one device chunk and per-core host
+/// chunks (as many as a `split_config` allows).
 #ifndef HETERO_EXEC_SPLIT_POLICY_HPP
 #define HETERO_EXEC_SPLIT_POLICY_HPP
 
@@ -9,63 +9,15 @@
 #include <cmath>
 #include <concepts>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
-#include "hetero/core/detail/cpu.hpp"
 #include "hetero/core/error.hpp"
-#include "hetero/core/runtime.hpp"
 #include "hetero/exec/spaces.hpp"
+#include "hetero/exec/split_config.hpp"
 
 namespace hetero {
-
-/// How work sharing uses this rank's cores; one setting per process.
-struct split_config {
-  /// Cores the host part of a loop may use (one chunk each); 0: the host space's concurrency.
-  /// Several ranks on a node divide the node's cores: see `split_config_for(runtime)`.
-  int host_cores = 0;
-  /// With a GPU device, leave one core out of the host part to drive the GPU (as StarPU does).
-  bool leave_core_for_device = true;
-  /// The CPU weight of a label's first run (0.2: the seed paper's start).
-  double initial_weight = 0.2;
-};
-
-namespace detail {
-inline std::mutex g_split_config_mutex;
-inline split_config g_split_config;
-
-inline void check_weight(double w, const char* what) {
-  HETERO_EXPECTS(w >= 0.0 && w <= 1.0, what, " is ", w, "; allowed: a CPU weight in [0, 1]");
-}
-}  // namespace detail
-
-/// The process-wide work-sharing settings.
-inline split_config work_sharing_config() {
-  std::scoped_lock lock(detail::g_split_config_mutex);
-  return detail::g_split_config;
-}
-
-/// Replaces the process-wide work-sharing settings; throws `invalid_argument` for negative
-/// cores or an initial weight outside [0, 1].
-inline void set_work_sharing_config(const split_config& config) {
-  HETERO_EXPECTS(config.host_cores >= 0, "split_config::host_cores is ", config.host_cores,
-                 "; allowed: 0 (the host space's concurrency) or a positive core count");
-  detail::check_weight(config.initial_weight, "split_config::initial_weight");
-  std::scoped_lock lock(detail::g_split_config_mutex);
-  detail::g_split_config = config;
-}
-
-/// `base` with `host_cores` set to this rank's share of its node's cores (the node's cores
-/// divided among the ranks sharing it, or the launcher's binding).
-/// @code
-/// hetero::set_work_sharing_config(hetero::split_config_for(rt));
-/// @endcode
-inline split_config split_config_for(const runtime& rt, split_config base = work_sharing_config()) {
-  base.host_cores = detail::cores_per_rank(rt.local_size());
-  return base;
-}
 
 /// An index range [begin, end) to be shared between a device and a host execution space
 /// instance. In Kokkos 4 and later the instances may be any instances (e.g. CUDA streams,

@@ -20,7 +20,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
-#include "hetero/exec/split_stats.hpp"
+#include "hetero/exec/work_sharing.hpp"
 
 namespace hetero {
 

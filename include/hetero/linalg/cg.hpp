@@ -1,7 +1,7 @@
 /// @file
 /// `hetero::cg_solver`: conjugate gradients (no preconditioner) on a `distributed_csr`, in three
 /// variants that differ in their communication per iteration:
-///  - `allgather` (seed 003, Fig. 13): an allgather of the direction vector before the product,
+///  - `allgather`: an allgather of the direction vector before the product (the simplest scheme),
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
 ///  - `pipelined` (Ghysels & Vanroose): one non-blocking allreduce of two dot products per
@@ -100,7 +100,7 @@ struct cg_options {
   double tolerance = 1e-8;
   /// Iterations at most (the solve then reports `converged` false unless the tolerance was met).
   int max_iterations = 10000;
-  /// Run exactly `max_iterations` iterations whatever the residual (seed 003 timed 1000 fixed
+  /// Run exactly `max_iterations` iterations whatever the residual (benchmarks commonly time 1000 fixed
   /// iterations).
   bool fixed_iterations = false;
   /// Pipelined variant: recompute r = b - A x, w = A r, s = A p and z = A s from their

@@ -1,7 +1,7 @@
 /// @file
 /// `hetero::distributed_csr`: a sparse matrix whose rows are split in balanced blocks over the
 /// ranks of a communicator, stored in a Kokkos memory space, with the two products conjugate
-/// gradients needs: against the whole vector (gathered on every rank, seed 003's scheme) and
+/// gradients needs: against the whole vector (gathered on every rank, the simplest scheme) and
 /// against this rank's block plus the few entries of other blocks its rows read (halo).
 #ifndef HETERO_LINALG_DISTRIBUTED_CSR_HPP
 #define HETERO_LINALG_DISTRIBUTED_CSR_HPP
@@ -17,6 +17,7 @@
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
 #include "hetero/linalg/detail/csr_halo_plan.hpp"
 #include "hetero/linalg/detail/vector_kernels.hpp"
@@ -62,9 +63,6 @@ class distributed_csr {
 
   distributed_csr(const distributed_csr&) = delete;
   distributed_csr& operator=(const distributed_csr&) = delete;
-  ~distributed_csr() {
-    if (m_halo_comm != MPI_COMM_NULL && !detail::mpi_finalized()) MPI_Comm_free(&m_halo_comm);
-  }
 
   [[nodiscard]] const communicator& comm() const noexcept { return m_comm; }
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }
@@ -141,9 +139,8 @@ class distributed_csr {
                                         static_cast<std::size_t>(
                                             std::lower_bound(ghosts.begin(), ghosts.end(), c) - ghosts.begin()));
     }
-    HETERO_MPI_CHECK(MPI_Comm_dup, m_comm.mpi_comm(), &m_halo_comm);
-    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_halo_comm, MPI_ERRORS_RETURN);
-    m_halo = detail::csr_halo_plan<memory_space>(m_halo_comm, m_global_rows, m_rows, ghosts);
+    m_halo_comm = detail::owned_comm::duplicate(m_comm.mpi_comm());
+    m_halo = detail::csr_halo_plan<memory_space>(m_halo_comm.get(), m_global_rows, m_rows, ghosts);
     m_row_ptr = to_device<std::int64_t>(mine.row_ptr(), "hetero::csr row_ptr");
     m_global_cols = to_device<std::int64_t>(cols, "hetero::csr global columns");
     m_local_cols = to_device<int>(std::span<const int>(local), "hetero::csr local columns");
@@ -160,7 +157,7 @@ class distributed_csr {
   }
 
   communicator m_comm;
-  MPI_Comm m_halo_comm = MPI_COMM_NULL;  // its own, so halo messages never meet collectives
+  detail::owned_comm m_halo_comm;  // its own, so halo messages never meet collectives
   std::int64_t m_global_rows = 0;
   row_block m_rows;
   std::vector<std::int64_t> m_row_counts;

@@ -1,13 +1,14 @@
 /// @file
-/// Balanced block distribution of matrix rows over ranks: sizes differ by at most one, the first
-/// `rows % ranks` ranks hold one more. (Until the dist module's block distribution lands; see
-/// docs/comm.md for how the solver switches to it.)
+/// The rows of a distributed matrix or vector: the block distribution of the distributed
+/// arrays (`distribution::block()`) over the ranks, so that a CSR matrix and a
+/// `distributed_array` with a block axis of the same extent hold the same rows on each rank.
 #ifndef HETERO_LINALG_ROW_BLOCK_HPP
 #define HETERO_LINALG_ROW_BLOCK_HPP
 
 #include <cstdint>
 
 #include "hetero/core/error.hpp"
+#include "hetero/distarray/distribution.hpp"
 
 namespace hetero {
 
@@ -25,17 +26,12 @@ inline row_block block_rows(std::int64_t rows, int ranks, int rank) {
   HETERO_EXPECTS(rows >= 0, "block_rows: rows is ", rows, "; allowed: 0 or more");
   HETERO_EXPECTS(ranks > 0 && rank >= 0 && rank < ranks, "block_rows: rank ", rank, " of ", ranks,
                  " ranks; allowed: 0 <= rank < ranks");
-  const std::int64_t base = rows / ranks, extra = rows % ranks, r = rank;
-  const std::int64_t begin = r * base + (r < extra ? r : extra);
-  return {begin, begin + base + (r < extra ? 1 : 0)};
+  return {detail::block_begin(rows, ranks, rank), detail::block_begin(rows, ranks, rank + 1)};
 }
 
 /// The rank whose block holds `row`.
 inline int owner_of_row(std::int64_t row, std::int64_t rows, int ranks) {
-  const std::int64_t base = rows / ranks, extra = rows % ranks;
-  const std::int64_t split = extra * (base + 1);  // rows held by the larger blocks
-  if (row < split) return static_cast<int>(row / (base + 1));
-  return static_cast<int>(extra + (row - split) / base);
+  return detail::block_owner(rows, ranks, row);
 }
 
 }  // namespace hetero

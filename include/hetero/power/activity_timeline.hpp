@@ -1,8 +1,8 @@
 /// @file
 /// `hetero::power::activity_timeline`: turns one rank's wait transitions into fixed-length
 /// frames of active time and work (frequency x active time), and its phase marks into
-/// criticalities (seed 004 sec. 3.2 and 5.4). The monitor feeds it from the threads' rings; the
-/// simulator feeds it simulated transitions.
+/// criticalities. The monitor feeds it from the threads' rings; a model can feed it simulated
+/// transitions.
 #ifndef HETERO_POWER_ACTIVITY_TIMELINE_HPP
 #define HETERO_POWER_ACTIVITY_TIMELINE_HPP
 
@@ -44,7 +44,7 @@ class activity_timeline {
   activity_timeline(double frame_seconds, std::size_t frames_kept, double frequency_ghz)
       : m_frame_seconds(frame_seconds), m_frequency(frequency_ghz) {
     HETERO_EXPECTS(std::isfinite(frame_seconds) && frame_seconds > 0, "frame length is ", frame_seconds,
-                   " s; it must be positive (the seed uses 0.004 s)");
+                   " s; it must be positive (e.g. 0.004 s)");
     HETERO_EXPECTS(frames_kept >= 1, "frames kept is 0; keep at least one frame");
     HETERO_EXPECTS(frequency_ghz > 0, "frequency ", frequency_ghz, " GHz; must be positive");
     m_ring.resize(frames_kept);

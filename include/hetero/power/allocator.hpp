@@ -1,6 +1,6 @@
 /// @file
-/// Power allocation under a budget: the seed's Algorithm 1 (greedy on predicted times), the
-/// even allocation it is compared with, and the seed's groups of nodes controlled separately.
+/// Power allocation under a budget: Algorithm 1 of DVFS power shifting (greedy on predicted
+/// times), the even allocation it is compared with, and groups of nodes controlled separately.
 #ifndef HETERO_POWER_ALLOCATOR_HPP
 #define HETERO_POWER_ALLOCATOR_HPP
 
@@ -34,7 +34,7 @@ struct allocation {
   }
 };
 
-/// Algorithm 1 of seed 004: divides `budget_watts` among CPUs of identical `table` by their
+/// Algorithm 1 (greedy power shifting): divides `budget_watts` among CPUs of identical `table` by their
 /// criticalities (seconds of activity the last phase would take at f_min; any common unit
 /// works, only ratios matter).
 ///
@@ -42,17 +42,17 @@ struct allocation {
 /// the CPU on top (ties: the lower frequency, then the lower CPU number) is raised one step of
 /// the table when the total P(f) stays within the budget, and leaves the queue otherwise or at
 /// f_max. What is left is spread evenly over the CPUs' power budgets; each CPU's frequency is
-/// then the highest whose P(f) fits its budget (the seed's f_P(P), which the spread never
-/// raises). The seed's queue costs O(M N log N) for M steps and N CPUs; since every CPU shares
+/// then the highest whose P(f) fits its budget (f_P(P), which the spread never raises).
+/// A priority queue costs O(M N log N) for M steps and N CPUs; since every CPU shares
 /// the table, the same order of raises comes here from one sort and a merge of M - 1 lists,
 /// O(N log N + M N log M) (see detail/greedy.hpp).
 ///
 /// Throws `hetero::invalid_argument` for a budget below N * P(f_min) (the message states the
 /// minimum) or a negative or non-finite criticality.
 /// @code
-/// auto table = hetero::power::frequency_table::xeon_e5_2630l();
+/// hetero::power::frequency_table table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0});
 /// std::vector<double> c = {2.0, 1.0, 1.5, 1.0};
-/// auto a = hetero::power::allocate(c, table, 4 * table.power(4));  // budget of 4 CPUs at 1.6 GHz
+/// auto a = hetero::power::allocate(c, table, 4 * table.power(1));  // budget of 4 CPUs at 1.6 GHz
 /// double f0 = a.settings[0].frequency_ghz;                          // the busiest CPU's frequency
 /// @endcode
 inline allocation allocate(std::span<const double> criticality, const frequency_table& table,
@@ -67,9 +67,9 @@ inline allocation allocate(std::span<const double> criticality, const frequency_
   result.settings.resize(criticality.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const double granted = table.power(steps[i]) + share;
-    // f_P(P_out), as the seed does. The spread never lifts a CPU a step (a step that fitted
-    // would have been taken, and the leftover only shrinks as the loop runs), so this is the
-    // loop's step; the tests check that against a plain reference.
+    // f_P(P_out): the highest step within each CPU's budget. The spread never lifts a CPU a step (a step that
+    // fitted would have been taken, and the leftover only shrinks as the loop runs), so this is the loop's step;
+    // the tests check that against a plain reference.
     const std::size_t step = table.highest_step_within(granted);
     result.settings[i] = {step, table.frequency(step), granted};
   }
@@ -77,7 +77,7 @@ inline allocation allocate(std::span<const double> criticality, const frequency_
 }
 
 /// The even allocation: every CPU at the highest frequency whose N * P(f) fits the budget, the
-/// rest of the budget spread evenly (what runs without power shifting: the seed's "even").
+/// rest of the budget spread evenly (what runs without power shifting).
 inline allocation allocate_evenly(std::size_t cpus, const frequency_table& table, double budget_watts) {
   const std::size_t step = table.even_step(budget_watts, cpus);
   allocation result;
@@ -90,8 +90,8 @@ inline allocation allocate_evenly(std::size_t cpus, const frequency_table& table
 
 /// Algorithm 1 in groups of `group_size` consecutive CPUs (the last group may be smaller), each
 /// group controlled on its own with the budget share of its CPUs, budget * n_g / N, and no
-/// power shifted between groups: the seed's "dynamic8" (groups of 8 nodes), which spreads the
-/// leader's work. `group_size` 0 means one group of all CPUs.
+/// power shifted between groups (e.g. groups of 8 nodes), which spreads the leaders' work. `group_size` 0 means
+/// one group of all CPUs.
 inline allocation allocate_in_groups(std::span<const double> criticality, const frequency_table& table,
                                      double budget_watts, std::size_t group_size) {
   const std::size_t n = criticality.size();

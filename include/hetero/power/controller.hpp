@@ -1,5 +1,5 @@
 /// @file
-/// `hetero::power::controller`: the control loop of seed 004 sec. 5. Every phase each group's
+/// `hetero::power::controller`: the power-shifting control loop. Every phase each group's
 /// leader gathers its ranks' criticalities, runs Algorithm 1 and sends each rank its setting,
 /// which the rank's actuator applies; all of it on a helper thread, with non-blocking
 /// collectives polled once per frame, off the application's critical path.
@@ -21,7 +21,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
-#include "hetero/power/actuator.hpp"
+#include "hetero/power/actuators/actuator.hpp"
 #include "hetero/power/allocator.hpp"
 #include "hetero/power/detail/control_channel.hpp"
 #include "hetero/power/monitor.hpp"
@@ -46,10 +46,10 @@ enum class phase_source {
 struct controller_options {
   double budget_watts = 0.0;      ///< for all ranks of the communicator together; >= N * P(f_min)
   policy mode = policy::dynamic;  ///< dynamic shifting, or the even setting ("policy off")
-  int group_size = 0;             ///< ranks controlled together (seed 004: 8 nodes); 0: all in one group
+  int group_size = 0;  ///< ranks controlled together (e.g. 8, to spread the leaders' work); 0: all in one group
   phase_source phases = phase_source::automatic;  ///< marks, detection, or marks when all ranks make them
-  /// Frames run at the even setting while the phase length is learnt (seed: a test run of a few
-  /// seconds; here online, 1 s at 4 ms frames). The longest detectable period is half of it.
+  /// Frames run at the even setting while the phase length is learnt online (250: 1 s at 4 ms
+  /// frames). The longest detectable period is half of it.
   std::size_t learning_frames = 250;
   phase_detection_options detection = {};  ///< how the period is picked (min_frames: shortest phase)
   std::size_t fallback_phase_frames = 25;  ///< the phase length when no period is found
@@ -76,8 +76,8 @@ struct controller_status {
 /// @code
 /// hetero::power::monitor m;
 /// m.install();
-/// hetero::power::emulated_actuator cpu(hetero::power::frequency_table::xeon_e5_2630l());
-/// hetero::power::controller control(MPI_COMM_WORLD, m, cpu, {.budget_watts = 2 * 82.0});
+/// hetero::power::emulated_actuator cpu(hetero::power::frequency_table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0}));
+/// hetero::power::controller control(MPI_COMM_WORLD, m, cpu, {.budget_watts = 2 * 83.0});
 /// run_time_steps();  // hetero::mark_phase() once per step, optionally
 /// control.stop();
 /// @endcode
@@ -107,7 +107,7 @@ class controller {
     }
     m_channel = std::make_unique<detail::control_channel>(comm, m_options.group_size);
     m_group_budget = m_options.budget_watts * m_channel->size() / ranks;
-    // Every rank starts at the even setting, as in the seed's phase-estimation run, and counts
+    // Every rank starts at the even setting (the phase length is learnt there) and counts
     // frames from a moment the group agrees on.
     m_channel->synchronise();
     m_origin = std::chrono::steady_clock::now();

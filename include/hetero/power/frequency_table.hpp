@@ -1,6 +1,9 @@
 /// @file
 /// `hetero::power::frequency_table`: the frequencies a CPU (or GPU) can run at and the power
-/// P(f) it draws at each, measured at full activity (the seed's calibration, seed 004 sec. 4.3).
+/// P(f) it draws at each, fully active. Give the table as two lists, as an evenly spaced range
+/// with a power model, or read the frequencies a CPU offers from cpufreq
+/// (`cpufreq_frequency_table` in `hetero/power/actuators/cpufreq.hpp`); P(f) comes from the
+/// hardware's datasheet or from a calibration run (each step at full load, power measured).
 #ifndef HETERO_POWER_FREQUENCY_TABLE_HPP
 #define HETERO_POWER_FREQUENCY_TABLE_HPP
 
@@ -67,18 +70,6 @@ class frequency_table {
       p.push_back(power_of(f.back()));
     }
     return frequency_table(std::move(f), std::move(p));
-  }
-
-  /// The seed's node (Intel Xeon E5-2630L: 1.2 to 2.0 GHz in 0.1 GHz steps, seed 004 table 4)
-  /// with a modelled node power: 55 W that do not scale, plus 40 W of CPU dynamic power at
-  /// 2.0 GHz scaling as f * V(f)^2 with V from 0.90 V (1.2 GHz) to 1.05 V (2.0 GHz). The seed
-  /// measured P(f) but did not publish it; this model has the usual shape (static power
-  /// dominates, convex dynamic part).
-  static frequency_table xeon_e5_2630l() {
-    return evenly_spaced(1.2, 2.0, 0.1, [](double f) {
-      const double volts = 0.90 + (f - 1.2) * (1.05 - 0.90) / (2.0 - 1.2);
-      return 55.0 + 40.0 * (f / 2.0) * (volts / 1.05) * (volts / 1.05);
-    });
   }
 
   /// Number of steps.

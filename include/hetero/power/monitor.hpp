@@ -44,7 +44,7 @@ struct monitor_options {
 /// time, e.g. the controller's helper thread, every frame) merges the rings into frames of
 /// active time and work (frequency x active, the seed's "task amount"), and phase marks.
 ///
-/// Install it as hetero's observer so that hetero's blocking calls report to it; mark waits by
+/// Install it as one of hetero's observers so that hetero's blocking calls report to it; mark waits by
 /// hand with `hetero::wait_scope(hetero::wait_kind::user, "label")` and phases with
 /// `hetero::mark_phase()`. Keep the monitor alive while any thread may still be inside a wait
 /// scope that began while it was installed.
@@ -73,20 +73,24 @@ class monitor final : public observer {
   monitor(const monitor&) = delete;
   monitor& operator=(const monitor&) = delete;
 
-  /// Makes this monitor hetero's observer (`hetero::set_observer`); the previous observer is put
-  /// back by `uninstall()`.
-  void install() {
-    observer* previous = set_observer(this);
-    if (previous != this) m_previous = previous;
-  }
-  /// Puts back the observer that was installed before, if this one is still installed.
+  /// Registers this monitor as one of hetero's observers (`hetero::add_observer`, not owned):
+  /// other observers (a tracer, another monitor) keep listening beside it. Installing twice
+  /// has no effect.
+  void install() { add_observer(static_cast<observer&>(*this)); }
+  /// Unregisters this monitor, if it is registered.
   void uninstall() noexcept {
-    if (current_observer() != this) return;
-    set_observer(m_previous);
-    m_previous = nullptr;
+    try {
+      remove_observer(*this);
+    } catch (...) {  // only a failed lock, which leaves it registered: nothing better to do here
+    }
   }
-  /// Whether this monitor is hetero's observer now.
-  [[nodiscard]] bool installed() const noexcept { return current_observer() == this; }
+  /// Whether this monitor is registered now.
+  [[nodiscard]] bool installed() const { return has_observer(*this); }
+
+  /// Waits and phases only: loops are not this monitor's business.
+  [[nodiscard]] observer_events events() const noexcept override {
+    return observer_events::waits | observer_events::phases;
+  }
 
   /// The calling thread starts waiting (nested waits count once).
   void wait_begin(wait_kind kind, std::string_view) noexcept override {
@@ -197,7 +201,6 @@ class monitor final : public observer {
  private:
   monitor_options m_options;
   std::shared_ptr<detail::thread_slots> m_shared;
-  observer* m_previous = nullptr;
   mutable std::mutex m_reader_mutex;
   activity_timeline m_timeline;
   std::mutex m_frequency_mutex;

@@ -9,13 +9,18 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "hetero/core/error.hpp"
-#include "hetero/exec/split_stats.hpp"
-#include "hetero/power/actuator.hpp"
+#include "hetero/core/observer.hpp"
+#include "hetero/power/actuators/actuator.hpp"
 #include "hetero/power/detail/greedy.hpp"
 #include "hetero/power/frequency_table.hpp"
 
@@ -29,8 +34,65 @@ struct device_host_times {
   double cpu_seconds = 0.0;  ///< time the CPU's part took
 };
 
-/// The device and host times of the last run of the work-sharing loop `label` (the exec
-/// module's `hetero::gpu_seconds(label)` and `hetero::cpu_seconds(label)`), ready for
+/// Keeps the device and host times of the last run of every work-sharing loop label, as the
+/// exec module reports them through hetero's observer hook (`observer::split_loop_end`); the
+/// power module never reads the exec module itself. Register one with `hetero::add_observer`,
+/// or use `measured_times(label)`, which reads the one registered for the whole process. Labels
+/// of all `work_sharing` handles land here; the last run of a label wins.
+class loop_times final : public observer {
+ public:
+  /// Records the times of one run of `event.label`.
+  void split_loop_end(const split_loop_event& event) noexcept override {
+    try {
+      std::scoped_lock lock(m_mutex);
+      auto it = m_times.find(event.label);
+      if (it == m_times.end()) it = m_times.emplace(std::string(event.label), device_host_times{}).first;
+      it->second = {.gpu_seconds = event.device_seconds, .cpu_seconds = event.host_seconds};
+    } catch (...) {  // out of memory for a new label: that label stays unknown
+    }
+  }
+  /// Loop events only.
+  [[nodiscard]] observer_events events() const noexcept override { return observer_events::loops; }
+
+  /// The times of the last run of `label`; throws `hetero::invalid_argument` when no loop of that
+  /// label has run since this recorder was registered.
+  [[nodiscard]] device_host_times of(std::string_view label) const {
+    std::scoped_lock lock(m_mutex);
+    if (auto it = m_times.find(label); it != m_times.end()) return it->second;
+    hetero::detail::raise<invalid_argument>("no split loop labelled '", label,
+                                            "' has run in this process (the power module saw no such loop)");
+  }
+
+  /// True when a loop labelled `label` has run.
+  [[nodiscard]] bool contains(std::string_view label) const {
+    std::scoped_lock lock(m_mutex);
+    return m_times.find(label) != m_times.end();
+  }
+
+ private:
+  struct label_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  mutable std::mutex m_mutex;
+  std::unordered_map<std::string, device_host_times, label_hash, std::equal_to<>> m_times;
+};
+
+namespace detail {
+/// The process's `loop_times`, registered before `main` so that it sees every loop.
+inline const std::shared_ptr<loop_times>& process_loop_times() {
+  static const std::shared_ptr<loop_times> recorder = [] {
+    auto made = std::make_shared<loop_times>();
+    add_observer(made);
+    return made;
+  }();
+  return recorder;
+}
+inline const bool g_loop_times_registered = process_loop_times() != nullptr;
+}  // namespace detail
+
+/// The device and host times of the last run of the work-sharing loop `label` (what the exec
+/// module's `hetero::gpu_seconds(label)` and `hetero::cpu_seconds(label)` return), ready for
 /// `node_power_shifter::apply`. Throws `hetero::invalid_argument` when no loop of that label has
 /// run in this process.
 /// @code
@@ -38,7 +100,7 @@ struct device_host_times {
 /// shifter.apply(hetero::power::measured_times("forces"), 400.0, gpu_actuator, cpu_actuator);
 /// @endcode
 [[nodiscard]] inline device_host_times measured_times(std::string_view label) {
-  return {.gpu_seconds = hetero::gpu_seconds(label), .cpu_seconds = hetero::cpu_seconds(label)};
+  return detail::process_loop_times()->of(label);
 }
 
 /// How a node's budget is split.

@@ -1,7 +1,6 @@
 /// @file
-/// Phase-length detection from the autocorrelation of a rank's active-time series (seed 004,
-/// sec. 5.3): the period of the application's main loop, in frames. The seed picked the peak by
-/// eye from an offline test run; here it is picked online, by rule.
+/// Phase-length detection from the autocorrelation of a rank's active-time series: the period
+/// of the application's main loop, in frames, picked online by rule (no offline test run).
 #ifndef HETERO_POWER_PHASE_DETECTION_HPP
 #define HETERO_POWER_PHASE_DETECTION_HPP
 
@@ -19,8 +18,8 @@ namespace hetero::power {
 /// How the period is picked from the autocorrelation.
 struct phase_detection_options {
   /// The shortest phase to control, in frames: a shorter period is replaced by its smallest
-  /// multiple of at least this length (seed 004 chose 24 frames, twice its 12-frame period, so
-  /// that control traffic stays negligible).
+  /// multiple of at least this length, so that control traffic stays negligible (a loop of 12
+  /// frames with `min_frames = 24` is controlled every 2 iterations).
   std::size_t min_frames = 8;
   /// The longest lag examined; 0: half the series.
   std::size_t max_lag = 0;

@@ -1,8 +1,7 @@
 /// @file
 /// Optional PMPI interception for applications that call MPI directly: wrappers of MPI's
 /// blocking point-to-point calls, its wait/test family, its collectives and its one-sided
-/// synchronisation, each reporting its time as a wait to hetero's observer (the power monitor,
-/// seed 004 sec. 5.4.1: "the communication functions are hooked").
+/// synchronisation, each reporting its time as a wait to hetero's observer (the power monitor).
 ///
 /// The wrappers are function definitions, so they must be compiled in exactly one translation
 /// unit of the program: define `HETERO_POWER_PMPI_DEFINE` before including this header there.

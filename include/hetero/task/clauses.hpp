@@ -1,5 +1,5 @@
 /// @file
-/// The clauses of a tasklet, as in the seed's `#pragma xmp tasklet in(...) out(...:ranks) on
+/// The clauses of a tasklet, as in XcalableMP's `#pragma xmp tasklet in(...) out(...:ranks) on
 /// ranks`: `hetero::in`, `hetero::out` (with `.to(ranks)` for remote notification),
 /// `hetero::inout`, `hetero::on` and `hetero::device`.
 #ifndef HETERO_TASK_CLAUSES_HPP
@@ -33,7 +33,7 @@ class access_clause {
   explicit access_clause(storage events) : m_events(std::move(events)) {}
 
   /// out only: when the task finishes, `ranks` (except the running rank) are notified over MPI,
-  /// and their tasks with the event in `in(...)` may start (the seed's `out(EA:[ranks])`). The
+  /// and their tasks with the event in `in(...)` may start (XcalableMP's `out(EA:[ranks])`). The
   /// events must be remote-capable (`remote_events`).
   [[nodiscard]] access_clause to(rank_set ranks) const& requires(Mode == detail::event_access::write) {
     access_clause c = *this;
@@ -92,16 +92,16 @@ template <class... Args>
   return out(args...);
 }
 
-/// The ranks that run the task (the seed's `on`); without it, every rank runs it.
+/// The ranks that run the task (XcalableMP's `on`); without it, every rank runs it.
 struct on_clause {
   rank_set ranks;
 };
 /// The task runs on the ranks of `ranks` (a rank, a list, `hetero::owners(...)`, ...).
 [[nodiscard]] inline on_clause on(rank_set ranks) { return {std::move(ranks)}; }
 
-/// The task is a device task (seed 002): it goes to the device queue and its body is called
-/// with the device execution space instance. `pinned` picks one of the graph's devices (its
-/// data stays there); -1 lets any idle device run it.
+/// The task is a device task (the macro-task scheduling of StarPU-like runtimes): it goes to
+/// the device queue and its body is called with the device execution space instance. `pinned`
+/// picks one of the graph's devices (its data stays there); -1 lets any idle device run it.
 struct device_clause {
   int pinned = -1;
 };

@@ -1,8 +1,8 @@
 /// @file
 /// Operations that complete outside a task graph and that tasks can depend on: anything with a
-/// non-blocking `test()` (an MPI request, a non-blocking collective's handle of the comm
-/// module, an asynchronous section move of the dist module), adopted with
-/// `task_graph::adopt(out(e), operation)`.
+/// non-blocking `test()` (an MPI request, a non-blocking collective's `collective_request` of
+/// the comm module, an asynchronous reflect's `reflect_handle` of the distarray module), adopted
+/// with `task_graph::adopt(out(e), operation)`.
 #ifndef HETERO_TASK_COMPLETION_SOURCE_HPP
 #define HETERO_TASK_COMPLETION_SOURCE_HPP
 

@@ -1,6 +1,6 @@
 /// @file
-/// `hetero::event` and `hetero::event_array`: the dependency tokens of a task graph (the
-/// seed's `xmp_event_t`). Events are created by a graph (`graph.event("EB")`,
+/// `hetero::event` and `hetero::event_array`: the dependency tokens of a task graph (XcalableMP's
+/// `xmp_event_t`). Events are created by a graph (`graph.event("EB")`,
 /// `graph.events("EC", nt)`, collectively `graph.remote_events("EA", nt, nt)`) and live as long
 /// as it; these handles are cheap to copy.
 #ifndef HETERO_TASK_EVENT_HPP
@@ -39,7 +39,7 @@ class event {
   detail::event_state* m_state = nullptr;
 };
 
-/// Events in an array of `Rank` dimensions (one per tile, as the seed's `EA[nt][nt]`),
+/// Events in an array of `Rank` dimensions (one per tile, as XcalableMP's `EA[nt][nt]`),
 /// indexed with `operator()`; out-of-range indices throw `hetero::invalid_argument`.
 /// @code
 /// auto EA = graph.remote_events("EA", nt, nt);

@@ -1,6 +1,6 @@
 /// @file
 /// `hetero::rank_set`: the ranks a tasklet runs on (`on`) or notifies (`out(...).to`), and
-/// `hetero::owners`, the ranks owning a range of a distributed index space (the seed's
+/// `hetero::owners`, the ranks owning a range of a distributed index space (XcalableMP's
 /// `on T(k+1:)`).
 #ifndef HETERO_TASK_RANK_SET_HPP
 #define HETERO_TASK_RANK_SET_HPP
@@ -123,7 +123,7 @@ concept rank_owner = std::invocable<const Owner&, std::int64_t> || requires(cons
   { o.owner_of(i) } -> std::convertible_to<int>;
 };
 
-/// The ranks owning at least one index of [first, last) under `owner` (the seed's
+/// The ranks owning at least one index of [first, last) under `owner` (XcalableMP's
 /// `T(k+1:)`): e.g. the ranks holding tile columns k+1 ... nt-1 of a cyclic distribution.
 /// @code
 /// auto cyclic = [p](std::int64_t i) { return static_cast<int>(i % p); };

@@ -1,6 +1,7 @@
 /// @file
-/// `hetero::task_graph`: event-based tasklet graphs across MPI ranks (seed 001, XcalableMP
-/// tasklets) with CPU and device ready queues (seed 002).
+/// `hetero::task_graph`: event-based tasklet graphs across MPI ranks (XcalableMP's
+/// tasklets) with CPU ready queues and device queues (the macro-task scheduling of StarPU-like
+/// runtimes).
 ///
 /// Every rank declares the same tasks in the same order (SPMD); a task runs on the ranks of
 /// its `on` clause. Within a rank, `in`/`out` follow OpenMP `depend` semantics in program
@@ -85,7 +86,7 @@ class task_graph {
   [[nodiscard]] event_array<sizeof...(Extents)> events(std::string name, Extents... extents) {
     return make_array(std::move(name), false, extents...);
   }
-  /// An array of remote-capable events (the seed's `xmp_event_t EA[nt][nt]:[*]`): writes may
+  /// An array of remote-capable events (XcalableMP's `xmp_event_t EA[nt][nt]:[*]`): writes may
   /// notify other ranks with `out(...).to(...)`. Collective: every rank declares the same
   /// arrays in the same order (checked; a mismatch throws `invalid_argument` on every rank).
   template <std::integral... Extents>
@@ -135,9 +136,15 @@ class task_graph {
     });
   }
 
-  /// Declares, in program order on this rank, that `operation` (an MPI request, a comm
-  /// handle, ...) writes the event of `written`: tasks declared later with it in `in(...)`
-  /// start once `operation.test()` returned true. Polled by idle workers; local to this rank.
+  /// Declares, in program order on this rank, that `operation` (a `hetero::mpi_request`, a
+  /// `hetero::collective_request` of a non-blocking collective, a `hetero::reflect_handle` of
+  /// `hetero::reflect_async`, ...) writes the event of `written`: tasks declared later with it in
+  /// `in(...)` start once `operation.test()` returned true. Polled by idle workers; local to this
+  /// rank.
+  /// @code
+  /// graph.adopt(hetero::out(halo), hetero::reflect_async(u), "reflect");
+  /// graph.spawn(hetero::in(halo), [&] { stencil(u); });
+  /// @endcode
   template <completion_source Operation>
   void adopt(const access_clause<detail::event_access::write, 1>& written, Operation operation,
              std::string_view label = "adopted operation") {
@@ -148,7 +155,7 @@ class task_graph {
                     [&](detail::node& n) { detail::set_source(n, std::move(operation)); });
   }
 
-  /// Runs tasks until every task of every rank finished (the seed's `taskletwait`;
+  /// Runs tasks until every task of every rank finished (XcalableMP's `taskletwait`;
   /// collective). Rethrows the first exception a task of this rank threw (the tasks not
   /// started when it was thrown are skipped, on every rank); raises `hetero::error` on the
   /// other ranks, and `hetero::deadlock_error` on every rank after

@@ -20,20 +20,15 @@
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/detail/scratch.hpp"
 #include "hetero/comm/detail/shm_channel.hpp"
-#include "hetero/comm/detail/waiting.hpp"
 #include "hetero/comm/options.hpp"
 #include "hetero/comm/tuning.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/staging.hpp"
+#include "hetero/core/mpi/wait.hpp"
 
 namespace hetero::detail {
-
-/// Where a collective's algorithm finds a buffer's data.
-enum class buffer_route {
-  host,    ///< host memory, used in place
-  staged,  ///< copied through host staging buffers
-  direct   ///< pointers handed to MPI as they are (device memory with a GPU-aware MPI)
-};
 
 class comm_state {
  public:
@@ -48,36 +43,24 @@ class comm_state {
                    options.staging_chunk_bytes, "; allowed: 64 or more");
     HETERO_EXPECTS(options.wait_timeout_seconds >= 0, "communicator_options::wait_timeout_seconds is ",
                    options.wait_timeout_seconds, "; allowed: 0 (never) or a positive number of seconds");
-    HETERO_MPI_CHECK(MPI_Comm_dup, base, &m_comm);
-    try {
-      HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_comm, MPI_ERRORS_RETURN);
-      HETERO_MPI_CHECK(MPI_Comm_rank, m_comm, &m_rank);
-      HETERO_MPI_CHECK(MPI_Comm_size, m_comm, &m_size);
-      HETERO_MPI_CHECK(MPI_Comm_split_type, m_comm, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &m_node_comm);
-      HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_node_comm, MPI_ERRORS_RETURN);
-      HETERO_MPI_CHECK(MPI_Comm_size, m_node_comm, &m_node_size);
-      int node_rank = 0, leader = 0;
-      HETERO_MPI_CHECK(MPI_Comm_rank, m_node_comm, &node_rank);
-      leader = node_rank == 0 ? 1 : 0;
-      HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
-      const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-      m_policy.oversubscribed = m_node_size > cores;
-      m_policy.timeout_seconds = options.wait_timeout_seconds;
-      if (options.shared_memory && m_node_size == m_size)
-        m_shm = std::make_unique<shm_channel>(m_node_comm, options.shm_slot_bytes, m_policy);
-      load_tuning();
-      m_gpu_aware = {mpi_gpu_support(gpu_kind::cuda) == gpu_support::yes,
-                     mpi_gpu_support(gpu_kind::hip) == gpu_support::yes,
-                     mpi_gpu_support(gpu_kind::level_zero) == gpu_support::yes};
-    } catch (...) {
-      release();
-      throw;
-    }
+    m_comm_owner = owned_comm::duplicate(base);
+    m_comm = m_comm_owner.get();
+    m_rank = m_comm_owner.rank();
+    m_size = m_comm_owner.size();
+    m_node_comm = owned_comm::split_shared(m_comm);
+    m_node_size = m_node_comm.size();
+    int leader = m_node_comm.rank() == 0 ? 1 : 0;
+    HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    m_policy = {m_node_size > cores, options.wait_timeout_seconds};
+    if (options.shared_memory && m_node_size == m_size)
+      m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
+    load_tuning();
   }
 
   comm_state(const comm_state&) = delete;
   comm_state& operator=(const comm_state&) = delete;
-  ~comm_state() { release(); }
+  ~comm_state() = default;
 
   [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
   [[nodiscard]] int rank() const noexcept { return m_rank; }
@@ -102,36 +85,11 @@ class comm_state {
   std::vector<std::size_t>& size_list(int i) { return m_size_lists[static_cast<std::size_t>(i)]; }
   std::vector<int>& int_list(int i) { return m_int_lists[static_cast<std::size_t>(i)]; }
 
-  /// Whether MPI takes pointers to `MemorySpace` (asked of MPI at construction).
-  template <class MemorySpace>
-  [[nodiscard]] bool gpu_aware() const {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
-      return true;
-    } else {
-      const std::string_view backend = MemorySpace::execution_space::name();
-      if (backend == "Cuda") return m_gpu_aware[0];
-      if (backend == "HIP") return m_gpu_aware[1];
-      if (backend == "SYCL") return m_gpu_aware[2];
-      return false;
-    }
-  }
-
   /// The route for a buffer in `MemorySpace` (the same on every rank for host buffers; device
   /// buffers fall back to staging wherever the chosen algorithm needs the host).
   template <class MemorySpace>
   [[nodiscard]] buffer_route route(std::string_view what) const {
-    constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
-    switch (m_options.device_path) {
-      case device_buffer_path::staged: return buffer_route::staged;
-      case device_buffer_path::direct:
-        if (!gpu_aware<MemorySpace>())
-          raise<backend_error>(what, ": device_buffer_path::direct was asked for, but this MPI does not take ",
-                               MemorySpace::name(), " pointers (not GPU-aware); use automatic or staged");
-        return buffer_route::direct;
-      case device_buffer_path::automatic: break;
-    }
-    if constexpr (host) return buffer_route::host;
-    return gpu_aware<MemorySpace>() ? buffer_route::direct : buffer_route::staged;
+    return route_of<MemorySpace>(m_options.device_path, what);
   }
 
  private:
@@ -177,16 +135,10 @@ class comm_state {
     }
   }
 
-  void release() noexcept {
-    m_shm.reset();
-    if (mpi_finalized()) return;
-    if (m_node_comm != MPI_COMM_NULL) MPI_Comm_free(&m_node_comm);
-    if (m_comm != MPI_COMM_NULL) MPI_Comm_free(&m_comm);
-  }
-
   communicator_options m_options;
-  MPI_Comm m_comm = MPI_COMM_NULL;
-  MPI_Comm m_node_comm = MPI_COMM_NULL;
+  owned_comm m_comm_owner;
+  MPI_Comm m_comm = MPI_COMM_NULL;  // m_comm_owner's
+  owned_comm m_node_comm;
   int m_rank = 0;
   int m_size = 1;
   int m_node_size = 1;
@@ -195,7 +147,6 @@ class comm_state {
   std::unique_ptr<shm_channel> m_shm;
   comm_tuning m_tuning;
   std::string m_tuning_source;
-  std::array<bool, 3> m_gpu_aware{};
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;
   space_scratch m_space_scratch;

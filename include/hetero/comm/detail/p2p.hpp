@@ -1,6 +1,6 @@
 /// @file
 /// The point-to-point steps of the module's own algorithms: a batch of sends and receives
-/// posted together and completed together (waited politely, see waiting.hpp), with received
+/// posted together and completed together (waited politely, see core/mpi/wait.hpp), with received
 /// sizes checked so that ranks passing different counts get an error naming the collective.
 #ifndef HETERO_COMM_DETAIL_P2P_HPP
 #define HETERO_COMM_DETAIL_P2P_HPP
@@ -14,10 +14,10 @@
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/detail/comm_state.hpp"
-#include "hetero/comm/detail/mpi_type.hpp"
-#include "hetero/comm/detail/waiting.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/datatype.hpp"
+#include "hetero/core/mpi/wait.hpp"
 
 namespace hetero::detail {
 

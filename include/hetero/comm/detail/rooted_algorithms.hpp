@@ -1,7 +1,7 @@
 /// @file
 /// hetero's own rooted algorithms over point-to-point messages, for any rank count and root:
-/// binomial-tree broadcast (ceil(log2 p) steps, seed 003 Table 5), linear and binomial-tree
-/// scatter and gather, linear scatterv/gatherv, and reduce as a binomial tree or as the seed's
+/// binomial-tree broadcast (ceil(log2 p) steps), linear and binomial-tree scatter and gather,
+/// linear scatterv/gatherv, and reduce as a binomial tree or as
 /// "gather to the root, then reduce" with the combine on the host or in one Kokkos kernel.
 /// `Ops` (local_ops.hpp) says where data lives and how it is combined.
 #ifndef HETERO_COMM_DETAIL_ROOTED_ALGORITHMS_HPP
@@ -213,7 +213,7 @@ void linear_reduce_contribute(comm_state& st, const T* send, std::size_t n, int 
   batch.wait();
 }
 
-/// Reduce as in seed 003: every rank sends its vector to the root, which folds all p vectors in
+/// Reduce by gathering: every rank sends its vector to the root, which folds all p vectors in
 /// rank order in one pass (`Ops` = host loops, or one Kokkos kernel for the device-side path).
 template <class T, class Ops, class R>
 void linear_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction, int root) {

@@ -29,9 +29,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hetero/comm/detail/waiting.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
 
 namespace hetero::detail {

@@ -1,7 +1,7 @@
 /// @file
 /// hetero's own all-to-all algorithms over point-to-point messages: allgather by recursive
-/// doubling (seed 003 Fig. 10a; power-of-two rank counts), ring and Bruck (any count);
-/// allgatherv on a ring; allreduce by dissemination (seed 003 Fig. 10b), order-preserving
+/// doubling (power-of-two rank counts), ring and Bruck (any count); allgatherv on a ring;
+/// allreduce by dissemination, order-preserving
 /// recursive doubling, recursive halving + doubling (Rabenseifner) and ring; a dissemination
 /// barrier. Rank counts that are not powers of two fold the first 2r ranks in pairs first.
 #ifndef HETERO_COMM_DETAIL_SYMMETRIC_ALGORITHMS_HPP

@@ -1,7 +1,7 @@
 /// @file
 /// The persistent helper thread that runs one side of a split loop while the calling thread
-/// runs the other. Started once, on first use; a hand-over costs two atomic notifications, no
-/// thread creation and no allocation.
+/// runs the other. Each `work_sharing` handle starts one, on its first split run; a hand-over
+/// costs two atomic notifications, no thread creation and no allocation.
 #ifndef HETERO_EXEC_DETAIL_HELPER_THREAD_HPP
 #define HETERO_EXEC_DETAIL_HELPER_THREAD_HPP
 
@@ -13,17 +13,21 @@
 
 namespace hetero::detail {
 
+/// Serialises split runs of all threads and handles: Kokkos 3 has one instance of each
+/// execution space, which two split runs at once would share.
+inline std::mutex& split_run_mutex() noexcept {
+  static std::mutex mutex;
+  return mutex;
+}
+
 /// One job at a time: `post` hands it over, `wait` returns when it has finished (with the
-/// exception it threw, if any). `lock()` reserves the thread for one split run.
+/// exception it threw, if any). Callers hold `split_run_mutex()` from `post` to `wait`.
 class helper_thread {
  public:
   using job_function = void (*)(void*);
 
-  /// The process's helper thread, started on first use and joined at exit.
-  static helper_thread& instance() {
-    static helper_thread helper;
-    return helper;
-  }
+  /// Starts the thread; the destructor joins it.
+  helper_thread() : m_thread([this] { loop(); }) {}
 
   helper_thread(const helper_thread&) = delete;
   helper_thread& operator=(const helper_thread&) = delete;
@@ -34,10 +38,6 @@ class helper_thread {
     m_posted.notify_all();
     if (m_thread.joinable()) m_thread.join();
   }
-
-  /// Serialises split runs of different user threads (one helper, and Kokkos 3 has one
-  /// instance of each space).
-  std::mutex& run_mutex() noexcept { return m_run_mutex; }
 
   /// Runs `job(context)` on the helper thread; `context` must live until `wait` returns.
   void post(job_function job, void* context) noexcept {
@@ -61,8 +61,6 @@ class helper_thread {
   [[nodiscard]] bool is_current_thread() const noexcept { return std::this_thread::get_id() == m_thread.get_id(); }
 
  private:
-  helper_thread() : m_thread([this] { loop(); }) {}
-
   void loop() {
     std::uint32_t seen = 0;
     for (;;) {
@@ -89,7 +87,6 @@ class helper_thread {
   job_function m_job = nullptr;
   void* m_context = nullptr;
   std::exception_ptr m_error;
-  std::mutex m_run_mutex;
   std::thread m_thread;  // last: starts after every other member is ready
 };
 

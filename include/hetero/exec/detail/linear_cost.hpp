@@ -23,7 +23,7 @@ inline double median_of(std::vector<double>& values) {
 ///
 /// The fit is Theil-Sen: the slope is the median of the slopes between pairs of runs whose item
 /// counts differ by at least `min_spread`, the fixed part the median of t - slope * n. Medians
-/// make one preempted run (2x slower on this kind of machine) move nothing once there are a few
+/// make one preempted run (easily 2x slower on a shared node) move nothing once there are a few
 /// runs; a slope <= 0 (time falling as items grow) is not believed. While all runs have
 /// about the same n (a converged weight) the slope cannot be separated from the fixed part: the
 /// last fixed part is kept and only the slope follows the runs.

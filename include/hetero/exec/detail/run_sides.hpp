@@ -54,15 +54,16 @@ struct helper_job {
   }
 };
 
-/// Runs `device_part()` and `host_part()` concurrently when both have work (otherwise the one
+/// Runs `device_part()` and `host_part()` concurrently (one of them on `*helper`, which must
+/// not be null then) when both have work (otherwise the one
 /// with work on this thread). A space that Kokkos 3 drives only from its master thread (OpenMP,
 /// Threads) keeps the calling thread; the other side goes to the helper thread. With
 /// `device_threads` > 0 the device part's kernels are held to that many threads while the host
 /// part runs (`run_with_threads`). Returns after both finished; then rethrows the host part's
 /// exception, else the device part's.
 template <class Device, class Host, class DevicePart, class HostPart>
-side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart& host_part, bool device_runs,
-                       bool host_runs, int device_threads = 0) {
+side_seconds run_sides(helper_thread* helper, std::string_view label, DevicePart& device_part, HostPart& host_part,
+                       bool device_runs, bool host_runs, int device_threads = 0) {
   side_seconds seconds;
   if (!device_runs || !host_runs) {
     stopwatch watch;
@@ -75,8 +76,7 @@ side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart
     raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
                          "'; split loops do not nest (both would need the helper thread): run the inner loop "
                          "with a plain Kokkos::parallel_for on the part's execution space");
-  auto& helper = helper_thread::instance();
-  std::scoped_lock lock(helper.run_mutex());
+  std::scoped_lock lock(split_run_mutex());
   constexpr bool device_on_caller = runs_on_master_thread<Device>;
   std::exception_ptr device_error, host_error;
   auto run_here = [&](auto& part, double& spent, std::exception_ptr& error) {
@@ -91,16 +91,16 @@ side_seconds run_sides(std::string_view label, DevicePart& device_part, HostPart
   };
   if constexpr (device_on_caller) {
     helper_job<HostPart> job{&host_part, label};
-    helper.post(&helper_job<HostPart>::run, &job);
+    helper->post(&helper_job<HostPart>::run, &job);
     auto device_here = [&] { run_here(device_part, seconds.device, device_error); };
     run_with_threads<Device>(device_threads, device_here);
-    host_error = helper.wait();
+    host_error = helper->wait();
     seconds.host = job.seconds;
   } else {
     helper_job<DevicePart> job{&device_part, label};
-    helper.post(&helper_job<DevicePart>::run, &job);
+    helper->post(&helper_job<DevicePart>::run, &job);
     run_here(host_part, seconds.host, host_error);
-    device_error = helper.wait();
+    device_error = helper->wait();
     seconds.device = job.seconds;
   }
   if (host_error) std::rethrow_exception(host_error);

@@ -11,26 +11,28 @@
 #include <mutex>
 #include <string_view>
 
+#include "hetero/core/observer.hpp"
 #include "hetero/core/timer.hpp"
 #include "hetero/exec/access.hpp"
 #include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/run_sides.hpp"
 #include "hetero/exec/split_policy.hpp"
-#include "hetero/exec/split_stats.hpp"
+#include "hetero/exec/work_sharing.hpp"
 
 namespace hetero::detail {
 
-/// Runs `run_device(plan, state)` and `run_host(plan, state)` as one split run of `label`.
-/// Each part must fence its space before returning (its time ends there).
+/// Runs `run_device(plan, state)` and `run_host(plan, state)` as one split run of `label` in
+/// `sharing`, and tells the observers what it measured. Each part must fence its space before
+/// returning (its time ends there).
 template <class Policy, class... A, class RunDevice, class RunHost>
-void split_run(std::string_view label, const Policy& policy, const access_list<A...>& access,
-               const RunDevice& run_device, const RunHost& run_host) {
+void split_run(const work_sharing& sharing, std::string_view label, const Policy& policy,
+               const access_list<A...>& access, const RunDevice& run_device, const RunHost& run_host) {
   using device_space = typename Policy::device_space;
   using host_space = typename Policy::host_space;
   constexpr bool single = is_single_space<device_space, host_space>;
   stopwatch step;
   check_accesses(policy, access);
-  const auto state = label_registry::instance().find_or_add(label);
+  const auto state = sharing.state_of(label);
   double weight = 0;  // one space: everything on it, as the device part
   int chunks = 1;
   int device_threads = 0;
@@ -43,7 +45,7 @@ void split_run(std::string_view label, const Policy& policy, const access_list<A
       std::scoped_lock lock(state->mutex);
       weight = state->weight;
     }
-    chunks = host_chunk_count(policy, work_sharing_config());
+    chunks = host_chunk_count(policy, sharing.config());
     if constexpr (device_on_host_cores<device_space> && can_narrow<device_space>) {
       // Both sides on this rank's cores: the device part gets the cores the host part leaves.
       device_threads = device_threads_beside(policy.device(), chunks);
@@ -61,8 +63,10 @@ void split_run(std::string_view label, const Policy& policy, const access_list<A
   auto host_part = [&] { run_host(plan, *state); };
   side_seconds spent;
   try {
-    spent = run_sides<device_space, host_space>(label, device_part, host_part, plan.device_items() > 0,
-                                                plan.host_items() > 0, plan.device_threads);
+    const bool both = plan.device_items() > 0 && plan.host_items() > 0;
+    spent =
+        run_sides<device_space, host_space>(both ? &sharing.helper() : nullptr, label, device_part, host_part,
+                                            plan.device_items() > 0, plan.host_items() > 0, plan.device_threads);
   } catch (...) {
     finish_accesses(access, plan);  // a failed part may have written some of its rows
     throw;
@@ -75,6 +79,12 @@ void split_run(std::string_view label, const Policy& policy, const access_list<A
                             weight,
                             device_on_host_cores<device_space> && can_narrow<device_space>};
   record_run(*state, sample, step.seconds(), tune, decision);
+  notify_split_loop({.label = label,
+                     .device_seconds = sample.device_seconds,
+                     .host_seconds = sample.host_seconds,
+                     .cpu_weight = sample.weight,
+                     .device_items = sample.device_items,
+                     .host_items = sample.host_items});
 }
 
 /// The Kokkos range policy of one side's part.

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "hetero/comm/detail/waiting.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/linalg/row_block.hpp"
 
 namespace hetero::detail {
@@ -34,12 +34,7 @@ class csr_halo_plan {
       : m_comm(comm), m_local(mine.size()) {
     int p = 1;
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &p);
-    MPI_Comm node;
-    int node_size = 1;
-    HETERO_MPI_CHECK(MPI_Comm_split_type, comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &node_size);
-    MPI_Comm_free(&node);
-    m_policy.oversubscribed = node_size > static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    m_policy = policy_for(comm);
 
     // Ghosts are sorted by global index, so each owner's ghosts are contiguous.
     std::vector<int> need(static_cast<std::size_t>(p), 0), give(static_cast<std::size_t>(p), 0);

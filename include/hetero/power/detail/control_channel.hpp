@@ -14,6 +14,8 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/wait.hpp"
 
 namespace hetero::power::detail {
 
@@ -42,17 +44,11 @@ class control_channel {
     HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
     const int per_group = group_size > 0 ? group_size : size;
-    HETERO_MPI_CHECK(MPI_Comm_split, comm, rank / per_group, rank, &m_up);
-    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_up, MPI_ERRORS_RETURN);
-    HETERO_MPI_CHECK(MPI_Comm_dup, m_up, &m_down);
-    HETERO_MPI_CHECK(MPI_Comm_dup, m_up, &m_shutdown);
-    HETERO_MPI_CHECK(MPI_Comm_rank, m_up, &m_rank);
-    HETERO_MPI_CHECK(MPI_Comm_size, m_up, &m_size);
-  }
-  ~control_channel() {
-    if (::hetero::detail::mpi_finalized()) return;
-    for (MPI_Comm* c : {&m_up, &m_down, &m_shutdown})
-      if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+    m_up = ::hetero::detail::owned_comm::split(comm, rank / per_group, rank);
+    m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
+    m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
+    m_rank = m_up.rank();
+    m_size = m_up.size();
   }
   control_channel(const control_channel&) = delete;
   control_channel& operator=(const control_channel&) = delete;
@@ -75,8 +71,8 @@ class control_channel {
     e.received.assign(static_cast<std::size_t>(down_count), 0.0);
     const int count = ::hetero::detail::mpi_count(e.up.size(), "controller message");
     if (leader()) e.gathered.resize(e.up.size() * static_cast<std::size_t>(m_size));
-    HETERO_MPI_CHECK(MPI_Igather, e.up.data(), count, MPI_DOUBLE, e.gathered.data(), count, MPI_DOUBLE, 0, m_up,
-                     &e.up_request);
+    HETERO_MPI_CHECK(MPI_Igather, e.up.data(), count, MPI_DOUBLE, e.gathered.data(), count, MPI_DOUBLE, 0,
+                     m_up.get(), &e.up_request);
     if (!leader()) post_down(e);
     ++m_posted;
   }
@@ -111,12 +107,12 @@ class control_channel {
   }
 
   /// Waits until every rank of the group is here (blocking, collective).
-  void synchronise() const { HETERO_MPI_CHECK(MPI_Barrier, m_shutdown); }
+  void synchronise() const { HETERO_MPI_CHECK(MPI_Barrier, m_shutdown.get()); }
 
   /// Shutdown agreement: the largest `count` over the group (blocking, collective).
   [[nodiscard]] std::size_t agree_on_max(std::size_t count) const {
     unsigned long long mine = count, most = 0;
-    HETERO_MPI_CHECK(MPI_Allreduce, &mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, m_shutdown);
+    HETERO_MPI_CHECK(MPI_Allreduce, &mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, m_shutdown.get());
     return static_cast<std::size_t>(most);
   }
 
@@ -125,10 +121,10 @@ class control_channel {
     const int count = ::hetero::detail::mpi_count(e.received.size(), "controller answer");
     if (e.broadcast) {
       if (leader()) e.received = e.answer;
-      HETERO_MPI_CHECK(MPI_Ibcast, e.received.data(), count, MPI_DOUBLE, 0, m_down, &e.down_request);
+      HETERO_MPI_CHECK(MPI_Ibcast, e.received.data(), count, MPI_DOUBLE, 0, m_down.get(), &e.down_request);
     } else {
       HETERO_MPI_CHECK(MPI_Iscatter, e.answer.data(), count, MPI_DOUBLE, e.received.data(), count, MPI_DOUBLE, 0,
-                       m_down, &e.down_request);
+                       m_down.get(), &e.down_request);
     }
     e.answered = true;
   }
@@ -136,7 +132,7 @@ class control_channel {
   static bool complete(MPI_Request& request, bool wait) {
     if (request == MPI_REQUEST_NULL) return true;
     if (wait) {
-      HETERO_MPI_CHECK(MPI_Wait, &request, MPI_STATUS_IGNORE);
+      ::hetero::detail::wait_one(request, ::hetero::detail::wait_policy{}, "power controller exchange");
       return true;
     }
     int done = 0;
@@ -144,9 +140,9 @@ class control_channel {
     return done != 0;
   }
 
-  MPI_Comm m_up = MPI_COMM_NULL;
-  MPI_Comm m_down = MPI_COMM_NULL;
-  MPI_Comm m_shutdown = MPI_COMM_NULL;
+  ::hetero::detail::owned_comm m_up;
+  ::hetero::detail::owned_comm m_down;
+  ::hetero::detail::owned_comm m_shutdown;
   int m_rank = 0;
   int m_size = 1;
   std::size_t m_posted = 0;

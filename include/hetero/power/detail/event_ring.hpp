@@ -1,7 +1,7 @@
 /// @file
 /// The lock-free ring through which one application thread hands its wait transitions to the
 /// monitor's reader: single producer, single consumer, fixed capacity, no allocation after
-/// construction (seed 004 sec. 5.4.2: each process writes its own area, the reader only reads).
+/// construction (each thread writes only its own ring, the reader only reads).
 #ifndef HETERO_POWER_DETAIL_EVENT_RING_HPP
 #define HETERO_POWER_DETAIL_EVENT_RING_HPP
 

@@ -1,5 +1,6 @@
 /// @file
-/// The greedy loop of the seed's Algorithm 1 (seed 004, sec. 4.3), written once for a table per
+/// The greedy loop of the power allocation (`allocate`, Algorithm 1 of DVFS power shifting),
+/// written once for a table per
 /// device so that the same code serves identical CPUs (allocator.hpp) and a node's GPU and CPU
 /// (node_shift.hpp).
 #ifndef HETERO_POWER_DETAIL_GREEDY_HPP
@@ -31,9 +32,8 @@ struct queued_device {
 };
 
 /// Heap order (true when `a` ranks below `b`): the largest predicted time on top; equal times go
-/// to the lower frequency ("its power increment is smaller and its frequency ratio larger",
-/// seed 004 footnote 5); equal frequencies too go to the lower device number, so the result
-/// does not depend on the heap's internals.
+/// to the lower frequency (its power increment is smaller and its frequency ratio larger); equal frequencies too
+/// go to the lower device number, so the result does not depend on the heap's internals.
 struct queue_order {
   bool operator()(const queued_device& a, const queued_device& b) const noexcept {
     if (a.predicted_seconds != b.predicted_seconds) return a.predicted_seconds < b.predicted_seconds;
@@ -121,8 +121,8 @@ inline double greedy_steps_common_table(std::span<const double> criticality, con
     return criticality[a] != criticality[b] ? criticality[a] > criticality[b] : a < b;
   });
   // The raises of step k, in order, are (order[j], k) for j = 0, 1, ...: list k's next raise is
-  // at cursor[k], keyed sorted[cursor[k]] * f_min / f_k. With M - 1 lists (8 for the seed's
-  // table) a linear scan for the largest key beats a heap; scanning k upwards with a strict
+  // at cursor[k], keyed sorted[cursor[k]] * f_min / f_k. With M - 1 lists (8 for a table of 9
+  // steps) a linear scan for the largest key beats a heap; scanning k upwards with a strict
   // comparison sends equal keys to the lower frequency, as the queue does.
   std::vector<double> sorted(n);
   for (std::size_t j = 0; j < n; ++j) sorted[j] = criticality[order[j]];

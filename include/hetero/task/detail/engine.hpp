@@ -64,7 +64,7 @@ inline scheduler_settings settings(const task_options& o, int comm_size) {
   s.workers = checked_workers(o, comm_size);
   s.spin = std::chrono::duration_cast<std::chrono::nanoseconds>(o.spin);
   s.wait_spin = std::chrono::duration_cast<std::chrono::nanoseconds>(o.wait_spin);
-  s.mpi_poll = std::chrono::duration_cast<std::chrono::nanoseconds>(o.mpi_poll);
+  s.polling.mpi_poll = std::chrono::duration_cast<std::chrono::nanoseconds>(o.mpi_poll);
   return s;
 }
 

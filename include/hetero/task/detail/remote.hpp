@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/task/detail/node.hpp"
 
 namespace hetero::detail {
@@ -63,10 +64,10 @@ class remote_channel {
 
  public:
   explicit remote_channel(MPI_Comm comm) {
-    HETERO_MPI_CHECK(MPI_Comm_dup, comm, &m_comm);
-    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_comm, MPI_ERRORS_RETURN);
-    HETERO_MPI_CHECK(MPI_Comm_rank, m_comm, &m_rank);
-    HETERO_MPI_CHECK(MPI_Comm_size, m_comm, &m_size);
+    m_owned = owned_comm::duplicate(comm);
+    m_comm = m_owned.get();
+    m_rank = m_owned.rank();
+    m_size = m_owned.size();
     m_requests.fill(MPI_REQUEST_NULL);
     if (m_size > 1) {
       for (int i = 0; i < posted_receives; ++i) post_small(i);
@@ -90,7 +91,6 @@ class remote_channel {
     for (auto& slot : m_send_slots)
       if (std::find(m_pending_slots.begin(), m_pending_slots.end(), slot.get()) != m_pending_slots.end())
         (void)slot.release();
-    MPI_Comm_free(&m_comm);
   }
 
   [[nodiscard]] int rank() const noexcept { return m_rank; }
@@ -359,6 +359,7 @@ class remote_channel {
     return true;
   }
 
+  owned_comm m_owned;  // freed after the destructor cancelled what was posted on it
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;
   int m_size = 1;

@@ -1,7 +1,8 @@
 /// @file
-/// The workers of a task graph: per-worker work-stealing deques for CPU tasks, a shared device
-/// queue and one pinned queue per device (seed 002), successors released by the task that
-/// finishes, idle workers that sleep, and MPI progress done by idle workers.
+/// The workers of a task graph. They take work from the device queues (while a device is
+/// idle), then from the CPU ready queues, run it, release its successors (running the first one
+/// released next, without queueing it), poll MPI and adopted operations when idle, and sleep
+/// when there is nothing to do.
 ///
 /// Worker 0 is the thread that declares the graph: it runs tasks only inside `wait()`, while
 /// the insertion window is full, and in `wait(event)`. Workers 1 ... n-1 are threads of their
@@ -19,7 +20,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -29,12 +29,13 @@
 #include <vector>
 
 #include "hetero/core/observer.hpp"
+#include "hetero/task/detail/device_queues.hpp"
 #include "hetero/task/detail/idle.hpp"
 #include "hetero/task/detail/node.hpp"
 #include "hetero/task/detail/node_pool.hpp"
+#include "hetero/task/detail/progress.hpp"
+#include "hetero/task/detail/ready_queues.hpp"
 #include "hetero/task/detail/remote.hpp"
-#include "hetero/task/detail/spin_mutex.hpp"
-#include "hetero/task/detail/work_deque.hpp"
 
 namespace hetero::detail {
 
@@ -43,47 +44,25 @@ inline thread_local bool t_inside_task = false;
 /// The device the calling thread's task runs on, or -1.
 inline thread_local int t_current_device = -1;
 
-/// One device execution space instance with its pinned-task queue (seed 002).
-struct device_slot {
-  int index = 0;
-  const void* instance = nullptr;
-  void (*fence)(const void*) = nullptr;
-  /// Only the declaring thread (worker 0) may start its tasks: Kokkos 3's OpenMP runs kernels
-  /// in parallel only from the thread that initialised Kokkos, and on one thread from any other.
-  bool master_only = false;
-  std::atomic<bool> busy{false};
-  std::mutex mutex;
-  std::deque<node*> pinned;
-  std::atomic<int> pinned_count{0};
-};
-
 /// Tuning of the workers.
 struct scheduler_settings {
   int workers = 1;
   std::chrono::nanoseconds spin{std::chrono::microseconds(50)};      ///< look for work this long before sleeping
   std::chrono::nanoseconds wait_spin{std::chrono::milliseconds(1)};  ///< wait(): longer while tasks run elsewhere
-  std::chrono::nanoseconds mpi_poll{std::chrono::milliseconds(2)};   ///< poll MPI this long after the last arrival
-  std::chrono::nanoseconds poll_min{std::chrono::microseconds(50)};  ///< then wake a sleeping poller this often,
-  std::chrono::nanoseconds poll_max{std::chrono::milliseconds(1)};   ///< doubling up to this
+  progress_settings polling;                                         ///< MPI and adopted operations
 };
 
-/// The workers, their queues and the counters `wait()` watches.
+/// The workers and the counters `wait()` watches, over the device queues, the CPU ready queues
+/// and the polling duty.
 class scheduler {
   struct alignas(64) worker_state {
-    work_deque<node*> deque;
     std::int64_t active_delta = 0;  // owner only, never positive
     std::atomic<std::uint64_t> finished{0};
     std::atomic<bool> running{false};
-    std::uint64_t random = 0x853c49e6748fea9bULL;
-    std::chrono::nanoseconds poll_interval{0};
     // Finished nodes given back to the pool in batches (one CAS per batch).
     node* released_first = nullptr;
     node* released_last = nullptr;
     int released = 0;
-    // Roots of a replay handed to this worker by the declaring thread.
-    std::atomic<bool> mail_ready{false};
-    node* const* mail = nullptr;
-    std::size_t mail_count = 0;
   };
   static constexpr std::int64_t credit = 64;
   using clock = std::chrono::steady_clock;
@@ -94,11 +73,12 @@ class scheduler {
 
   scheduler(const scheduler_settings& settings, std::vector<std::unique_ptr<device_slot>>& devices,
             node_pool& pool, remote_channel& remote)
-      : m_settings(settings), m_devices(devices), m_pool(pool), m_remote(remote) {
-    for (int w = 0; w < settings.workers; ++w) {
-      m_workers.push_back(std::make_unique<worker_state>());
-      m_workers.back()->random += static_cast<std::uint64_t>(w) * 0x9e3779b97f4a7c15ULL;
-    }
+      : m_settings(settings),
+        m_pool(pool),
+        m_devices(devices, m_idle),
+        m_ready(settings.workers, m_idle),
+        m_progress(remote, settings.workers, settings.polling, m_idle) {
+    for (int w = 0; w < settings.workers; ++w) m_workers.push_back(std::make_unique<worker_state>());
     // libgomp's throttle: past 64 queued tasks per worker the declaring thread runs one.
     m_throttle = 64 * static_cast<std::int64_t>(settings.workers);
     m_release_batch = static_cast<int>(std::clamp<std::size_t>(pool.window() / (4 * m_workers.size()), 1, 32));
@@ -130,31 +110,19 @@ class scheduler {
     queue(w, n);
   }
 
-  /// Declaring thread: the roots of a replay can run. Ordinary CPU roots are split among the
-  /// workers (each takes its share from its mailbox), so that no root has to be stolen; device
-  /// and high-priority roots go to their queues.
+  /// Declaring thread: the roots of a replay can run. Ordinary CPU roots are dealt to the
+  /// workers; device and high-priority roots go to their queues.
   void start_replay(std::span<node* const> roots, std::span<node* const> queued_roots) {
     take_credit(0, static_cast<std::int64_t>(roots.size() + queued_roots.size()));
     for (node* n : queued_roots) queue(0, n);
-    const std::size_t count = m_workers.size();
-    const std::size_t share = roots.size() / count;
-    for (std::size_t w = 1; w < count; ++w) {
-      worker_state& other = *m_workers[w];
-      if (share == 0) break;
-      other.mail = roots.data() + roots.size() - w * share;
-      other.mail_count = share;
-      other.mail_ready.store(true, std::memory_order_seq_cst);
-    }
-    m_workers[0]->deque.push_bulk(roots.first(roots.size() - (count - 1) * share));
-    m_idle.notify_all();
+    m_ready.deal(roots);
   }
 
   /// Declaring thread, after declaring a task: past the throttle it runs one of its own tasks
   /// (the newest), as libgomp does, so a flood of ready tasks stays on one core.
   void throttle() {
-    worker_state& me = *m_workers[0];
-    if (me.deque.size_hint() <= m_throttle) return;
-    if (node* n = me.deque.pop()) execute(0, n, nullptr);
+    if (m_ready.own_size(0) <= m_throttle) return;
+    if (node* n = m_ready.pop_own(0)) execute(0, n, nullptr);
   }
 
   /// One message (or an adopted operation) that `n` waits for arrived.
@@ -165,13 +133,11 @@ class scheduler {
   }
 
   /// Nodes waiting for messages or adopted operations (not counted as active).
-  void add_waiting_remote(std::int64_t k) {
-    if (m_waiting_remote.fetch_add(k, std::memory_order_seq_cst) + k == 0) m_idle.notify_all();
-  }
+  void add_waiting_remote(std::int64_t k) { m_progress.add_waiting(k); }
 
   /// Whether nothing is ready, running or waiting for a message (after every flush).
   [[nodiscard]] bool quiescent() const noexcept {
-    return m_waiting_remote.load(std::memory_order_seq_cst) == 0 && m_active.load(std::memory_order_seq_cst) == 0;
+    return m_progress.nothing_waiting() && m_active.load(std::memory_order_seq_cst) == 0;
   }
 
   /// Worker `w` gives back the nodes it finished and the credit it borrowed (call when it has
@@ -210,7 +176,7 @@ class scheduler {
 
   /// Tasks finished and messages received so far (the watchdog's notion of progress).
   [[nodiscard]] std::uint64_t progress_stamp() const noexcept {
-    std::uint64_t sum = m_remote.arrivals();
+    std::uint64_t sum = m_progress.arrivals();
     for (const auto& w : m_workers) sum += w->finished.load(std::memory_order_relaxed);
     return sum;
   }
@@ -240,7 +206,7 @@ class scheduler {
       }
       flush(0);
       if (done()) return outcome::done;
-      if (m_remote.report_arrived()) return outcome::report_arrived;
+      if (m_progress.report_arrived()) return outcome::report_arrived;
       const auto now = clock::now();
       if (const std::uint64_t s = progress_stamp(); !watching || s != stamp || any_running()) {
         watching = true;
@@ -264,7 +230,8 @@ class scheduler {
         wait_scope waiting(wait_kind::task, "task_graph::wait");
         auto interval = std::min<std::chrono::nanoseconds>(timeout / 4 + std::chrono::microseconds(1),
                                                            std::chrono::milliseconds(100));
-        if (m_remote.active()) interval = std::min(interval, next_poll_interval(0));
+        if (const auto limit = m_progress.sleep_limit(0, idle.polling); limit.count() > 0)
+          interval = std::min(interval, limit);
         m_idle.wait(ticket, interval);
         idle.woken = true;
       }
@@ -284,154 +251,21 @@ class scheduler {
 
   void queue(int w, node* n) {
     if (n->kind == node_kind::device) {
-      queue_device(n);
-    } else if (n->urgent) {
-      queue_urgent(n);
+      m_devices.push(n);
     } else {
-      m_workers[static_cast<std::size_t>(w)]->deque.push(n);
-      m_idle.notify_one();
+      m_ready.push(w, n);
     }
   }
 
-  // CPU tasks with a priority above 0: one shared queue that every worker looks at before its
-  // own deque, highest priority first and, within a priority, in declaration order (the
-  // oldest first, as a serial run would reach it).
-  static bool runs_after(const node* a, const node* b) noexcept {
-    return a->priority != b->priority ? a->priority < b->priority : a->sequence > b->sequence;
-  }
-
-  void queue_urgent(node* n) {
-    {
-      std::lock_guard lock(m_urgent_mutex);
-      m_urgent.push_back(n);
-      std::push_heap(m_urgent.begin(), m_urgent.end(), runs_after);
-    }
-    m_urgent_queued.fetch_add(1, std::memory_order_seq_cst);
-    m_idle.notify_one();
-  }
-
-  node* take_urgent() {
-    std::lock_guard lock(m_urgent_mutex);
-    if (m_urgent.empty()) return nullptr;
-    std::pop_heap(m_urgent.begin(), m_urgent.end(), runs_after);
-    node* n = m_urgent.back();
-    m_urgent.pop_back();
-    m_urgent_queued.fetch_sub(1, std::memory_order_relaxed);
-    return n;
-  }
-
-  // The continuation `next` of worker `w`, or a queued priority task that goes before it (then
-  // `next` is queued). An ordinary task always yields to a queued priority task.
-  node* keep_or_swap(int w, node* next) {
-    if (m_urgent_queued.load(std::memory_order_seq_cst) == 0) return next;
-    if (!next->urgent) {
-      m_workers[static_cast<std::size_t>(w)]->deque.push(next);
-      m_idle.notify_one();
-      return nullptr;  // find_work takes the priority task
-    }
-    std::lock_guard lock(m_urgent_mutex);
-    if (m_urgent.empty() || !runs_after(next, m_urgent.front())) return next;
-    std::pop_heap(m_urgent.begin(), m_urgent.end(), runs_after);
-    std::swap(next, m_urgent.back());
-    std::push_heap(m_urgent.begin(), m_urgent.end(), runs_after);
-    m_idle.notify_one();  // the queued task may go to an idle worker
-    return next;
-  }
-
-  void queue_device(node* n) {
-    if (n->device >= 0) {
-      device_slot& d = *m_devices[static_cast<std::size_t>(n->device)];
-      std::lock_guard lock(d.mutex);
-      d.pinned.push_back(n);
-      d.pinned_count.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      std::lock_guard lock(m_shared_mutex);
-      m_shared_device.push_back(n);
-    }
-    m_device_queued.fetch_add(1, std::memory_order_seq_cst);
-    wake_for_device();
-  }
-
-  // Whether worker `w` may start device tasks (all devices of a graph are of one space).
-  [[nodiscard]] bool may_start_device_tasks(int w) const noexcept {
-    return w == 0 || m_devices.empty() || !m_devices.front()->master_only;
-  }
-
-  // A device task is queued or a device became idle: wake a worker to take it. Where only the
-  // declaring thread may start device tasks, wake every sleeper, so that it is among them.
-  void wake_for_device() {
-    if (m_devices.empty() || !m_devices.front()->master_only) {
-      m_idle.notify_one();
-    } else {
-      m_idle.notify_all();
-    }
-  }
-
-  // Pinned tasks first (their data is on this device), then the shared device queue.
-  node* take_device_task(device_slot& d) {
-    if (d.pinned_count.load(std::memory_order_relaxed) > 0) {
-      std::lock_guard lock(d.mutex);
-      if (!d.pinned.empty()) {
-        node* n = d.pinned.front();
-        d.pinned.pop_front();
-        d.pinned_count.fetch_sub(1, std::memory_order_relaxed);
-        m_device_queued.fetch_sub(1, std::memory_order_relaxed);
-        return n;
-      }
-    }
-    std::lock_guard lock(m_shared_mutex);
-    if (m_shared_device.empty()) return nullptr;
-    node* n = m_shared_device.front();
-    m_shared_device.pop_front();
-    m_device_queued.fetch_sub(1, std::memory_order_relaxed);
-    return n;
-  }
-
-  // Seed 002: an idle worker takes a device task first while a device is idle, then the first
-  // priority task, then its own newest task, then the oldest task of another worker.
+  // A device task first while a device is idle (devices run the long tasks), then CPU work.
   std::pair<node*, device_slot*> find_work(int w) {
-    if (m_device_queued.load(std::memory_order_seq_cst) > 0 && may_start_device_tasks(w)) {
-      const std::size_t count = m_devices.size();
-      for (std::size_t i = 0; i < count; ++i) {
-        device_slot& d = *m_devices[(static_cast<std::size_t>(w) + i) % count];
-        if (d.busy.load(std::memory_order_relaxed) || d.busy.exchange(true, std::memory_order_acquire)) continue;
-        if (node* n = take_device_task(d)) return {n, &d};
-        d.busy.store(false, std::memory_order_release);
-      }
-    }
-    if (m_urgent_queued.load(std::memory_order_seq_cst) > 0)
-      if (node* n = take_urgent()) return {n, nullptr};
-    worker_state& me = *m_workers[static_cast<std::size_t>(w)];
-    if (me.mail_ready.load(std::memory_order_acquire)) {
-      me.mail_ready.store(false, std::memory_order_relaxed);
-      me.deque.push_bulk(std::span<node* const>(me.mail, me.mail_count));
-    }
-    if (node* n = me.deque.pop()) return {n, nullptr};
-    const std::size_t count = m_workers.size();
-    if (count > 1) {
-      me.random ^= me.random << 13;
-      me.random ^= me.random >> 7;
-      me.random ^= me.random << 17;
-      const std::size_t start = static_cast<std::size_t>(me.random % count);
-      for (std::size_t i = 0; i < count; ++i) {
-        const std::size_t victim = (start + i) % count;
-        if (victim == static_cast<std::size_t>(w)) continue;
-        if (node* n = m_workers[victim]->deque.steal()) return {n, nullptr};
-      }
-    }
-    return {nullptr, nullptr};
+    if (auto found = m_devices.take(w); found.first) return found;
+    return {m_ready.take(w), nullptr};
   }
 
-  // Whether worker `w` (any worker: -1) could find work now; a device task that only the
-  // declaring thread may start is work for worker 0 alone (the others sleep instead of spinning).
+  // Whether worker `w` (any worker: -1) could find work now.
   [[nodiscard]] bool has_visible_work(int w) const noexcept {
-    if (m_stop.load(std::memory_order_seq_cst) || m_urgent_queued.load(std::memory_order_seq_cst) > 0) return true;
-    for (const auto& other : m_workers)
-      if (other->deque.size_hint() > 0 || other->mail_ready.load(std::memory_order_seq_cst)) return true;
-    if (m_device_queued.load(std::memory_order_seq_cst) > 0)
-      for (const auto& d : m_devices)
-        if (!d->busy.load(std::memory_order_seq_cst) && (w <= 0 || !d->master_only)) return true;
-    return false;
+    return m_stop.load(std::memory_order_seq_cst) || m_ready.visible() || m_devices.visible(w);
   }
 
   // Runs `n` and then the successor it released first, as long as there is one.
@@ -443,8 +277,11 @@ class scheduler {
         t_inside_task = true;
         t_current_device = dev ? dev->index : -1;
         try {
-          n->invoke(*n, dev ? dev->instance : nullptr);
-          if (dev) dev->fence(dev->instance);
+          if (dev) {
+            device_queues::launch(*n, *dev);
+          } else {
+            n->invoke(*n, nullptr);
+          }
         } catch (...) {
           record_error(std::current_exception());
         }
@@ -452,20 +289,16 @@ class scheduler {
         t_current_device = -1;
       }
       const bool was_device = dev != nullptr;
-      if (dev) {
-        dev->busy.store(false, std::memory_order_seq_cst);
-        dev = nullptr;
-        if (m_device_queued.load(std::memory_order_seq_cst) > 0) wake_for_device();
-      }
+      if (dev) m_devices.complete(*std::exchange(dev, nullptr));
       n = finish(w, n, !was_device);
       // Notifications other ranks wait for are not left waiting behind a long chain of tasks.
-      if (m_remote.active()) (void)progress(w, false);
-      // A queued device task on an idle device goes first (seed 002): give up the continuation.
-      if (n && m_device_queued.load(std::memory_order_relaxed) > 0 && may_start_device_tasks(w)) {
-        me.deque.push(n);
+      if (m_progress.active()) (void)poll(w, false);
+      // A queued device task on an idle device goes first: give up the continuation.
+      if (n && m_devices.queued() && m_devices.may_start(w)) {
+        m_ready.push_own(w, n);
         n = nullptr;
       }
-      if (n) n = keep_or_swap(w, n);
+      if (n) n = m_ready.keep_or_swap(w, n);
     }
     me.running.store(false, std::memory_order_relaxed);
   }
@@ -478,7 +311,7 @@ class scheduler {
     if (!n->recorded) n->drop_body();
     if (n->notifies) {
       try {
-        m_remote.send_notifications(*n, n->recorded ? m_plan : 0, n->recorded ? m_run : 0, cancelled);
+        m_progress.notify(*n, n->recorded ? m_plan : 0, n->recorded ? m_run : 0, cancelled);
       } catch (...) {
         record_error(std::current_exception());
       }
@@ -540,9 +373,8 @@ class scheduler {
   // What an idle thread remembers between its attempts to find work.
   struct idle_state {
     bool idle = false;
-    bool poller = false;  // holds m_poller: polls MPI for the idle workers
     clock::time_point since;
-    clock::time_point last_remote;
+    progress_duty::poller polling;
     bool woken = false;  // slept since it last found work
     void busy() noexcept { idle = false; }
   };
@@ -555,36 +387,19 @@ class scheduler {
     if (has_visible_work(-1)) m_idle.notify_one();
   }
 
-  void release_poller(idle_state& idle) {
-    if (!idle.poller) return;
-    idle.poller = false;
-    m_poller.store(false, std::memory_order_release);
-  }
-
-  // An idle thread: polls MPI while notifications are pending (one thread at a time, without
-  // sleeping for `mpi_poll` after the last arrival: remote dependencies are on the critical
-  // path), then spins `spin` for local work. False: time to sleep.
+  // An idle thread takes its turn at polling, then spins `spin` for local work. False: time to
+  // sleep.
   bool keep_looking(int w, idle_state& idle, clock::time_point now) {
     if (!idle.idle) {
       idle.idle = true;
-      idle.since = idle.last_remote = now;
+      idle.since = idle.polling.last_arrival = now;
     }
-    if (m_remote.active()) {
-      // The declaring thread may always poll; of the others, the one holding m_poller.
-      const bool may_poll =
-          w == 0 || idle.poller || (idle.poller = !m_poller.exchange(true, std::memory_order_acq_rel));
-      if (may_poll) {
-        if (progress(w, w == 0)) {
-          idle.last_remote = now;
-          return true;
-        }
-        if (now - idle.last_remote < m_settings.mpi_poll) {
-          pause();
-          return true;
-        }
-      }
-    } else if (w != 0) {
-      release_poller(idle);
+    auto arrival = [this, w](node* n, bool last, bool cancelled) { on_arrival(w, n, last, cancelled); };
+    auto error = [this](std::exception_ptr e) { record_error(std::move(e)); };
+    switch (m_progress.idle_turn(w, idle.polling, now, arrival, error)) {
+      case progress_duty::turn::progressed: return true;
+      case progress_duty::turn::keep_polling: pause(); return true;
+      case progress_duty::turn::nothing: break;
     }
     if (now - idle.since < m_settings.spin) {
       pause();
@@ -599,23 +414,11 @@ class scheduler {
     for (int i = 0; i < 16; ++i) cpu_relax();
   }
 
-  // MPI and adopted operations; `blocking` waits for the baton.
-  bool progress(int w, bool blocking) {
+  // One round of polling; `blocking` waits for the baton of the channel.
+  bool poll(int w, bool blocking) {
     auto arrival = [this, w](node* n, bool last, bool cancelled) { on_arrival(w, n, last, cancelled); };
-    try {
-      const bool progressed = blocking ? m_remote.progress(arrival) : m_remote.try_progress(arrival);
-      if (progressed) m_workers[static_cast<std::size_t>(w)]->poll_interval = std::chrono::nanoseconds(0);
-      return progressed;
-    } catch (...) {
-      record_error(std::current_exception());
-      return false;
-    }
-  }
-
-  std::chrono::nanoseconds next_poll_interval(int w) {
-    auto& interval = m_workers[static_cast<std::size_t>(w)]->poll_interval;
-    interval = interval.count() == 0 ? m_settings.poll_min : std::min(interval * 2, m_settings.poll_max);
-    return interval;
+    auto error = [this](std::exception_ptr e) { record_error(std::move(e)); };
+    return m_progress.poll(w, blocking, arrival, error);
   }
 
   void worker_loop(int w) {
@@ -623,7 +426,7 @@ class scheduler {
     while (!m_stop.load(std::memory_order_acquire)) {
       if (auto [n, dev] = find_work(w); n) {
         if (idle.woken) pass_wake_on(idle);
-        release_poller(idle);  // another idle worker may poll meanwhile
+        m_progress.release(idle.polling);  // another idle worker may poll meanwhile
         execute(w, n, dev);
         idle.busy();
         continue;
@@ -638,35 +441,28 @@ class scheduler {
       // The poller sleeps on a timer to look at MPI again; the others until they are woken.
       {
         wait_scope waiting(wait_kind::task, "task worker idle");
-        m_idle.wait(ticket,
-                    idle.poller && m_remote.active() ? next_poll_interval(w) : std::chrono::nanoseconds(0));
+        m_idle.wait(ticket, m_progress.sleep_limit(w, idle.polling));
       }
       idle.woken = true;
     }
-    release_poller(idle);
+    m_progress.release(idle.polling);
   }
 
   scheduler_settings m_settings;
-  std::vector<std::unique_ptr<device_slot>>& m_devices;
   node_pool& m_pool;
-  remote_channel& m_remote;
+  // Written by sleepers and wakers: a line of its own, away from what every look for work reads.
+  alignas(64) idle_event m_idle;  // before the queues, which wake sleepers through it
+  device_queues m_devices;
+  ready_queues m_ready;
+  progress_duty m_progress;
   std::vector<std::unique_ptr<worker_state>> m_workers;
   std::vector<std::thread> m_threads;
-  idle_event m_idle;
 
   alignas(64) std::atomic<std::int64_t> m_active{0};
-  alignas(64) std::atomic<std::int64_t> m_waiting_remote{0};
-  alignas(64) std::atomic<int> m_device_queued{0};
-  std::atomic<bool> m_stop{false};
+  alignas(64) std::atomic<bool> m_stop{false};  // read per task, written rarely: not beside m_active
   std::atomic<bool> m_cancelled{false};
   std::atomic<bool> m_marker_done{false};
   std::atomic<bool> m_window_waiter{false};
-  std::atomic<bool> m_poller{false};
-  alignas(64) std::atomic<int> m_urgent_queued{0};
-  std::mutex m_shared_mutex;
-  std::deque<node*> m_shared_device;
-  alignas(64) spin_mutex m_urgent_mutex;
-  std::vector<node*> m_urgent;  // a heap: runs_after
   std::mutex m_error_mutex;
   std::exception_ptr m_error;
   std::uint64_t m_plan = 0;

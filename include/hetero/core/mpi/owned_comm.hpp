@@ -1,0 +1,92 @@
+/// @file
+/// The one owner of the MPI communicators hetero creates: a duplicate (or a split) whose
+/// errors are returned (so that HETERO_MPI_CHECK sees them), shared by cheap copies and freed
+/// with the last one. Every module that needs a communicator of its own holds one of these.
+#ifndef HETERO_CORE_MPI_OWNED_COMM_HPP
+#define HETERO_CORE_MPI_OWNED_COMM_HPP
+
+#include <mpi.h>
+
+#include <memory>
+#include <utility>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+
+namespace hetero::detail {
+
+/// A duplicate of a user communicator, shared by copies (a cheap handle) and freed with the
+/// last copy. Errors on it are returned, never fatal. Duplicating is collective.
+class owned_comm {
+ public:
+  owned_comm() = default;
+
+  /// Duplicates `comm` (collective over `comm`) and installs `MPI_ERRORS_RETURN` on the copy.
+  static owned_comm duplicate(MPI_Comm comm) {
+    HETERO_EXPECTS(comm != MPI_COMM_NULL, "the MPI communicator to duplicate is MPI_COMM_NULL");
+    auto owned = std::make_shared<holder>();
+    HETERO_MPI_CHECK(MPI_Comm_dup, comm, &owned->comm);
+    return adopted(std::move(owned));
+  }
+
+  /// The ranks of `comm` that pass the same `color` (`MPI_Comm_split`, ordered by `key`);
+  /// collective over `comm`.
+  static owned_comm split(MPI_Comm comm, int color, int key) {
+    auto owned = std::make_shared<holder>();
+    HETERO_MPI_CHECK(MPI_Comm_split, comm, color, key, &owned->comm);
+    return adopted(std::move(owned));
+  }
+
+  /// The ranks of `comm` that share a node with this one (`MPI_Comm_split_type` with
+  /// `MPI_COMM_TYPE_SHARED`, ordered as in `comm`); collective over `comm`.
+  static owned_comm split_shared(MPI_Comm comm) {
+    auto owned = std::make_shared<holder>();
+    int rank = 0;
+    HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+    HETERO_MPI_CHECK(MPI_Comm_split_type, comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &owned->comm);
+    return adopted(std::move(owned));
+  }
+
+  /// The communicator (MPI_COMM_NULL for a default-constructed handle).
+  [[nodiscard]] MPI_Comm get() const noexcept { return m_holder ? m_holder->comm : MPI_COMM_NULL; }
+  /// This process's rank in it.
+  [[nodiscard]] int rank() const noexcept { return m_rank; }
+  /// Its number of ranks.
+  [[nodiscard]] int size() const noexcept { return m_size; }
+
+ private:
+  struct holder;
+  static owned_comm adopted(std::shared_ptr<holder> owned) {
+    owned_comm c;
+    HETERO_MPI_CHECK(MPI_Comm_set_errhandler, owned->comm, MPI_ERRORS_RETURN);
+    HETERO_MPI_CHECK(MPI_Comm_rank, owned->comm, &c.m_rank);
+    HETERO_MPI_CHECK(MPI_Comm_size, owned->comm, &c.m_size);
+    c.m_holder = std::move(owned);
+    return c;
+  }
+
+  struct holder {
+    MPI_Comm comm = MPI_COMM_NULL;
+    holder() = default;
+    holder(const holder&) = delete;
+    holder& operator=(const holder&) = delete;
+    ~holder() {
+      if (comm != MPI_COMM_NULL && !mpi_finalized()) MPI_Comm_free(&comm);
+    }
+  };
+  std::shared_ptr<holder> m_holder;
+  int m_rank = 0;
+  int m_size = 1;
+};
+
+/// Whether two communicators hold the same processes in the same order (so that a rank
+/// number means the same process in both).
+inline bool congruent(MPI_Comm a, MPI_Comm b) {
+  int result = MPI_UNEQUAL;
+  HETERO_MPI_CHECK(MPI_Comm_compare, a, b, &result);
+  return result == MPI_IDENT || result == MPI_CONGRUENT;
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_CORE_MPI_OWNED_COMM_HPP

@@ -1,0 +1,215 @@
+/// @file
+/// `hetero::coarray`: the local view (XcalableMP / Fortran 2008 coarrays): every image (rank)
+/// holds an array of the same shape; any image reads or writes a section of any other's
+/// with one-sided get/put, and sync_all / sync_images order the images.
+#ifndef HETERO_DISTARRAY_COARRAY_HPP
+#define HETERO_DISTARRAY_COARRAY_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/staging.hpp"
+#include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/origin.hpp"
+#include "hetero/distarray/detail/rows.hpp"
+#include "hetero/distarray/detail/window.hpp"
+#include "hetero/distarray/process_grid.hpp"
+#include "hetero/distarray/section.hpp"
+
+namespace hetero {
+
+/// How a coarray is created.
+struct coarray_options {
+  device_buffer_path device_path = device_buffer_path::automatic;  ///< how transfers reach MPI
+  std::string label = "hetero::coarray";                           ///< the View's label
+};
+
+/// An array of `extents` on every image of a communicator, with one-sided access to the
+/// other images' copies (images are the communicator's ranks, numbered from 0). A cheap
+/// handle: copies share the array. Construction and destruction are collective. Data put to
+/// an image is visible to it, and its writes to others, after a sync_all or a sync_images
+/// naming both.
+/// @code
+/// hetero::coarray<double, 1> a({25});
+/// if (a.this_image() == 3) a.get(0, {hetero::slice{0, 25}}, b);  // b = a[0:25]:[0]
+/// a.sync_all();
+/// @endcode
+template <class T, int Rank, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+requires distributable<T> && supported_rank<Rank> && memory_space<MemorySpace>
+class coarray {
+ public:
+  using value_type = T;
+  using memory_space = MemorySpace;
+  /// One image's array, row-major.
+  using local_view = detail::view_of<T, Rank, Kokkos::LayoutRight, MemorySpace>;
+  static constexpr int rank = Rank;
+
+  /// An empty handle.
+  coarray() = default;
+
+  /// Allocates the array (zero-initialised) on every image of `comm` and its RMA window
+  /// (collective).
+  explicit coarray(std::array<std::int64_t, Rank> extents, coarray_options options = {},
+                   MPI_Comm comm = MPI_COMM_WORLD)
+      : m_state(std::make_shared<state>()) {
+    for (int d = 0; d < Rank; ++d)
+      HETERO_EXPECTS(extents[d] >= 0, "coarray extent ", extents[d], " on axis ", d, " is negative");
+    auto& s = *m_state;
+    s.extents = extents;
+    s.label = std::move(options.label);
+    s.staged = detail::must_stage<MemorySpace>(options.device_path, "coarray");
+    s.comm = detail::owned_comm::duplicate(comm);
+    std::int64_t stride = 1;
+    for (int d = Rank - 1; d >= 0; --d) {
+      s.strides[d] = stride;
+      stride *= extents[d];
+    }
+    auto n = [&](int d) { return static_cast<std::size_t>(extents[d]); };
+    if constexpr (Rank == 1) {
+      s.storage = local_view(s.label, n(0));
+    } else if constexpr (Rank == 2) {
+      s.storage = local_view(s.label, n(0), n(1));
+    } else {
+      s.storage = local_view(s.label, n(0), n(1), n(2));
+    }
+    s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(s.comm.get(), s.storage.data(), stride,
+                                                                          s.staged);
+  }
+
+  /// The same on every image of `comm` (its ranks are the images).
+  coarray(std::array<std::int64_t, Rank> extents, coarray_options options, const communicator& comm)
+      : coarray(extents, std::move(options), comm.mpi_comm()) {}
+
+  /// This image's array.
+  [[nodiscard]] const local_view& local() const { return state_of().storage; }
+  /// The extents (the same on every image).
+  [[nodiscard]] const std::array<std::int64_t, Rank>& extents() const { return state_of().extents; }
+  /// This image's number, from 0.
+  [[nodiscard]] int this_image() const { return state_of().comm.rank(); }
+  /// The number of images.
+  [[nodiscard]] int num_images() const { return state_of().comm.size(); }
+  /// Whether transfers go through host buffers.
+  [[nodiscard]] bool staged() const { return state_of().staged; }
+  /// The MPI communicator that carries the coarray's traffic (its own duplicate).
+  [[nodiscard]] MPI_Comm mpi_comm() const { return state_of().comm.get(); }
+
+  /// Reads the section `spec` of image `image`'s array into `into` (a View with the
+  /// section's extents, in host memory or in `MemorySpace`); complete on return.
+  template <class View>
+  requires Kokkos::is_view<View>::value void get(int image, const section_spec<Rank>& spec,
+                                                 const View& into) const {
+    static_assert(std::is_same_v<typename View::value_type, T>, "hetero: coarray::get needs a View of T");
+    transfer(image, spec, into, "coarray::get", true);
+  }
+
+  /// The section `spec` of image `image`'s array, in a new View in `MemorySpace`.
+  [[nodiscard]] local_view get(int image, const section_spec<Rank>& spec) const {
+    const auto shape = detail::section_shape(detail::resolve_section(spec, extents(), "coarray::get"));
+    local_view into;
+    auto n = [&](int d) { return static_cast<std::size_t>(shape[d]); };
+    const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::coarray::get");
+    if constexpr (Rank == 1) {
+      into = local_view(alloc, n(0));
+    } else if constexpr (Rank == 2) {
+      into = local_view(alloc, n(0), n(1));
+    } else {
+      into = local_view(alloc, n(0), n(1), n(2));
+    }
+    get(image, spec, into);
+    return into;
+  }
+
+  /// Writes `from` (a View with the section's extents) into the section `spec` of image
+  /// `image`'s array; complete at the target on return, visible to it after the next
+  /// synchronisation between the two images.
+  template <class View>
+  requires Kokkos::is_view<View>::value void put(int image, const section_spec<Rank>& spec,
+                                                 const View& from) const {
+    static_assert(std::is_same_v<typename View::non_const_value_type, T>,
+                  "hetero: coarray::put needs a View of T");
+    transfer(image, spec, from, "coarray::put", false);
+  }
+
+  /// Waits until every image reaches its sync_all; puts and gets before it are then complete
+  /// and visible on every image (collective).
+  void sync_all() const { state_of().window->sync_all("sync_all"); }
+
+  /// Waits until every image of `images` reaches a sync_images naming this image; the
+  /// transfers between them before it are then complete and visible.
+  void sync_images(const std::vector<int>& images) const { state_of().window->sync_images(images, "sync_images"); }
+
+ private:
+  struct state {
+    std::array<std::int64_t, Rank> extents{};
+    std::array<std::int64_t, Rank> strides{};
+    std::string label;
+    bool staged = false;
+    detail::owned_comm comm;
+    local_view storage;
+    std::unique_ptr<detail::rma_window<T, Rank, MemorySpace>> window;  // destroyed first
+  };
+
+  state& state_of() const {
+    if (!m_state) detail::raise<invalid_argument>("hetero::coarray: the handle is empty");
+    return *m_state;
+  }
+
+  template <class View>
+  void transfer(int image, const section_spec<Rank>& spec, const View& view, const char* what, bool get) const {
+    static_assert(static_cast<int>(View::rank) == Rank, "hetero: the View must have the coarray's rank");
+    auto& s = state_of();
+    HETERO_EXPECTS(image >= 0 && image < s.comm.size(), what, ": image ", image,
+                   " is outside the communicator's images 0..", s.comm.size() - 1);
+    const auto section = detail::resolve_section(spec, s.extents, what);
+    const auto shape = detail::section_shape(section);
+    std::array<std::int64_t, Rank> view_extents{};
+    for (int d = 0; d < Rank; ++d) view_extents[d] = static_cast<std::int64_t>(view.extent(d));
+    if (view_extents != shape)
+      detail::raise<invalid_argument>(what, ": the View has extents ", detail::format_array(view_extents),
+                                      " but the section has shape ", detail::format_array(shape));
+    detail::strided_box<Rank> remote, mine;
+    for (int d = 0; d < Rank; ++d) {
+      remote.offset += section[d].begin * s.strides[d];
+      remote.count[d] = mine.count[d] = shape[d];
+      remote.stride[d] = section[d].step * s.strides[d];
+      mine.stride[d] = static_cast<std::int64_t>(view.stride(d));
+    }
+    const auto n = static_cast<std::size_t>(remote.size());
+    if (n == 0) return;
+    using local_space = typename View::memory_space;
+    T* data = const_cast<T*>(view.data());
+    const detail::origin_side<T, MemorySpace, local_space> origin(s.staged, mine.contiguous() ? data : nullptr, n,
+                                                                  what);
+    detail::row_list<local_space> rows;
+    if (!origin.direct()) {
+      std::vector<detail::row> r;
+      std::int64_t count = 0;
+      detail::append_rows(mine, r, count, 0);
+      rows = detail::row_list<local_space>(r);
+    }
+    const std::span<const detail::strided_box<Rank>> boxes(&remote, 1);
+    if (get) {
+      s.window->get(image, boxes, origin.data(), what);
+      origin.to_local(rows, data);
+    } else {
+      origin.from_local(rows, data);
+      s.window->put(image, boxes, origin.data(), what);
+    }
+  }
+
+  std::shared_ptr<state> m_state;
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_DISTARRAY_COARRAY_HPP

@@ -1,0 +1,252 @@
+/// @file
+/// The engine under reflect and gmove: a precomputed set of messages (each a list of rows in
+/// the sender's or receiver's storage), buffers allocated once, and one run of it: post the
+/// receives, gather and send, copy what stays on this rank, wait, scatter.
+#ifndef HETERO_DISTARRAY_DETAIL_TRANSFER_HPP
+#define HETERO_DISTARRAY_DETAIL_TRANSFER_HPP
+
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/datatype.hpp"
+#include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/observer.hpp"
+#include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/rows.hpp"
+
+namespace hetero::detail {
+
+/// What one message holds: the boxes of storage it carries, in order, to or from `peer`.
+template <int Rank>
+struct message_spec {
+  int peer = 0;
+  int tag = 0;
+  std::vector<strided_box<Rank>> boxes;
+  bool same_as_previous = false;  ///< send the previous message's data again, to `peer`
+};
+
+/// One message of a transfer side.
+struct planned_message {
+  int peer = 0;
+  int tag = 0;
+  std::int64_t count = 0;          ///< elements
+  std::int64_t buffer_offset = 0;  ///< where it sits in the side's buffer (unless direct)
+  bool direct = false;             ///< MPI reads/writes the storage itself (one contiguous row)
+  std::int64_t direct_offset = 0;  ///< the storage offset of a direct message
+};
+
+/// The send or the receive half of a transfer, for storage in `MemorySpace`.
+template <class T, class MemorySpace>
+class transfer_side {
+ public:
+  transfer_side() = default;
+
+  /// Lays out `specs` in one buffer. A message whose storage is one contiguous run goes to
+  /// MPI directly, unless `staged` (then every message passes through the host buffer).
+  template <int Rank>
+  transfer_side(const std::vector<message_spec<Rank>>& specs, bool staged) : m_staged(staged) {
+    std::vector<row> all;
+    std::vector<row> mine;
+    for (const auto& spec : specs) {
+      if (spec.same_as_previous && !m_messages.empty()) {
+        planned_message again = m_messages.back();
+        again.peer = spec.peer;
+        again.tag = spec.tag;
+        m_messages.push_back(again);
+        continue;
+      }
+      mine.clear();
+      std::int64_t count = 0;
+      for (const auto& box : spec.boxes) append_rows(box, mine, count, 0);
+      if (count == 0) continue;
+      planned_message m{spec.peer, spec.tag, count, m_size, false, 0};
+      if (!staged && mine.size() == 1 && (mine[0].stride == 1 || mine[0].count == 1)) {
+        m.direct = true;
+        m.direct_offset = mine[0].storage_offset;
+        m.buffer_offset = 0;
+      } else {
+        for (auto r : mine) {
+          r.buffer_offset += m_size;
+          all.push_back(r);
+        }
+        m_size += count;
+      }
+      m_messages.push_back(m);
+    }
+    m_rows = row_list<MemorySpace>(all);
+    m_buffer = Kokkos::View<T*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::dist::buffer"), static_cast<std::size_t>(m_size));
+    if (staged)
+      m_host = Kokkos::View<T*, Kokkos::HostSpace>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::dist::staging"),
+          static_cast<std::size_t>(m_size));
+  }
+
+  [[nodiscard]] const std::vector<planned_message>& messages() const noexcept { return m_messages; }
+  [[nodiscard]] const row_list<MemorySpace>& rows() const noexcept { return m_rows; }
+  [[nodiscard]] bool staged() const noexcept { return m_staged; }
+  /// Elements in the buffers.
+  [[nodiscard]] std::int64_t buffer_size() const noexcept { return m_size; }
+  /// Elements over all messages.
+  [[nodiscard]] std::int64_t elements() const noexcept {
+    std::int64_t n = 0;
+    for (const auto& m : m_messages) n += m.count;
+    return n;
+  }
+  [[nodiscard]] T* buffer() const noexcept { return m_buffer.data(); }
+  [[nodiscard]] T* host() const noexcept { return m_host.data(); }
+
+  /// Where MPI reads or writes `m`.
+  [[nodiscard]] T* mpi_pointer(const planned_message& m, T* storage) const noexcept {
+    return m.direct ? storage + m.direct_offset : (m_staged ? host() : buffer()) + m.buffer_offset;
+  }
+
+  /// Copies the gathered buffer to the host buffer (send side of a staged transfer).
+  void stage_out() const {
+    if (m_staged && m_size > 0) Kokkos::deep_copy(m_host, m_buffer);
+  }
+  /// Copies the host buffer to the buffer (receive side of a staged transfer).
+  void stage_in() const {
+    if (m_staged && m_size > 0) Kokkos::deep_copy(m_buffer, m_host);
+  }
+
+ private:
+  std::vector<planned_message> m_messages;
+  row_list<MemorySpace> m_rows;
+  std::int64_t m_size = 0;
+  bool m_staged = false;
+  Kokkos::View<T*, MemorySpace> m_buffer;
+  Kokkos::View<T*, Kokkos::HostSpace> m_host;
+};
+
+/// A complete transfer from storage in `SrcSpace` to storage in `DstSpace` (they are the
+/// same storage for a halo exchange), for the rank `me` of the communicator it runs on. A
+/// plan runs once at a time (its buffers and requests are reused by every run).
+template <class T, class SrcSpace, class DstSpace>
+struct transfer_plan {
+  transfer_side<T, SrcSpace> send;
+  transfer_side<T, DstSpace> recv;
+  int me = 0;
+  MPI_Datatype element = mpi_type<T>();
+  std::vector<MPI_Request> requests;  ///< of the run in flight
+};
+
+/// One run of a transfer plan: start() posts everything, test() polls, wait() completes.
+/// Destroying a started run waits for it (MPI requests must not be abandoned).
+template <class T, class SrcSpace, class DstSpace>
+class transfer_run {
+ public:
+  using plan_type = transfer_plan<T, SrcSpace, DstSpace>;
+
+  transfer_run(plan_type& plan, MPI_Comm comm, const T* src, T* dst)
+      : m_plan(&plan), m_comm(comm), m_src(const_cast<T*>(src)), m_dst(dst) {}
+  transfer_run(transfer_run&& other) noexcept
+      : m_plan(std::exchange(other.m_plan, nullptr)),
+        m_comm(other.m_comm),
+        m_src(other.m_src),
+        m_dst(other.m_dst) {}
+  transfer_run& operator=(transfer_run&&) = delete;
+  transfer_run(const transfer_run&) = delete;
+  transfer_run& operator=(const transfer_run&) = delete;
+  ~transfer_run() {
+    if (m_plan == nullptr) return;
+    auto& pending = m_plan->requests;
+    if (!pending.empty() && !mpi_finalized())
+      MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
+    pending.clear();
+  }
+
+  /// Posts the receives, gathers and sends, and copies the data that stays on this rank.
+  void start() {
+    const int me = m_plan->me;
+    const auto& send = m_plan->send;
+    const auto& recv = m_plan->recv;
+    const MPI_Datatype type = m_plan->element;
+    auto& requests = m_plan->requests;
+    requests.clear();
+    requests.reserve(send.messages().size() + recv.messages().size());  // allocates on the first run only
+    for (const auto& m : recv.messages()) {
+      if (m.peer == me) continue;
+      requests.push_back(MPI_REQUEST_NULL);
+      HETERO_MPI_CHECK(MPI_Irecv, recv.mpi_pointer(m, m_dst), mpi_count(m.count, "message size"), type, m.peer,
+                       m.tag, m_comm, &requests.back());
+    }
+    send.rows().gather(static_cast<const T*>(m_src), send.buffer());
+    send.stage_out();
+    for (const auto& m : send.messages()) {
+      if (m.peer == me) continue;
+      requests.push_back(MPI_REQUEST_NULL);
+      HETERO_MPI_CHECK(MPI_Isend, send.mpi_pointer(m, m_src), mpi_count(m.count, "message size"), type, m.peer,
+                       m.tag, m_comm, &requests.back());
+    }
+    for (const auto& s : send.messages()) {
+      if (s.peer != me) continue;
+      const planned_message* r = nullptr;
+      for (const auto& candidate : recv.messages())
+        if (candidate.peer == me && candidate.tag == s.tag) r = &candidate;
+      if (r == nullptr || r->count != s.count)
+        raise<runtime_error>("hetero::dist: inconsistent transfer plan (a local copy of ", s.count,
+                             " elements has no matching receive)");
+      copy_local(s, *r);
+    }
+  }
+
+  /// Whether every message has arrived (then wait() only scatters).
+  bool test() {
+    auto& requests = m_plan->requests;
+    if (requests.empty()) return true;
+    int done = 0;
+    HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done) requests.clear();
+    return done != 0;
+  }
+
+  /// Waits for every message (reported to the observer as a halo wait named `label`) and
+  /// scatters what arrived into the destination storage.
+  void wait(std::string_view label) {
+    auto& requests = m_plan->requests;
+    if (!requests.empty()) {
+      try {
+        wait_all(requests, wait_policy{}, label, wait_kind::halo);
+      } catch (...) {
+        requests.clear();  // a failed wait must not be retried by the destructor
+        throw;
+      }
+      requests.clear();
+    }
+    m_plan->recv.stage_in();
+    m_plan->recv.rows().scatter(m_dst, static_cast<const T*>(m_plan->recv.buffer()));
+  }
+
+ private:
+  void copy_local(const planned_message& s, const planned_message& r) const {
+    const auto& send = m_plan->send;
+    const auto& recv = m_plan->recv;
+    const auto n = static_cast<std::size_t>(s.count);
+    flat_view<T, SrcSpace> from(s.direct ? m_src + s.direct_offset : send.buffer() + s.buffer_offset, n);
+    if (r.direct) {
+      Kokkos::deep_copy(flat_view<T, DstSpace>(m_dst + r.direct_offset, n), from);
+    } else if (recv.staged()) {
+      Kokkos::deep_copy(flat_view<T, Kokkos::HostSpace>(recv.host() + r.buffer_offset, n), from);
+    } else {
+      Kokkos::deep_copy(flat_view<T, DstSpace>(recv.buffer() + r.buffer_offset, n), from);
+    }
+  }
+
+  plan_type* m_plan;
+  MPI_Comm m_comm;
+  T* m_src;
+  T* m_dst;
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_DISTARRAY_DETAIL_TRANSFER_HPP

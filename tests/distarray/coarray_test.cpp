@@ -1,0 +1,162 @@
+// Coarrays: get and put of random sections between images (into row- and column-major
+// Views), sync_all and sync_images, staged or not; a put survives the target's syncs with
+// other images; the errors.
+#include <hetero/distarray/coarray.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include "distarray_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+using dist_test::for_each_index;
+
+template <class View, std::size_t R>
+auto& at(const View& v, const std::array<std::int64_t, R>& g) {
+  if constexpr (R == 1) return v(g[0]);
+  if constexpr (R == 2) return v(g[0], g[1]);
+  if constexpr (R == 3) return v(g[0], g[1], g[2]);
+}
+
+template <class Layout, int R>
+auto make_view(const std::array<std::int64_t, R>& e) {
+  using view = Kokkos::View<typename hetero::detail::view_data<double, R>::type, Layout, Kokkos::HostSpace>;
+  if constexpr (R == 1) return view("v", e[0]);
+  if constexpr (R == 2) return view("v", e[0], e[1]);
+  if constexpr (R == 3) return view("v", e[0], e[1], e[2]);
+}
+
+template <int R>
+void random_coarrays(std::uint64_t stream, int trials) {
+  auto rng = hetero::testing::rng(stream);
+  for (int trial = 0; trial < trials; ++trial) {
+    std::array<std::int64_t, R> extents{}, shape{};
+    hetero::section_spec<R> section{};
+    for (int d = 0; d < R; ++d) {
+      extents[d] = dist_test::uniform(rng, 1, R == 1 ? 40 : 7);
+      const std::int64_t step = dist_test::uniform(rng, 1, 3), begin = dist_test::uniform(rng, 0, extents[d] - 1);
+      section[d] = {begin, dist_test::uniform(rng, begin, extents[d]), step};
+      shape[d] = section[d].count();
+    }
+    const auto mode =
+        dist_test::uniform(rng, 0, 1) ? hetero::device_buffer_path::staged : hetero::device_buffer_path::automatic;
+    INFO("trial " << trial << ", staging " << hetero::to_string(mode));
+    hetero::coarray<double, R, Kokkos::HostSpace> a(extents, {.device_path = mode});
+    const int me = a.this_image(), images = a.num_images();
+    const int right = (me + 1) % images, left = (me + images - 1) % images;
+    const auto salt = [](int image) { return 80 + static_cast<std::uint64_t>(image); };
+    for_each_index<R>(extents,
+                      [&](const auto& g) { at(a.local(), g) = dist_test::value_at<double>(g, salt(me)); });
+    a.sync_all();
+
+    // Get the section of the image to the right, into both layouts and a new View.
+    dist_test::mismatches wrong;
+    auto row_major = make_view<Kokkos::LayoutRight, R>(shape);
+    auto column_major = make_view<Kokkos::LayoutLeft, R>(shape);
+    a.get(right, section, row_major);
+    a.get(right, section, column_major);
+    const auto fresh = a.get(right, section);
+    for_each_index<R>(shape, [&](const auto& k) {
+      std::array<std::int64_t, R> g{};
+      for (int d = 0; d < R; ++d) g[d] = section[d].begin + k[d] * section[d].step;
+      const double expected = dist_test::value_at<double>(g, salt(right));
+      wrong.expect(at(row_major, k) == expected && at(column_major, k) == expected && at(fresh, k) == expected,
+                   "got element ", hetero::detail::format_array(k));
+    });
+    a.sync_all();  // every get is done before anyone writes
+
+    // Put a section of new values into the image to the right; sync with the neighbours.
+    for_each_index<R>(shape,
+                      [&](const auto& k) { at(column_major, k) = dist_test::value_at<double>(k, salt(me) + 50); });
+    a.put(right, section, column_major);
+    if (trial % 2 == 0) {
+      a.sync_all();
+    } else {
+      a.sync_images({left, right});
+    }
+    for_each_index<R>(extents, [&](const auto& g) {
+      std::array<std::int64_t, R> k{};
+      bool inside = true;
+      for (int d = 0; d < R; ++d) {
+        const auto& s = section[d];
+        inside = inside && g[d] >= s.begin && g[d] < s.end && (g[d] - s.begin) % s.step == 0;
+        if (inside) k[d] = (g[d] - s.begin) / s.step;
+      }
+      const double expected =
+          inside ? dist_test::value_at<double>(k, salt(left) + 50) : dist_test::value_at<double>(g, salt(me));
+      wrong.expect(at(a.local(), g) == expected, "put element ", hetero::detail::format_array(g));
+    });
+    DIST_CHECK_NO_MISMATCH(wrong);
+    a.sync_all();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("coarray get and put of random sections between images", "[dist][coarray]") {
+  random_coarrays<1>(81, 8);
+  random_coarrays<2>(82, 8);
+  random_coarrays<3>(83, 4);
+}
+
+TEST_CASE("a put survives the target's synchronisation with other images", "[dist][coarray]") {
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  if (world < 3) SKIP("needs 3 images: the target syncs with a third image first");
+  for (auto mode : {hetero::device_buffer_path::staged, hetero::device_buffer_path::automatic}) {
+    hetero::coarray<int, 1, Kokkos::HostSpace> a({8}, {.device_path = mode});
+    const int me = a.this_image();
+    Kokkos::View<int*, Kokkos::HostSpace> values("values", 8);
+    Kokkos::deep_copy(values, 7);
+    if (me == 0) {
+      a.put(1, {hetero::slice::all()}, values);
+      a.sync_images({1});
+    } else if (me == 1) {
+      a.sync_images({2});  // staged: refreshes its snapshot before it learns of image 0's put
+      a.sync_images({0});
+      std::int64_t sevens = 0;
+      for (int i = 0; i < 8; ++i) sevens += a.local()(i) == 7 ? 1 : 0;
+      CHECK(sevens == 8);
+    } else if (me == 2) {
+      a.sync_images({1});
+    }
+    a.sync_all();
+  }
+}
+
+TEST_CASE("own-image transfers are local copies in program order", "[dist][coarray]") {
+  hetero::coarray<double, 2, Kokkos::HostSpace> a({3, 4}, {.device_path = hetero::device_buffer_path::staged});
+  Kokkos::View<double**, Kokkos::HostSpace> block("block", 2, 2);
+  Kokkos::deep_copy(block, 5.0);
+  a.put(a.this_image(), {hetero::slice{1, 3}, hetero::slice{0, 4, 2}}, block);
+  CHECK(a.local()(1, 0) == 5.0);  // visible at once on the own image
+  CHECK(a.local()(2, 2) == 5.0);
+  CHECK(a.local()(1, 1) == 0.0);
+  auto back = a.get(a.this_image(), {hetero::slice{1, 2}, hetero::slice::all()});
+  CHECK(back(0, 0) == 5.0);
+  CHECK(back(0, 1) == 0.0);
+  a.sync_all();
+}
+
+TEST_CASE("coarrays refuse images outside the communicator and mismatched sections", "[dist][coarray]") {
+  hetero::coarray<double, 1, Kokkos::HostSpace> a({10});
+  const int images = a.num_images();
+  Kokkos::View<double*, Kokkos::HostSpace> v("v", 10);
+  CHECK_THROWS_AS(a.get(images, {hetero::slice::all()}, v), hetero::invalid_argument);
+  CHECK_THROWS_WITH(a.get(images, {hetero::slice::all()}, v),
+                    ContainsSubstring("coarray::get: image " + std::to_string(images) +
+                                      " is outside the communicator's images 0.." + std::to_string(images - 1)));
+  CHECK_THROWS_WITH(a.put(-1, {hetero::slice::all()}, v), ContainsSubstring("coarray::put: image -1 is outside"));
+  CHECK_THROWS_WITH(a.get(0, {hetero::slice{0, 11}}, v),
+                    ContainsSubstring("coarray::get: section [0, 11) on axis 0 is out of bounds"));
+  CHECK_THROWS_WITH(a.get(0, {hetero::slice{0, 5}}, v),
+                    ContainsSubstring("coarray::get: the View has extents [10] but the section has shape [5]"));
+  CHECK_THROWS_WITH(a.sync_images(std::vector<int>{images}),
+                    ContainsSubstring("sync_images: image " + std::to_string(images)));
+  using line = hetero::coarray<double, 1>;
+  CHECK_THROWS_WITH(line({-3}), ContainsSubstring("coarray extent -3 on axis 0 is negative"));
+  a.sync_all();
+}
