@@ -85,14 +85,7 @@ struct allgatherv_shape
       }
     });
     if constexpr (!has_parameter<parameter::recv_counts, Args...>) {
-      const unsigned long long mine = call.n;
-      std::vector<unsigned long long> all(static_cast<std::size_t>(st.size()));
-      auto count_call = new_call<unsigned long long, Kokkos::HostSpace>({comm_algorithm::automatic, -1, o.what});
-      count_call.send = &mine;
-      count_call.recv = all.data();
-      count_call.n = 1;
-      run_call<allgather_shape>(st, count_call);
-      counts.assign(all.begin(), all.end());
+      exchange_counts<allgather_shape>(st, call.n, -1, true, o.what, counts);
       checked_call(st, kind, [&](call_signature& s) {
         s = signature;
         check_counts();

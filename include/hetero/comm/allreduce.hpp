@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "hetero/comm/detail/mpi_op.hpp"
+#include "hetero/comm/detail/reduction_arguments.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/detail/skeleton.hpp"
 #include "hetero/comm/detail/symmetric_algorithms.hpp"
@@ -21,55 +22,8 @@ namespace hetero::detail {
 /// equal to `recv` means in place.
 struct allreduce_shape
     : shape_base<collective::allreduce,
-                 shape_flags{.chunked = true, .has_result = true, .reduces = true, .start_needs_recv_buf = true}> {
-  template <class... Args>
-  static constexpr void check() {
-    static_assert(only_parameters<Args...>({parameter::send_buf, parameter::recv_buf, parameter::send_recv_buf,
-                                            parameter::op, parameter::algorithm}),
-                  "hetero: allreduce takes send_buf, recv_buf, send_recv_buf, op and force_algorithm, each once");
-    static_assert(has_parameter<parameter::op, Args...>,
-                  "hetero: allreduce needs op(...), e.g. hetero::op(hetero::ops::sum{})");
-    static_assert(has_parameter<parameter::send_buf, Args...> != has_parameter<parameter::send_recv_buf, Args...>,
-                  "hetero: allreduce needs send_buf(...) (with or without recv_buf) or send_recv_buf(...)");
-    static_assert(
-        !(has_parameter<parameter::recv_buf, Args...> && has_parameter<parameter::send_recv_buf, Args...>),
-        "hetero: recv_buf and send_recv_buf exclude each other");
-  }
-
-  template <class... Args>
-  static auto parse(comm_state& st, const call_options& o, Args&... args) {
-    constexpr bool in_place = has_parameter<parameter::send_recv_buf, Args...>;
-    constexpr parameter source = in_place ? parameter::send_recv_buf : parameter::send_buf;
-    using S = argument_t<source, Args...>;
-    static_assert(comm_buffer<S>, "hetero: send_buf takes a Kokkos View, a contiguous range or one value");
-    static_assert(!in_place || writable_argument<S>(),
-                  "hetero: send_recv_buf takes a View or a non-const lvalue range or value");
-    using T = buffer_element_t<S>;
-    using M = buffer_space_t<S>;
-    using R = std::remove_cvref_t<decltype(get<parameter::op>(args...))>;
-    static_assert(reduction_operation<R, T>,
-                  "hetero: op's function must take two elements and return one convertible to the element type");
-    auto call = new_call<T, M, R>(o);
-    call.reduction = &get<parameter::op>(args...);
-    checked_call(st, kind, [&](call_signature& s) {
-      if constexpr (in_place) {
-        const auto data = as_buffer(get<source>(args...), o.what, "send_recv_buf");
-        call.send = call.recv = data.data;
-        call.n = data.size;
-      } else {
-        const auto in = as_buffer(get<source>(args...), o.what, "send_buf");
-        call.send = in.data;
-        call.n = in.size;
-        const auto out = optional_recv_buf<T, M>(o.what, args...);
-        if constexpr (has_parameter<parameter::recv_buf, Args...>)
-          require_size(out, in.size, o.what, "recv_buf", "the send_buf's count");
-        call.recv = out.data;
-      }
-      s = {kind, static_cast<long long>(call.n), -1, static_cast<int>(R::builtin), static_cast<int>(o.forced)};
-    });
-    return call;
-  }
-
+                 shape_flags{.chunked = true, .has_result = true, .reduces = true, .start_needs_recv_buf = true}>,
+      reduction_arguments<collective::allreduce, false> {
   template <class Call>
   static std::size_t result_size(const comm_state&, const Call& call) {
     return call.n;

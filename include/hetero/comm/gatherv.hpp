@@ -112,14 +112,7 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
       }
     });
     if constexpr (!has_parameter<parameter::recv_counts, Args...>) {
-      const unsigned long long mine = call.n;
-      std::vector<unsigned long long> all(root_here ? static_cast<std::size_t>(st.size()) : 0);
-      auto count_call = new_call<unsigned long long, Kokkos::HostSpace>({comm_algorithm::automatic, r, o.what});
-      count_call.send = &mine;
-      count_call.recv = all.data();
-      count_call.n = 1;
-      run_call<gather_shape>(st, count_call);
-      counts.assign(all.begin(), all.end());
+      exchange_counts<gather_shape>(st, call.n, r, root_here, o.what, counts);
       checked_call(st, kind, [&](call_signature& s) {
         s = signature;
         check_counts();
@@ -162,39 +155,30 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
       return hybrid_gatherv(st, call.send, call.n, call.recv, call.counts, call.displs, call.root);
     std::vector<int>& c = st.int_list(0);
     std::vector<int>& d = st.int_list(1);
-    mpi_lists(st, call, c, d);
-    const int count = mpi_count(call.n, "gatherv count");
-    const void* from = call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE;
+    rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", c, d);
     call_mpi(
-        st, name, "MPI_Gatherv",
-        [&] {
-          return MPI_Gatherv(from, count, mpi_type<T>(), call.recv, c.data(), d.data(), mpi_type<T>(), call.root,
-                             st.comm());
-        },
-        [&](MPI_Request* r) {
-          return MPI_Igatherv(from, count, mpi_type<T>(), call.recv, c.data(), d.data(), mpi_type<T>(), call.root,
-                              st.comm(), r);
-        });
+        st, name, "MPI_Gatherv", [&] { return mpi_gatherv<T>(st, call, c, d, nullptr); },
+        [&](MPI_Request* r) { return mpi_gatherv<T>(st, call, c, d, r); });
   }
 
   template <class Call, class Keep>
   static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    using T = typename Call::element_type;
-    mpi_lists(st, call, keep.mpi_counts, keep.mpi_displs);
-    HETERO_MPI_CHECK(MPI_Igatherv, call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE,
-                     mpi_count(call.n, "gatherv count"), mpi_type<T>(), call.recv, keep.mpi_counts.data(),
-                     keep.mpi_displs.data(), mpi_type<T>(), call.root, st.comm(), r);
+    rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", keep.mpi_counts, keep.mpi_displs);
+    check_mpi(mpi_gatherv<typename Call::element_type>(st, call, keep.mpi_counts, keep.mpi_displs, r),
+              "MPI_Igatherv");
     return true;
   }
 
  private:
-  template <class Call>
-  static void mpi_lists(const comm_state& st, const Call& call, std::vector<int>& c, std::vector<int>& d) {
-    c.clear();
-    d.clear();
-    if (st.rank() != call.root) return;
-    mpi_counts(call.counts, "gatherv count", c);
-    mpi_counts(call.displs, "gatherv displacement", d);
+  // MPI_Gatherv, or MPI_Igatherv when `r` is given, with MPI's int counts `c` and displs `d`.
+  template <class T, class Call>
+  static int mpi_gatherv(const comm_state& st, const Call& call, const std::vector<int>& c,
+                         const std::vector<int>& d, MPI_Request* r) {
+    const void* from = call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE;
+    const int n = mpi_count(call.n, "gatherv count");
+    const MPI_Datatype t = mpi_type<T>();
+    return r ? MPI_Igatherv(from, n, t, call.recv, c.data(), d.data(), t, call.root, st.comm(), r)
+             : MPI_Gatherv(from, n, t, call.recv, c.data(), d.data(), t, call.root, st.comm());
   }
 };
 

@@ -13,6 +13,7 @@
 
 #include "hetero/comm/detail/mpi_op.hpp"
 #include "hetero/comm/detail/p2p.hpp"
+#include "hetero/comm/detail/reduction_arguments.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/detail/skeleton.hpp"
@@ -50,59 +51,8 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
                                                                  .has_result = true,
                                                                  .reduces = true,
                                                                  .reroutes = true,
-                                                                 .start_needs_recv_buf = true}> {
-  template <class... Args>
-  static constexpr void check() {
-    static_assert(
-        only_parameters<Args...>({parameter::send_buf, parameter::recv_buf, parameter::send_recv_buf,
-                                  parameter::op, parameter::root, parameter::algorithm}),
-        "hetero: reduce takes send_buf, recv_buf, send_recv_buf, op, root and force_algorithm, each once");
-    static_assert(has_parameter<parameter::op, Args...>,
-                  "hetero: reduce needs op(...), e.g. hetero::op(hetero::ops::sum{})");
-    static_assert(has_parameter<parameter::send_buf, Args...> != has_parameter<parameter::send_recv_buf, Args...>,
-                  "hetero: reduce needs send_buf(...) (with or without recv_buf) or send_recv_buf(...)");
-    static_assert(
-        !(has_parameter<parameter::recv_buf, Args...> && has_parameter<parameter::send_recv_buf, Args...>),
-        "hetero: recv_buf and send_recv_buf exclude each other");
-  }
-
-  template <class... Args>
-  static auto parse(comm_state& st, const call_options& o, Args&... args) {
-    constexpr bool in_place = has_parameter<parameter::send_recv_buf, Args...>;
-    constexpr parameter source = in_place ? parameter::send_recv_buf : parameter::send_buf;
-    using S = argument_t<source, Args...>;
-    static_assert(comm_buffer<S>, "hetero: send_buf takes a Kokkos View, a contiguous range or one value");
-    static_assert(!in_place || writable_argument<S>(),
-                  "hetero: send_recv_buf takes a View or a non-const lvalue range or value");
-    using T = buffer_element_t<S>;
-    using M = buffer_space_t<S>;
-    using R = std::remove_cvref_t<decltype(get<parameter::op>(args...))>;
-    static_assert(reduction_operation<R, T>,
-                  "hetero: op's function must take two elements and return one convertible to the element type");
-    auto call = new_call<T, M, R>(o);
-    call.reduction = &get<parameter::op>(args...);
-    checked_call(st, kind, [&](call_signature& s) {
-      check_root(st, o.root, o.what);
-      if constexpr (in_place) {
-        const auto data = as_buffer(get<source>(args...), o.what, "send_recv_buf");
-        call.send = call.recv = data.data;
-        call.n = data.size;
-      } else {
-        const auto in = as_buffer(get<source>(args...), o.what, "send_buf");
-        call.send = in.data;
-        call.n = in.size;
-        if (st.rank() == o.root) {
-          const auto out = optional_recv_buf<T, M>(o.what, args...);
-          if constexpr (has_parameter<parameter::recv_buf, Args...>)
-            require_size(out, in.size, o.what, "recv_buf", "the send_buf's count");
-          call.recv = out.data;
-        }
-      }
-      s = {kind, static_cast<long long>(call.n), o.root, static_cast<int>(R::builtin), static_cast<int>(o.forced)};
-    });
-    return call;
-  }
-
+                                                                 .start_needs_recv_buf = true}>,
+                      reduction_arguments<collective::reduce, true> {
   template <class Call>
   static std::size_t result_size(const comm_state& st, const Call& call) {
     return st.rank() == call.root ? call.n : 0;

@@ -139,39 +139,30 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start 
       return hybrid_scatterv(st, call.send, call.counts, call.displs, call.recv, call.n, call.root);
     std::vector<int>& c = st.int_list(0);
     std::vector<int>& d = st.int_list(1);
-    mpi_lists(st, call, c, d);
-    const int count = mpi_count(call.n, "scatterv count");
-    void* to = call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE;
+    rooted_mpi_lists(st, call, "scatterv count", "scatterv displacement", c, d);
     call_mpi(
-        st, name, "MPI_Scatterv",
-        [&] {
-          return MPI_Scatterv(call.send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), call.root,
-                              st.comm());
-        },
-        [&](MPI_Request* r) {
-          return MPI_Iscatterv(call.send, c.data(), d.data(), mpi_type<T>(), to, count, mpi_type<T>(), call.root,
-                               st.comm(), r);
-        });
+        st, name, "MPI_Scatterv", [&] { return mpi_scatterv<T>(st, call, c, d, nullptr); },
+        [&](MPI_Request* r) { return mpi_scatterv<T>(st, call, c, d, r); });
   }
 
   template <class Call, class Keep>
   static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    using T = typename Call::element_type;
-    mpi_lists(st, call, keep.mpi_counts, keep.mpi_displs);
-    HETERO_MPI_CHECK(MPI_Iscatterv, call.send, keep.mpi_counts.data(), keep.mpi_displs.data(), mpi_type<T>(),
-                     call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE, mpi_count(call.n, "scatterv count"),
-                     mpi_type<T>(), call.root, st.comm(), r);
+    rooted_mpi_lists(st, call, "scatterv count", "scatterv displacement", keep.mpi_counts, keep.mpi_displs);
+    check_mpi(mpi_scatterv<typename Call::element_type>(st, call, keep.mpi_counts, keep.mpi_displs, r),
+              "MPI_Iscatterv");
     return true;
   }
 
  private:
-  template <class Call>
-  static void mpi_lists(const comm_state& st, const Call& call, std::vector<int>& c, std::vector<int>& d) {
-    c.clear();
-    d.clear();
-    if (st.rank() != call.root) return;
-    mpi_counts(call.counts, "scatterv count", c);
-    mpi_counts(call.displs, "scatterv displacement", d);
+  // MPI_Scatterv, or MPI_Iscatterv when `r` is given, with MPI's int counts `c` and displs `d`.
+  template <class T, class Call>
+  static int mpi_scatterv(const comm_state& st, const Call& call, const std::vector<int>& c,
+                          const std::vector<int>& d, MPI_Request* r) {
+    void* to = call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE;
+    const int n = mpi_count(call.n, "scatterv count");
+    const MPI_Datatype t = mpi_type<T>();
+    return r ? MPI_Iscatterv(call.send, c.data(), d.data(), t, to, n, t, call.root, st.comm(), r)
+             : MPI_Scatterv(call.send, c.data(), d.data(), t, to, n, t, call.root, st.comm());
   }
 };
 

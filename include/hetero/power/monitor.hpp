@@ -1,6 +1,6 @@
 /// @file
 /// `hetero::power::monitor`: the observer that records when this rank computes and when it
-/// waits (seed 004 sec. 3.2.1 and 5.4), in fixed frames, from hetero's own blocking calls, the
+/// waits, in fixed frames, from hetero's own blocking calls, the
 /// optional PMPI layer (`hetero/power/pmpi.hpp`) and the user's `hetero::wait_scope`.
 #ifndef HETERO_POWER_MONITOR_HPP
 #define HETERO_POWER_MONITOR_HPP
@@ -31,10 +31,10 @@ enum class tracked_threads {
 
 /// How a monitor records.
 struct monitor_options {
-  double frame_seconds = 0.004;                          ///< frame length (seed 004: 4 ms); must be positive
-  std::size_t frames_kept = 4096;                        ///< finished frames (and phase marks) kept: 16 s at 4 ms
-  std::size_t events_per_thread = 8192;                  ///< ring capacity per thread between two `update()`s
-  std::size_t max_threads = 64;                          ///< threads tracked at once; more are not seen
+  double frame_seconds = 0.004;          ///< frame length (4 ms: short next to a phase); must be positive
+  std::size_t frames_kept = 4096;        ///< finished frames (and phase marks) kept: 16 s at 4 ms
+  std::size_t events_per_thread = 8192;  ///< ring capacity per thread between two `update()`s
+  std::size_t max_threads = 64;          ///< threads tracked at once; more are not seen
   tracked_threads threads = tracked_threads::reporting;  ///< whose waits count
   double frequency_ghz = 1.0;                            ///< the frequency in effect until `set_frequency`
 };
@@ -42,7 +42,7 @@ struct monitor_options {
 /// Records this rank's active and waiting time. Writers (any thread that waits) are lock-free:
 /// each tracked thread appends its transitions to its own ring; `update()` (one reader at a
 /// time, e.g. the controller's helper thread, every frame) merges the rings into frames of
-/// active time and work (frequency x active, the seed's "task amount"), and phase marks.
+/// active time and work (frequency x active: the amount of computation done), and phase marks.
 ///
 /// Install it as one of hetero's observers so that hetero's blocking calls report to it; mark waits by
 /// hand with `hetero::wait_scope(hetero::wait_kind::user, "label")` and phases with

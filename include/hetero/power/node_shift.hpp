@@ -1,6 +1,6 @@
 /// @file
-/// Power shifting inside a node, between its GPU and its CPU (beyond seed 004, which shifted
-/// power only between nodes): the node's budget goes to the side whose measured time is longer,
+/// Power shifting inside a node, between its GPU and its CPU (the controller shifts power
+/// between ranks; this shifts it within one): the node's budget goes to the side whose measured time is longer,
 /// by the same greedy rule as Algorithm 1, with a table for each device.
 #ifndef HETERO_POWER_NODE_SHIFT_HPP
 #define HETERO_POWER_NODE_SHIFT_HPP

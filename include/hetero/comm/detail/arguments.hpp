@@ -75,6 +75,18 @@ inline std::size_t extent_of(std::span<const std::size_t> counts, std::span<cons
   return e;
 }
 
+/// MPI's int counts and displacements of a rooted v-collective, at the root only (other ranks
+/// pass none); `count_what` and `displ_what` name them in the error for a value over INT_MAX.
+template <class Call>
+void rooted_mpi_lists(const comm_state& st, const Call& call, std::string_view count_what,
+                      std::string_view displ_what, std::vector<int>& counts, std::vector<int>& displs) {
+  counts.clear();
+  displs.clear();
+  if (st.rank() != call.root) return;
+  mpi_counts(call.counts, count_what, counts);
+  mpi_counts(call.displs, displ_what, displs);
+}
+
 /// Runs `check(signature)`, the argument checks that may throw and that fill in what every
 /// rank must agree on, then agrees with the other ranks when `verify_arguments` is on.
 template <class Check>

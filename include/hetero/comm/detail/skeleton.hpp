@@ -268,6 +268,22 @@ void run_call(comm_state& st, const Call& call) {
   }
 }
 
+/// Every rank's count `mine` of a v-collective whose caller gave no counts, exchanged with
+/// `CountShape` (gather's to `root`, which alone receives them, or allgather's to every rank)
+/// into `counts`; the counts stay empty where they are not received.
+template <class CountShape>
+void exchange_counts(comm_state& st, std::size_t mine, int root, bool receives, std::string_view what,
+                     std::vector<std::size_t>& counts) {
+  const unsigned long long n = mine;
+  std::vector<unsigned long long> all(receives ? static_cast<std::size_t>(st.size()) : 0);
+  auto count_call = new_call<unsigned long long, Kokkos::HostSpace>({comm_algorithm::automatic, root, what});
+  count_call.send = &n;
+  count_call.recv = all.data();
+  count_call.n = 1;
+  run_call<CountShape>(st, count_call);
+  counts.assign(all.begin(), all.end());
+}
+
 template <class... Args>
 call_options options_of(std::string_view what, Args&... args) {
   return {get_or<parameter::algorithm>(comm_algorithm::automatic, args...), get_or<parameter::root>(0, args...),
