@@ -12,7 +12,14 @@
 //
 // The families mpi_path_<collective>_x8 time hetero with MPI's call forced against MPI's call
 // at 8 bytes, where a per-call overhead of hetero's front end (argument checks, the choice, the
-// wrapper) would show most: the same MPI call runs on both sides.
+// wrapper) would show most: the same MPI call runs on both sides. At 8 bytes (and for barrier)
+// the variant hetero_timeout_off runs hetero with its wait timeout off (hetero::wait_timeout,
+// docs/faults.md): "hetero" against it is what the default timeout costs.
+//
+// The families checks_<collective>_x8 time hetero's automatic choice under the three argument
+// checks (communicator_options::argument_checks): local (the baseline), consistent (the
+// default: a root's error reaches every rank) and full (one extra allreduce per call), at 8 B
+// (and 1 KiB for gather), so that what the default costs shows next to what it saves.
 #include <hetero/comm.hpp>
 
 #include <algorithm>
@@ -78,11 +85,23 @@ struct buffers {
   std::vector<int> counts, displs;
 };
 
-// One call of collective C through hetero (Ours, with algorithm A) or MPI.
+// A communicator with argument checks `checks`, released like ours().
+hetero::communicator& checked(hetero::argument_check checks) {
+  static std::unique_ptr<hetero::communicator> comms[3];
+  auto& comm = comms[static_cast<int>(checks)];
+  if (!comm) {
+    hetero::communicator_options o;
+    o.argument_checks = checks;
+    comm = std::make_unique<hetero::communicator>(o);
+    Kokkos::push_finalize_hook([&comm] { comm.reset(); });
+  }
+  return *comm;
+}
+
+// One call of collective C through hetero (Ours, with algorithm A, on `comm`) or MPI.
 template <collective C, bool Ours, comm_algorithm A = comm_algorithm::automatic>
-void call(buffers& b) {
+void call(buffers& b, hetero::communicator& comm = ours()) {
   using namespace hetero;
-  communicator& comm = ours();
   const int n = static_cast<int>(b.n);
   const auto algo = force_algorithm(A);
   if constexpr (C == collective::barrier) {
@@ -157,6 +176,46 @@ void run(benchmark::State& state) {
                           static_cast<std::int64_t>(bytes));
 }
 
+// `run` with hetero's wait timeout off (0: MPI's blocking calls, no clock): the family's
+// "hetero" variant runs with the default timeout, so the two give the timeout's cost.
+template <collective C, comm_algorithm A = comm_algorithm::automatic>
+void run_timeout_off(benchmark::State& state) {
+  const double saved = hetero::wait_timeout();
+  hetero::set_wait_timeout(0);
+  run<C, true, A>(state);
+  hetero::set_wait_timeout(saved);
+}
+
+// hetero's automatic choice for collective C on a communicator with argument checks `Checks`.
+template <collective C, hetero::argument_check Checks>
+void run_checks(benchmark::State& state) {
+  const auto bytes = C == collective::barrier ? std::size_t{0} : static_cast<std::size_t>(state.range(0));
+  buffers b(bytes);
+  hetero::communicator& comm = checked(Checks);
+  for (int i = 0; i < 10; ++i) call<C, true>(b, comm);
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls_per_iteration; ++i) call<C, true>(b, comm);
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    hetero::bench::set_iteration_time(state, elapsed.count());
+  }
+}
+
+// Registers the three argument checks for collective C at `size` bytes (-1: none), one triple
+// per size so that the three run back to back in every round.
+template <collective C>
+int add_checks(const std::string& family, long size) {
+  using hetero::argument_check;
+  const std::string name = "checks_" + family + "_x" + std::to_string(calls_per_iteration);
+  const auto with_size = [size](benchmark::internal::Benchmark* b) {
+    b->UseManualTime()->Unit(benchmark::kMicrosecond);
+    if (size >= 0) b->Arg(size);
+  };
+  hetero::bench::add(name + "/baseline_local", run_checks<C, argument_check::local>, with_size);
+  hetero::bench::add(name + "/consistent", run_checks<C, argument_check::consistent>, with_size);
+  return hetero::bench::add(name + "/full", run_checks<C, argument_check::full>, with_size);
+}
+
 // Registers MPI's call and hetero's for collective C: one pair per size (see the top), as
 // family "<family>_x8" (plus "mpi_path_<family>_x8" at 8 bytes, hetero forced onto MPI's call).
 template <collective C>
@@ -172,19 +231,25 @@ int add_family(const std::string& family) {
   for (long size : each) {
     hetero::bench::add(name + "/baseline_mpi", run<C, false>, with_size(size));
     hetero::bench::add(name + "/hetero", run<C, true>, with_size(size));
+    if (size <= 8) hetero::bench::add(name + "/hetero_timeout_off", run_timeout_off<C>, with_size(size));
   }
   const long smallest = C == collective::barrier ? -1 : 8;
   hetero::bench::add("mpi_path_" + name + "/baseline_mpi", run<C, false>, with_size(smallest));
+  hetero::bench::add("mpi_path_" + name + "/hetero_timeout_off", run_timeout_off<C, comm_algorithm::mpi>,
+                     with_size(smallest));
   return hetero::bench::add("mpi_path_" + name + "/hetero", run<C, true, comm_algorithm::mpi>,
                             with_size(smallest));
 }
 
 const int registered[] = {
-    add_family<collective::allreduce>("allreduce"), add_family<collective::broadcast>("broadcast"),
-    add_family<collective::barrier>("barrier"),     add_family<collective::reduce>("reduce"),
-    add_family<collective::allgather>("allgather"), add_family<collective::gather>("gather"),
-    add_family<collective::scatter>("scatter"),     add_family<collective::allgatherv>("allgatherv"),
-    add_family<collective::gatherv>("gatherv"),     add_family<collective::scatterv>("scatterv")};
+    add_family<collective::allreduce>("allreduce"),    add_family<collective::broadcast>("broadcast"),
+    add_family<collective::barrier>("barrier"),        add_family<collective::reduce>("reduce"),
+    add_family<collective::allgather>("allgather"),    add_family<collective::gather>("gather"),
+    add_family<collective::scatter>("scatter"),        add_family<collective::allgatherv>("allgatherv"),
+    add_family<collective::gatherv>("gatherv"),        add_family<collective::scatterv>("scatterv"),
+    add_checks<collective::allreduce>("allreduce", 8), add_checks<collective::broadcast>("broadcast", 8),
+    add_checks<collective::barrier>("barrier", -1),    add_checks<collective::gather>("gather", 8),
+    add_checks<collective::gather>("gather", 1024),    add_checks<collective::reduce>("reduce", 8)};
 
 }  // namespace
 

@@ -12,5 +12,6 @@
 #include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"
 #include "hetero/core/timer.hpp"
+#include "hetero/core/wait_timeout.hpp"
 
 #endif  // HETERO_CORE_HPP

@@ -40,7 +40,7 @@ struct allgather_shape
     using M = buffer_space_t<S>;
     auto call = new_call<T, M>(o);
     const auto p = static_cast<std::size_t>(st.size());
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       buffer_ref<T, M> out;
       if constexpr (in_place) {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");

@@ -68,7 +68,7 @@ struct allgatherv_shape
       }
     };
     const call_signature signature{kind, 0, -1, -1, static_cast<int>(o.forced)};
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       s = signature;
       if constexpr (in_place) {
         static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
@@ -86,7 +86,7 @@ struct allgatherv_shape
     });
     if constexpr (!has_parameter<parameter::recv_counts, Args...>) {
       exchange_counts<allgather_shape>(st, call.n, -1, true, o.what, counts);
-      checked_call(st, kind, [&](call_signature& s) {
+      checked_call(st, o, kind, [&](call_signature& s) {
         s = signature;
         check_counts();
       });

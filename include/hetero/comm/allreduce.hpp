@@ -43,10 +43,10 @@ struct allreduce_shape
     const T* send = call.send;
     T* recv = call.recv;
     const std::size_t n = call.n;
-    const R& reduction = *call.reduction;
+    const auto reduction = guarded(*call.reduction);  // a user operation's exception waits for the end
     switch (a) {
       case comm_algorithm::shm: {
-        shm_reduce<T, R> operation(*st.shm(), send, recv, n, reduction, -1);
+        shm_reduce<T, std::remove_const_t<decltype(reduction)>> operation(*st.shm(), send, recv, n, reduction, -1);
         run_blocking(*st.shm(), operation, name);
         return;
       }
@@ -61,7 +61,7 @@ struct allreduce_shape
         return;
       case comm_algorithm::ring: ring_allreduce<T, Ops>(st, send, recv, n, reduction); return;
       default: {
-        const mpi_reduction<T, R> mpi(reduction);
+        const mpi_reduction<T, R> mpi(*call.reduction);
         const int count = mpi_count(n, "allreduce count");
         const void* from = send_or_in_place(send, recv);
         call_mpi(

@@ -25,7 +25,7 @@ struct barrier_shape : shape_base<collective::barrier, shape_flags{}> {
 
   template <class... Args>
   static call_type parse(comm_state& st, const call_options& o, Args&...) {
-    checked_call(st, kind, [&](call_signature& s) { s.algorithm = static_cast<int>(o.forced); });
+    checked_call(st, o, kind, [&](call_signature& s) { s.algorithm = static_cast<int>(o.forced); });
     return new_call<char, Kokkos::HostSpace>(o);
   }
 

@@ -38,7 +38,7 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
   static auto parse(comm_state& st, const call_options& o, Args&... args) {
     using B = argument_t<parameter::send_recv_buf, Args...>;
     auto call = new_call<buffer_element_t<B>, buffer_space_t<B>>(o);
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       const auto data = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
       call.recv = data.data;
       call.n = data.size;

@@ -39,7 +39,7 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
     auto call = new_call<T, M>(o);
     const bool root_here = st.rank() == o.root;
     const auto p = static_cast<std::size_t>(st.size());
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       check_root(st, o.root, o.what);
       buffer_ref<T, M> out;
       if constexpr (in_place) {
@@ -84,7 +84,7 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
     const int root = call.root;
     switch (a) {
       case comm_algorithm::shm: {
-        shm_gather<T> operation(*st.shm(), send, recv, n, root);
+        shm_gather<T> operation(*st.shm(), send, recv, n, root, checks_of(st) == argument_check::consistent);
         run_blocking(*st.shm(), operation, name);
         return;
       }

@@ -25,17 +25,19 @@ namespace hetero::detail {
 template <class T>
 void hybrid_gatherv(comm_state& st, const T* send, std::size_t send_n, T* recv,
                     std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root) {
-  shm_gatherv<T> operation(*st.shm(), send, send_n, recv, counts, displs, root);
+  shm_gatherv<T> operation(*st.shm(), send, send_n, recv, counts, displs, root,
+                           checks_of(st) == argument_check::consistent);
   p2p_batch<T> batch(st, collective::gatherv);
   if (st.rank() == root) {
     for (int r = 0; r < st.size(); ++r) {
       const auto i = static_cast<std::size_t>(r);
       if (r != root && !operation.fits(counts[i])) batch.recv(recv + displs[i], counts[i], r);
     }
-  } else if (!operation.fits(send_n)) {
-    batch.send(send, send_n, root);
   }
   run_blocking(*st.shm(), operation, "gatherv");
+  // A large block leaves once the root's slot said it accepted its arguments (consistent
+  // checks): a root that rejected them posts no receive, and the send would never complete.
+  if (st.rank() != root && !operation.fits(send_n)) batch.send(send, send_n, root);
   batch.wait();
 }
 
@@ -92,7 +94,7 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
       }
     };
     const call_signature signature{kind, 0, r, -1, static_cast<int>(o.forced)};
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       s = signature;
       check_root(st, r, o.what);
       if constexpr (in_place) {
@@ -113,7 +115,7 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
     });
     if constexpr (!has_parameter<parameter::recv_counts, Args...>) {
       exchange_counts<gather_shape>(st, call.n, r, root_here, o.what, counts);
-      checked_call(st, kind, [&](call_signature& s) {
+      checked_call(st, o, kind, [&](call_signature& s) {
         s = signature;
         check_counts();
       });

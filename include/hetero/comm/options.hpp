@@ -12,6 +12,19 @@
 
 namespace hetero {
 
+/// How far an argument error of one rank travels (docs/comm.md, "Argument checks").
+/// - `local`: it raises on its rank only; the others may wait (until the no-progress timeout).
+/// - `consistent` (the default): an error of a rooted collective's root (a receive buffer too
+///   small at a gather's root, a send buffer or counts list at a scatter's root, ...) raises on
+///   every rank; it travels with the root's data (broadcast, scatter) or with one small status
+///   from the root that the others wait for (gather, reduce). One rank's error in allreduce or
+///   allgather raises on every rank where they run on shared memory (small messages). A
+///   reduction whose user operation throws raises on every rank (one extra 4-byte allreduce,
+///   for user operations only).
+/// - `full`: one extra small allreduce of every call's signature and error flag: any local
+///   error and any mismatch of collective, count, root or operation raises on every rank.
+enum class argument_check { local, consistent, full };
+
 /// What a communicator sets up once at construction.
 struct communicator_options {
   /// Use a shared-memory window for small messages when all ranks share a node.
@@ -24,14 +37,15 @@ struct communicator_options {
   /// Chunk size of the staging pipeline (device -> host copy, collective, host -> device copy
   /// overlap chunk by chunk).
   std::size_t staging_chunk_bytes = std::size_t{1} << 20;
-  /// Before every collective, agree among all ranks on the collective, counts, root and
-  /// operation (one small extra allreduce), so that any mismatch or local argument error
-  /// raises on every rank instead of hanging. Mismatches on the shared-memory path are found
-  /// without it.
+  /// How far an argument error travels (see `argument_check`); `consistent` by default.
+  argument_check argument_checks = argument_check::consistent;
+  /// Kept for source compatibility: true means `argument_checks = argument_check::full`.
   bool verify_arguments = false;
   /// Seconds a rank waits for the others in one collective before raising a
-  /// `hetero::deadlock_error` (0: wait forever, as MPI does). Applies to hetero's own waits.
-  double wait_timeout_seconds = 0;
+  /// `hetero::deadlock_error` (0: wait forever, as MPI does); negative (the default): the
+  /// process-wide `hetero::wait_timeout()` (30 s unless HETERO_WAIT_TIMEOUT, the runtime option
+  /// or `hetero::set_wait_timeout` say otherwise; see docs/faults.md).
+  double wait_timeout_seconds = -1;
   /// Size thresholds; when empty, the file `tuning_file`, else the file named by the
   /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults(size)`. A file made for
   /// another shape (ranks, nodes) is ignored: see `communicator::tuning_source()`.

@@ -73,10 +73,11 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
     T* recv = call.recv;
     const std::size_t n = call.n;
     const int root = call.root;
-    const R& reduction = *call.reduction;
+    const auto reduction = guarded(*call.reduction);  // a user operation's exception waits for the end
     switch (a) {
       case comm_algorithm::shm: {
-        shm_reduce<T, R> operation(*st.shm(), send, recv, n, reduction, root);
+        shm_reduce<T, std::remove_const_t<decltype(reduction)>> operation(
+            *st.shm(), send, recv, n, reduction, root, checks_of(st) == argument_check::consistent);
         run_blocking(*st.shm(), operation, name);
         return;
       }
@@ -86,7 +87,7 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
         linear_reduce<T, kernel_ops<typename Ops::memory_space>>(st, send, recv, n, reduction, root);
         return;
       default: {
-        const mpi_reduction<T, R> mpi(reduction);
+        const mpi_reduction<T, R> mpi(*call.reduction);
         const int count = mpi_count(n, "reduce count");
 #if defined(MPICH_VERSION)
         // MPICH 4.0.2 crashes in MPI_Reduce(MPI_IN_PLACE) at a root other than 0 (shared-memory
@@ -115,7 +116,7 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
       using T = typename Call::element_type;
       if (a == comm_algorithm::linear && route == buffer_route::direct) route = buffer_route::staged;
       if (a == comm_algorithm::linear_device && route == buffer_route::staged) {
-        linear_reduce_device_staged<T, M>(st, call.send, call.recv, call.n, *call.reduction, call.root);
+        linear_reduce_device_staged<T, M>(st, call.send, call.recv, call.n, guarded(*call.reduction), call.root);
         return true;
       }
     }

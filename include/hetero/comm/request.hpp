@@ -72,12 +72,23 @@ class collective_request {
   /// Blocks until the collective is done (reported to the observer as a collective wait).
   void wait() {
     if (m_done) return;
-    if (m_shm) {
-      detail::shm_channel& channel = *m_state->shm();
-      if (!m_shm->completed) channel.wait_until([&] { return m_shm->completed; }, m_what);
-    } else {
-      MPI_Status status;
-      detail::wait_all(std::span(&m_mpi, 1), std::span(&status, 1), m_state->policy(), m_what);
+    const detail::wait_call named{"hetero::collective_request::wait of hetero::communicator::", m_what, -1, -1};
+    const detail::wait_call_scope scope(named);
+    try {
+      if (m_shm) {
+        detail::shm_channel& channel = *m_state->shm();
+        if (!m_shm->completed) channel.wait_until([&] { return m_shm->completed; }, m_what);
+      } else {
+        MPI_Status status;
+        detail::wait_all(std::span(&m_mpi, 1), std::span(&status, 1), m_state->policy(), m_what);
+      }
+    } catch (const deadlock_error&) {
+      // Abandoned: waiting again (e.g. in the destructor) would only time out again.
+      m_state->mark_out_of_step(m_what);
+      m_done = true;
+      m_shm.reset();
+      m_mpi = MPI_REQUEST_NULL;
+      throw;
     }
     complete();
   }

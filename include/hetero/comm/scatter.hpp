@@ -42,7 +42,7 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
     auto call = new_call<T, M>(o);
     const bool root_here = st.rank() == o.root;
     const auto p = static_cast<std::size_t>(st.size());
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       check_root(st, o.root, o.what);
       buffer_ref<const T, M> in;
       if constexpr (in_place) {

@@ -24,7 +24,8 @@ namespace hetero::detail {
 template <class T>
 void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t> counts,
                      std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root) {
-  shm_scatterv<T> operation(*st.shm(), send, counts, displs, recv, recv_n, root);
+  shm_scatterv<T> operation(*st.shm(), send, counts, displs, recv, recv_n, root,
+                            checks_of(st) == argument_check::consistent);
   p2p_batch<T> batch(st, collective::scatterv);
   if (st.rank() == root) {
     for (int r = 0; r < st.size(); ++r) {
@@ -68,7 +69,7 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start 
     std::vector<std::size_t>& displs = st.size_list(1);
     counts.clear();
     displs.clear();
-    checked_call(st, kind, [&](call_signature& s) {
+    checked_call(st, o, kind, [&](call_signature& s) {
       s = {kind, 0, r, -1, static_cast<int>(o.forced)};
       check_root(st, r, o.what);
       buffer_ref<const T, M> in;

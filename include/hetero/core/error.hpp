@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace hetero {
 
@@ -51,10 +52,37 @@ class backend_error : public error {
   using error::error;
 };
 
-/// A task graph or communication pattern that can no longer make progress.
+/// A task graph or communication pattern that can no longer make progress: a wait for other
+/// ranks outlived the no-progress timeout (see `hetero::wait_timeout`). The message names the
+/// call, the communicator's size and this rank, how long it waited, the ranks that had not
+/// arrived (where known) and how to raise the limit; the accessors give the same facts.
 class deadlock_error : public error {
  public:
   using error::error;
+  /// A wait that gave up: `missing` lists the ranks (of the communicator) not arrived, if known.
+  deadlock_error(const std::string& message, std::vector<int> missing, double waited_seconds, int comm_size,
+                 int rank)
+      : error(message),
+        m_missing(std::move(missing)),
+        m_waited(waited_seconds),
+        m_comm_size(comm_size),
+        m_rank(rank) {}
+
+  /// Ranks of the communicator this rank still waited for when it gave up, ascending; empty
+  /// when unknown (MPI's own collectives do not say) or for a task graph.
+  [[nodiscard]] const std::vector<int>& missing_ranks() const noexcept { return m_missing; }
+  /// Seconds this rank waited before it gave up (0 when not recorded).
+  [[nodiscard]] double waited_seconds() const noexcept { return m_waited; }
+  /// Ranks in the communicator of the wait (0 when unknown).
+  [[nodiscard]] int comm_size() const noexcept { return m_comm_size; }
+  /// This rank in that communicator (-1 when unknown).
+  [[nodiscard]] int rank() const noexcept { return m_rank; }
+
+ private:
+  std::vector<int> m_missing;
+  double m_waited = 0;
+  int m_comm_size = 0;
+  int m_rank = -1;
 };
 
 /// The runtime was used in a state that does not allow it (e.g. MPI already finalised).

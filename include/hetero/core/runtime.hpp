@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +20,11 @@
 #include "hetero/core/detail/cpu.hpp"
 #include "hetero/core/detail/devices.hpp"
 #include "hetero/core/detail/kokkos_compat.hpp"
+#include "hetero/core/detail/wait_registry.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/wait_timeout.hpp"
 
 namespace hetero {
 
@@ -35,6 +39,14 @@ struct runtime_options {
   int host_threads = 0;
   /// The device Kokkos should use; -1 picks node-local rank modulo device count.
   int device_id = -1;
+  /// The process-wide no-progress timeout of hetero's waits in seconds (0: wait forever); when
+  /// empty, the environment variable HETERO_WAIT_TIMEOUT, else 30 s (see `hetero::wait_timeout`
+  /// and docs/faults.md). `hetero::set_wait_timeout` overrides it.
+  std::optional<double> wait_timeout;
+  /// On SIGUSR1, print the hetero waits in progress on this rank to stderr and continue; on
+  /// SIGTERM, print them and terminate as before. Not installed for an ignored signal; a
+  /// handler already there (MPICH installs one for SIGUSR1) is called after the report.
+  bool report_waits_on_signal = true;
 };
 
 /// RAII owner of MPI and Kokkos for one process. Initialises MPI (asking for
@@ -97,6 +109,7 @@ class runtime {
                    "; allowed: 0 (automatic) or a positive thread count");
     HETERO_EXPECTS(options.device_id >= -1, "runtime_options::device_id is ", options.device_id,
                    "; allowed: -1 (automatic) or a device number >= 0");
+    start_wait_timeout(options);
     try {
       start_mpi(argc, argv, options.requested_thread_level);
       m_device_count = detail::device_count();
@@ -108,14 +121,29 @@ class runtime {
         m_device_id = m_device_count > 0 ? m_local_rank % m_device_count : -1;
       }
       start_kokkos(argc, argv, options.host_threads);
+      detail::g_node_ranks.store(m_local_size, std::memory_order_relaxed);
+      detail::g_wait_registry.world_rank.store(m_world_rank, std::memory_order_relaxed);
+      if (options.report_waits_on_signal) m_owns_signals = detail::install_wait_report_signals();
     } catch (...) {
       stop();  // a throwing constructor runs no destructor: undo what was brought up
       throw;
     }
   }
 
+  // The environment's value is checked at start even where a stronger source overrides it.
+  static void start_wait_timeout(const runtime_options& options) {
+    if (const char* text = std::getenv(std::string(wait_timeout_variable).c_str()))
+      (void)detail::parse_wait_timeout(text);
+    detail::load_wait_timeout_environment();
+    if (options.wait_timeout && wait_timeout_source() != wait_timeout_origin::setter)
+      detail::store_wait_timeout(*options.wait_timeout, wait_timeout_origin::runtime_option,
+                                 "runtime_options::wait_timeout");
+  }
+
   // Finalises what this runtime initialised, Kokkos before MPI.
   void stop() noexcept {
+    if (m_owns_signals) detail::remove_wait_report_signals();
+    m_owns_signals = false;
     if (m_owns_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
     if (m_local_comm != MPI_COMM_NULL && !detail::mpi_finalized()) MPI_Comm_free(&m_local_comm);
     if (m_owns_mpi && !detail::mpi_finalized()) MPI_Finalize();
@@ -194,6 +222,7 @@ class runtime {
 
   bool m_owns_mpi = false;
   bool m_owns_kokkos = false;
+  bool m_owns_signals = false;
   thread_level m_thread_level = thread_level::single;
   int m_world_rank = 0;
   int m_world_size = 1;

@@ -17,6 +17,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/staging.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/distarray/concepts.hpp"
 #include "hetero/distarray/detail/plan_cache.hpp"
 #include "hetero/distarray/detail/window.hpp"
@@ -211,8 +212,11 @@ class distributed_array {
     if (s.window) {
       s.window->sync_all("sync_all");
     } else {
-      wait_scope waiting(wait_kind::point_to_point, "sync_all");
-      HETERO_MPI_CHECK(MPI_Barrier, s.comm.get());
+      const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};
+      const detail::wait_call_scope scope(named);
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Ibarrier, s.comm.get(), &request);
+      detail::wait_one(request, detail::make_wait_policy(s.comm.get()), "sync_all", wait_kind::point_to_point);
     }
   }
 

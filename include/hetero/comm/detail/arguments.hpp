@@ -12,6 +12,7 @@
 #include <exception>
 #include <ranges>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -88,17 +89,36 @@ void rooted_mpi_lists(const comm_state& st, const Call& call, std::string_view c
 }
 
 /// Runs `check(signature)`, the argument checks that may throw and that fill in what every
-/// rank must agree on, then agrees with the other ranks when `verify_arguments` is on.
-template <class Check>
-void checked_call(comm_state& st, collective kind, Check&& check) {
+/// rank must agree on; then, by the communicator's `argument_check`: `local`: an error raises on
+/// this rank only; `consistent`: a rank of a blocking collective that rejected its arguments
+/// first takes part in the status step (`root_status`: a root's error then raises on every
+/// rank, and so does any rank's error where the others run a shared-memory algorithm without
+/// a root; the op numbers stay in step), then raises; `full`: every rank
+/// agrees on every signature and error (`agree`). `o` is the call's `call_options`; its `what`
+/// names the non-blocking forms differently from their collective, which is how they are told
+/// apart (they never wait in their start: their errors stay local).
+template <class Options, class Check>
+void checked_call(comm_state& st, const Options& o, collective kind, Check&& check) {
   call_signature signature{kind};
   std::exception_ptr local;
+  std::string reason;
   try {
     check(signature);
-  } catch (const error&) {
+  } catch (const error& e) {
     local = std::current_exception();
+    reason = e.what();
   }
-  agree(st, signature, local);
+  const argument_check mode = checks_of(st);
+  if (mode == argument_check::full) return agree(st, signature, local);
+  if (!local) return;
+  const bool blocking = o.what == to_string(kind);
+  if (mode == argument_check::consistent && blocking && takes_status(st, kind)) {
+    if (!has_root(kind))
+      root_status(st, kind, -1, &reason);
+    else if (o.root >= 0 && o.root < st.size())
+      root_status(st, kind, o.root, &reason);
+  }
+  std::rethrow_exception(local);
 }
 
 /// The per-rank count of an in-place gather or allgather, whose `send_recv_buf` holds p blocks:

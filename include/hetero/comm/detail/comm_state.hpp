@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -41,8 +42,10 @@ class comm_state {
                    "; allowed: ", shm_inline_bytes, " to 1 GiB");
     HETERO_EXPECTS(options.staging_chunk_bytes >= 64, "communicator_options::staging_chunk_bytes is ",
                    options.staging_chunk_bytes, "; allowed: 64 or more");
-    HETERO_EXPECTS(options.wait_timeout_seconds >= 0, "communicator_options::wait_timeout_seconds is ",
-                   options.wait_timeout_seconds, "; allowed: 0 (never) or a positive number of seconds");
+    HETERO_EXPECTS(std::isfinite(options.wait_timeout_seconds), "communicator_options::wait_timeout_seconds is ",
+                   options.wait_timeout_seconds,
+                   "; allowed: a negative number (inherit hetero::wait_timeout()), 0 (never) or a positive number "
+                   "of seconds");
     m_comm_owner = owned_comm::duplicate(base);
     m_comm = m_comm_owner.get();
     m_rank = m_comm_owner.rank();
@@ -51,8 +54,10 @@ class comm_state {
     m_node_size = m_node_comm.size();
     int leader = m_node_comm.rank() == 0 ? 1 : 0;
     HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
-    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    m_policy = {m_node_size > cores, options.wait_timeout_seconds};
+    m_policy =
+        make_wait_policy(m_size, m_rank, m_node_size,
+                         options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds,
+                         "communicator_options::wait_timeout_seconds");
     if (options.shared_memory && m_node_size == m_size)
       m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
     load_tuning();
@@ -71,6 +76,19 @@ class comm_state {
   [[nodiscard]] const communicator_options& options() const noexcept { return m_options; }
   [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
   [[nodiscard]] const comm_tuning& tuning() const noexcept { return m_tuning; }
+
+  /// Raises `runtime_error` when an earlier call on this communicator gave up waiting: its
+  /// ranks may be out of step (a late rank would match the next call with the abandoned one).
+  void check_usable(std::string_view what) const {
+    if (!m_broken.empty())
+      raise<runtime_error>("hetero::communicator::", what, ": this communicator is out of step since ", m_broken,
+                           " raised hetero::deadlock_error on this rank; it cannot be used again: create a new "
+                           "communicator (collectively) or end the program");
+  }
+  /// Marks the communicator out of step after `what` gave up waiting.
+  void mark_out_of_step(std::string_view what) {
+    if (m_broken.empty()) m_broken = "hetero::communicator::" + std::string(what);
+  }
   [[nodiscard]] const std::string& tuning_source() const noexcept { return m_tuning_source; }
 
   /// Growable host scratch buffer number `i` (0 to 3), for the algorithms.
@@ -147,6 +165,7 @@ class comm_state {
   std::unique_ptr<shm_channel> m_shm;
   comm_tuning m_tuning;
   std::string m_tuning_source;
+  std::string m_broken;  // the call that gave up waiting (empty: in step)
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;
   space_scratch m_space_scratch;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <exception>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/local_ops.hpp"
 #include "hetero/comm/detail/shm_channel.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
@@ -78,11 +80,29 @@ struct call_signature {
   int algorithm = 0;
 };
 
-/// With `verify_arguments`: one allreduce among all ranks of (signature, error flag); raises on
-/// every rank when any rank's arguments were rejected or the ranks disagree. Without it, a
+/// Whether collective `c` has a root (its argument checks then send the root's verdict).
+constexpr bool has_root(collective c) noexcept {
+  return c == collective::broadcast || c == collective::scatter || c == collective::scatterv ||
+         c == collective::gather || c == collective::gatherv || c == collective::reduce;
+}
+
+/// Whether a blocking call of `kind` takes the status step of consistent checks when its
+/// algorithm is not the shared-memory one: with a root always, without one where there is a
+/// shared-memory window (only to keep the op numbers in step, see `shm_root_status`).
+inline bool takes_status(comm_state& st, collective kind) noexcept {
+  return has_root(kind) || st.shm() != nullptr;
+}
+
+/// The argument checks in force: `argument_check::full` when the older `verify_arguments` is set.
+inline argument_check checks_of(const comm_state& st) noexcept {
+  return st.options().verify_arguments ? argument_check::full : st.options().argument_checks;
+}
+
+/// With `argument_check::full`: one allreduce among all ranks of (signature, error flag); raises
+/// on every rank when any rank's arguments were rejected or the ranks disagree. Otherwise a
 /// local error raises on its rank only.
 inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error) {
-  if (!st.options().verify_arguments) {
+  if (checks_of(st) != argument_check::full) {
     if (local_error) std::rethrow_exception(local_error);
     return;
   }
@@ -93,17 +113,18 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
                               mine.algorithm,
                               local_error ? st.rank() : static_cast<long long>(st.size())};
   constexpr int fields = 6;
-  std::array<long long, 2 * fields> in{}, out{};
+  request_buffer<long long, 4 * fields> buffer;  // in: [0, 2 fields), out: [2 fields, 4 fields)
   for (int i = 0; i < fields; ++i) {
-    in[static_cast<std::size_t>(i)] = values[i];
-    in[static_cast<std::size_t>(fields + i)] = -values[i];
+    buffer[static_cast<std::size_t>(i)] = values[i];
+    buffer[static_cast<std::size_t>(fields + i)] = -values[i];
   }
   MPI_Request request = MPI_REQUEST_NULL;
-  HETERO_MPI_CHECK(MPI_Iallreduce, in.data(), out.data(), 2 * fields, MPI_LONG_LONG, MPI_MIN, st.comm(), &request);
+  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 2 * fields, 2 * fields, MPI_LONG_LONG, MPI_MIN,
+                   st.comm(), &request);
   MPI_Status status;
-  wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), "argument check");
-  const auto low = [&](int i) { return out[static_cast<std::size_t>(i)]; };
-  const auto high = [&](int i) { return -out[static_cast<std::size_t>(fields + i)]; };
+  buffer.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), "argument check");
+  const auto low = [&](int i) { return buffer[static_cast<std::size_t>(2 * fields + i)]; };
+  const auto high = [&](int i) { return -buffer[static_cast<std::size_t>(3 * fields + i)]; };
   const auto name = to_string(mine.kind);
   if (local_error) std::rethrow_exception(local_error);
   if (low(5) < st.size())
@@ -124,13 +145,88 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
                             to_string(static_cast<comm_algorithm>(high(4))), ")");
 }
 
+inline constexpr int root_status_tag = 999;        // below the algorithms' tags (1000 + collective)
+inline constexpr int root_status_capacity = 1024;  // characters of a root's rejection that travel
+
+/// `argument_check::consistent` for a collective whose algorithm does not carry the root's
+/// verdict on its arguments itself (all but the shared-memory ones), and for a rank that
+/// rejected its arguments: a root's verdict reaches the others before any data moves. Shared
+/// memory: the root's slot of one op (`shm_root_status`; root -1, a collective without a root:
+/// only the op number, see there); otherwise, with a root, one message to each other rank,
+/// empty when the root accepted, else its error message (a single NUL when it does not fit).
+/// `rejection`: this rank's error message, null when it accepted; a rank that rejected only
+/// takes part (and raises its own error after). Raises on the others when the root rejected.
+inline void root_status(comm_state& st, collective kind, int root, const std::string* rejection) {
+  if (shm_channel* channel = st.shm()) {
+    shm_root_status operation(*channel, kind, root, rejection);
+    run_blocking(*channel, operation, to_string(kind));
+    return;
+  }
+  const int p = st.size();
+  if (p == 1 || root < 0) return;
+  static const char nothing[1] = {'\0'};
+  if (st.rank() == root) {
+    std::string_view text(nothing, 0);
+    if (rejection)
+      text =
+          rejection->size() <= root_status_capacity ? std::string_view(*rejection) : std::string_view(nothing, 1);
+    std::vector<MPI_Request> requests(static_cast<std::size_t>(p - 1), MPI_REQUEST_NULL);
+    std::size_t i = 0;
+    for (int r = 0; r < p; ++r)
+      if (r != root)
+        HETERO_MPI_CHECK(MPI_Isend, text.data(), static_cast<int>(text.size()), MPI_CHAR, r, root_status_tag,
+                         st.comm(), &requests[i++]);
+    wait_all(std::span(requests), st.policy(), to_string(kind));
+    return;
+  }
+  request_buffer<char, root_status_capacity> text;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Status status;
+  HETERO_MPI_CHECK(MPI_Irecv, text.data(), root_status_capacity, MPI_CHAR, root, root_status_tag, st.comm(),
+                   &request);
+  text.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), to_string(kind));
+  int length = 0;
+  MPI_Get_count(&status, MPI_CHAR, &length);
+  if (rejection || length <= 0) return;
+  const bool fits = !(length == 1 && text[0] == '\0');
+  raise<rejected_by_peer>(rejection_message(
+      kind, root, true,
+      fits ? std::string_view(text.data(), static_cast<std::size_t>(length)) : std::string_view("see its error")));
+}
+
+/// After a blocking reduction with a user operation: raises the exception the operation threw on
+/// this rank, if any, and (unless argument checks are `local`) makes every other rank raise a
+/// `hetero::error` naming the first rank whose operation threw: one 4-byte allreduce. The
+/// protocol itself always completed (see `op_failure`), so the communicator stays usable.
+inline void settle_reduction(comm_state& st, collective kind, const op_failure& failure) {
+  const bool failed = failure.failed.load();
+  if (checks_of(st) != argument_check::local && st.size() > 1) {
+    request_buffer<int, 2> ranks;  // mine, the first that failed
+    ranks[0] = failed ? st.rank() : st.size();
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Iallreduce, &ranks[0], &ranks[1], 1, MPI_INT, MPI_MIN, st.comm(), &request);
+    MPI_Status status;
+    ranks.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), to_string(kind));
+    const int first = ranks[1];
+    if (!failed && first < st.size())
+      raise<error>(to_string(kind), ": rank ", first,
+                   " raised an error during the reduction (its own error says what: its reduction operation "
+                   "threw, or it found the ranks' arguments inconsistent); the result on this rank (",
+                   st.rank(), ") is not valid");
+  }
+  if (failed) std::rethrow_exception(failure.error);
+}
+
 /// Calls MPI's own collective: `blocking()` returns an MPI code; where the node is
-/// oversubscribed or a timeout is set, `start(&request)` starts the non-blocking form, waited
-/// politely instead.
+/// oversubscribed or a timeout is set (the default), `start(&request)` starts the non-blocking
+/// form, waited politely (and given up after the timeout) instead.
 template <class Blocking, class Start>
 void call_mpi(comm_state& st, std::string_view what, std::string_view call, Blocking&& blocking, Start&& start) {
-  if (!st.policy().oversubscribed && st.policy().timeout_seconds <= 0) {
+  if (!st.policy().oversubscribed && st.policy().timeout() <= 0) {
     wait_scope waiting(wait_kind::collective, what);
+    wait_record record;
+    record.begin(monotonic_ns(), st.size(), st.rank(),
+                 [&](char* text, std::size_t bytes) { describe_wait(text, bytes, what); });
     check_mpi(blocking(), call);
     return;
   }

@@ -8,14 +8,92 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <utility>
 
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/reduce_ops.hpp"
 
 namespace hetero::detail {
+
+/// The first exception a user's reduction operation threw during one blocking reduction. A rank
+/// must not leave an algorithm half-way (the others would wait for its messages forever), so the
+/// guarded operation records the exception, returns its left operand and skips the rest; the
+/// collective raises it once the protocol is complete (see `settle_reduction`).
+struct op_failure {
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+
+  void record(std::exception_ptr e) noexcept {
+    bool expected = false;
+    if (failed.compare_exchange_strong(expected, true)) error = std::move(e);  // the first one wins
+  }
+};
+
+/// The failure record of the blocking reduction running on this thread (null: none, and user
+/// exceptions propagate as they are). MPI calls a user operation on the thread that drives the
+/// collective, which is how its callback finds this record.
+inline thread_local op_failure* t_op_failure = nullptr;
+
+/// Sets `t_op_failure` for the lifetime of a blocking reduction.
+class op_failure_scope {
+ public:
+  explicit op_failure_scope(op_failure& failure) noexcept : m_previous(t_op_failure) { t_op_failure = &failure; }
+  op_failure_scope(const op_failure_scope&) = delete;
+  op_failure_scope& operator=(const op_failure_scope&) = delete;
+  ~op_failure_scope() { t_op_failure = m_previous; }
+
+ private:
+  op_failure* m_previous;
+};
+
+/// True for a user's reduction operation, which may throw (MPI's built-ins cannot).
+template <class R>
+inline constexpr bool user_operation = R::builtin == builtin_op::none;
+
+/// A user's reduction whose host calls record an exception in `failure` instead of throwing.
+template <class R>
+struct guarded_reduction {
+  using function_type = typename R::function_type;
+  static constexpr bool commutative = R::commutative;
+  static constexpr builtin_op builtin = R::builtin;
+
+  R inner;
+  op_failure* failure = nullptr;
+
+  template <class T>
+  requires(!is_std_complex<T>) KOKKOS_INLINE_FUNCTION T operator()(const T& a, const T& b) const {
+    return inner(a, b);
+  }
+  template <class T>
+  requires is_std_complex<T> T operator()(const T& a, const T& b) const { return inner(a, b); }
+
+  template <class T>
+  T on_host(const T& a, const T& b) const {
+    if (failure == nullptr) return inner.on_host(a, b);
+    if (failure->failed.load(std::memory_order_relaxed)) return a;  // the result is void anyway
+    try {
+      return inner.on_host(a, b);
+    } catch (...) {
+      failure->record(std::current_exception());
+      return a;
+    }
+  }
+};
+
+/// The reduction the algorithms apply: a user operation guarded by this thread's failure
+/// record, a built-in one as it is.
+template <class R>
+auto guarded(const R& reduction) {
+  if constexpr (user_operation<R>)
+    return guarded_reduction<R>{reduction, t_op_failure};
+  else
+    return reduction;
+}
 
 /// Host memory, host loops.
 struct host_ops {

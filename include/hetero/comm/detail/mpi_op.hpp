@@ -7,8 +7,11 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <exception>
 #include <type_traits>
 
+#include "hetero/comm/detail/local_ops.hpp"
 #include "hetero/comm/reduce_ops.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/datatype.hpp"
@@ -38,12 +41,24 @@ MPI_Op builtin_mpi_op() {
   }
 }
 
-/// MPI's user functions compute inout[i] = in[i] op inout[i], `in` coming from lower ranks.
+/// MPI's user functions compute inout[i] = in[i] op inout[i], `in` coming from lower ranks. An
+/// exception must not unwind through MPI: in a blocking reduction it is recorded in the
+/// thread's `op_failure` (local_ops.hpp) and raised once MPI's call has returned.
 template <class T, class R>
 void apply_user_op(const R& reduction, const void* in, void* inout, int len) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
-  for (int i = 0; i < len; ++i) b[i] = reduction.on_host(a[i], b[i]);
+  op_failure* failure = t_op_failure;
+  if (failure == nullptr) {
+    for (int i = 0; i < len; ++i) b[i] = reduction.on_host(a[i], b[i]);
+    return;
+  }
+  if (failure->failed.load(std::memory_order_relaxed)) return;
+  try {
+    for (int i = 0; i < len; ++i) b[i] = reduction.on_host(a[i], b[i]);
+  } catch (...) {
+    failure->record(std::current_exception());
+  }
 }
 
 /// A reduction MPI can call: a built-in operation, or one made from the functor. Stateless

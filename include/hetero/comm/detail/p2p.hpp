@@ -31,24 +31,36 @@ class p2p_batch {
   p2p_batch(const p2p_batch&) = delete;
   p2p_batch& operator=(const p2p_batch&) = delete;
   ~p2p_batch() {
-    // An error left requests behind: cancel the receives, then let every request finish so no
-    // buffer is written after the caller unwound.
+    // An error left requests behind: cancel the receives and let them finish, so no buffer is
+    // written after the caller unwound. A send a peer never receives (it gave up, or never
+    // came) would block forever: those are released to MPI instead (their data is the
+    // caller's, which MPI may still read if the peer comes late; the communicator is out of
+    // step then anyway).
     if (m_requests.empty() || mpi_finalized()) return;
-    for (std::size_t i = 0; i < m_requests.size(); ++i)
-      if (m_expected[i] >= 0 && m_requests[i] != MPI_REQUEST_NULL) MPI_Cancel(&m_requests[i]);
-    MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE);
+    for (std::size_t i = 0; i < m_requests.size(); ++i) {
+      if (m_requests[i] == MPI_REQUEST_NULL) continue;
+      if (m_expected[i] >= 0) {
+        MPI_Cancel(&m_requests[i]);
+        MPI_Wait(&m_requests[i], MPI_STATUS_IGNORE);
+      } else {
+        int done = 0;
+        MPI_Test(&m_requests[i], &done, MPI_STATUS_IGNORE);
+        if (!done) MPI_Request_free(&m_requests[i]);
+      }
+    }
   }
 
   /// Posts a send of `n` elements to rank `to`.
   void send(const T* data, std::size_t n, int to) {
     MPI_Request& r = add(-1);
+    m_peers.back() = to;
     HETERO_MPI_CHECK(MPI_Isend, data, mpi_count(n, "message size"), mpi_type<T>(), to, m_tag, m_state.comm(), &r);
   }
 
   /// Posts a receive of exactly `n` elements from rank `from`.
   void recv(T* data, std::size_t n, int from) {
     MPI_Request& r = add(static_cast<long long>(n));
-    m_sources.back() = from;
+    m_peers.back() = from;
     HETERO_MPI_CHECK(MPI_Irecv, data, mpi_count(n, "message size"), mpi_type<T>(), from, m_tag, m_state.comm(),
                      &r);
   }
@@ -58,7 +70,7 @@ class p2p_batch {
     if (m_requests.empty()) return;
     m_statuses.resize(m_requests.size());
     try {
-      wait_all(m_requests, m_statuses, m_state.policy(), to_string(m_kind));
+      wait_all(m_requests, m_statuses, m_state.policy(), to_string(m_kind), wait_kind::collective, m_peers);
     } catch (const mpi_error&) {
       for (std::size_t i = 0; i < m_statuses.size(); ++i) {
         int error_class = MPI_SUCCESS;
@@ -87,21 +99,21 @@ class p2p_batch {
   MPI_Request& add(long long expected) {
     m_requests.push_back(MPI_REQUEST_NULL);
     m_expected.push_back(expected);
-    m_sources.push_back(-1);
+    m_peers.push_back(-1);
     return m_requests.back();
   }
 
   void clear() noexcept {
     m_requests.clear();
     m_expected.clear();
-    m_sources.clear();
+    m_peers.clear();
   }
 
   // `got` < 0: more than expected (the message was truncated). Requests still pending are
   // cancelled by the destructor.
   [[noreturn]] void mismatch(std::size_t i, int got) {
     const auto sent = got < 0 ? std::string("more than ") + std::to_string(m_expected[i]) : std::to_string(got);
-    raise<invalid_argument>(to_string(m_kind), ": rank ", m_sources[i], " sent ", sent,
+    raise<invalid_argument>(to_string(m_kind), ": rank ", m_peers[i], " sent ", sent,
                             " element(s) where this rank (", m_state.rank(), ") expected ", m_expected[i],
                             "; the ranks passed different counts");
   }
@@ -112,7 +124,7 @@ class p2p_batch {
   std::vector<MPI_Request> m_requests;
   std::vector<MPI_Status> m_statuses;
   std::vector<long long> m_expected;  // elements expected of a receive; -1 for a send
-  std::vector<int> m_sources;
+  std::vector<int> m_peers;           // the rank each request sends to or receives from
 };
 
 }  // namespace hetero::detail

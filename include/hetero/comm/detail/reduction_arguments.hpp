@@ -44,7 +44,7 @@ struct reduction_arguments {
                   "hetero: op's function must take two elements and return one convertible to the element type");
     auto call = new_call<T, M, R>(o);
     call.reduction = &get<parameter::op>(args...);
-    checked_call(st, Kind, [&](call_signature& s) {
+    checked_call(st, o, Kind, [&](call_signature& s) {
       if constexpr (Rooted) check_root(st, o.root, o.what);
       if constexpr (in_place) {
         const auto data = as_buffer(get<source>(args...), o.what, "send_recv_buf");

@@ -116,8 +116,14 @@ class shm_channel {
   /// This rank's payload area for op `n`, once no rank still reads op n - 2 from it.
   std::byte* reserve(std::uint64_t n, std::string_view what) {
     const std::uint64_t needed = n > shm_slots ? n - shm_slots : 0;
-    if (m_min_known < needed && !refresh_known_done(needed))
-      wait_until([&] { return refresh_known_done(needed); }, what);
+    if (m_min_known < needed && !refresh_known_done(needed)) {
+      const auto still_reading = [&](std::vector<int>& out) {
+        for (int r = 0; r < m_size; ++r)
+          if (std::atomic_ref<std::uint64_t>(done_word(r)).load(std::memory_order_acquire) < needed)
+            out.push_back(r);
+      };
+      wait_until([&] { return refresh_known_done(needed); }, what, still_reading);
+    }
     return payload_of(m_rank, n);
   }
 
@@ -127,6 +133,11 @@ class shm_channel {
     h.signature = signature;
     h.done = m_done;
     std::atomic_ref<std::uint64_t>(h.seq).store(n, std::memory_order_release);
+  }
+
+  /// True when rank `r` has published op `n`, without learning anything from it (for reports).
+  [[nodiscard]] bool published(int r, std::uint64_t n) const noexcept {
+    return std::atomic_ref<std::uint64_t>(header_of(r, n).seq).load(std::memory_order_acquire) == n;
   }
 
   /// True when rank `r` has published op `n` (and then its payload may be read).
@@ -174,10 +185,11 @@ class shm_channel {
   }
 
   /// Waits until `ready()` is true, driving the queue meanwhile; reported to the observer.
+  /// `missing` (optional) lists the ranks still awaited, for the timeout's error and reports.
   template <class Ready>
-  void wait_until(Ready&& ready, std::string_view what) {
+  void wait_until(Ready&& ready, std::string_view what, missing_ranks_fn missing = {}) {
     wait_scope waiting(wait_kind::collective, what);
-    backoff b(m_policy, what);
+    backoff b(m_policy, what, missing);
     for (;;) {
       progress();
       if (ready()) return;

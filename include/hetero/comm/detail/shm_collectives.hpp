@@ -13,6 +13,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/detail/local_ops.hpp"
@@ -45,17 +47,58 @@ inline std::string describe_signature(std::uint64_t s) {
                  op < 5 ? op_names[op] : "?");
 }
 
+/// A signature that says "this rank rejected its arguments": no valid operation code (0xff), and
+/// the length of its message in the payload (0xffffffff: the message did not fit).
+inline constexpr std::uint64_t shm_rejection_mark = 0xffULL << 48;
+inline constexpr std::uint64_t shm_reason_too_long = 0xffffffffULL;
+constexpr bool is_rejection(std::uint64_t signature) noexcept { return ((signature >> 48) & 0xff) == 0xff; }
+
+/// What a rank raises when another rank rejected its arguments (an `invalid_argument`; its own
+/// type lets a reduction tell it from errors found by this rank).
+class rejected_by_peer : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+/// What the other ranks raise when rank `rank` rejected its arguments: "<collective>: rank R
+/// (the root) rejected its arguments: <reason>", the reason without its own "<name>: " prefix.
+inline std::string rejection_message(collective kind, int rank, bool root, std::string_view reason) {
+  const std::size_t colon = reason.find(": ");
+  if (colon != std::string_view::npos && colon > 0 &&
+      reason.substr(0, colon).find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string_view::npos)
+    reason.remove_prefix(colon + 2);
+  return message(to_string(kind), ": rank ", rank, root ? " (the root)" : "", " rejected its arguments: ", reason);
+}
+
 /// What every shared-memory collective shares: its op number, signature and arrival cursor.
 class shm_op : public shm_pending {
  public:
   shm_op(shm_channel& channel, collective kind, builtin_op reduction, int root, std::size_t bytes)
-      : m_channel(channel), m_kind(kind), m_signature(shm_signature(kind, reduction, root, bytes)) {}
+      : m_channel(channel),
+        m_kind(kind),
+        m_signature(shm_signature(kind, reduction, root, bytes)),
+        m_op_root(root) {}
+
+  /// The ranks whose data this rank still waits for (by default every rank that has not
+  /// published; collectives that read the root's data only name the root).
+  virtual void missing(std::vector<int>& out) const {
+    for (int r = 0; r < m_channel.size(); ++r)
+      if (r != m_channel.rank() && !m_channel.published(r, op)) out.push_back(r);
+  }
 
  protected:
   // Every rank takes an op number, whether it publishes or not.
   void take_number() { op = m_channel.begin_op(); }
   std::byte* payload_area() { return m_channel.reserve(op, to_string(m_kind)); }
   void publish() noexcept { m_channel.publish(op, m_signature); }
+  // Publishes this rank's rejection of its arguments (its message, if it fits) instead of data.
+  void publish_rejection(std::string_view reason) {
+    std::byte* area = payload_area();
+    const bool fits = reason.size() <= m_channel.capacity();
+    if (fits) copy_payload(area, reason.data(), reason.size());
+    m_channel.publish(op, (static_cast<std::uint64_t>(m_kind) << 56) | shm_rejection_mark |
+                              (fits ? reason.size() : shm_reason_too_long));
+  }
 
   // True when every rank but this one has published (a cursor keeps the ranks seen).
   bool all_arrived() noexcept {
@@ -67,6 +110,13 @@ class shm_op : public shm_pending {
   void check(int r) const { check(r, m_signature); }
   void check(int r, std::uint64_t expected) const {
     const std::uint64_t seen = m_channel.signature(r, op);
+    if (seen != expected && is_rejection(seen)) {
+      const std::uint64_t length = seen & 0xffffffffULL;
+      const auto* text = reinterpret_cast<const char*>(m_channel.payload(r, op));
+      raise<rejected_by_peer>(rejection_message(
+          m_kind, r, r == m_op_root,
+          length == shm_reason_too_long ? std::string_view("see its error") : std::string_view(text, length)));
+    }
     if (seen != expected)
       raise<invalid_argument>(to_string(m_kind), ": rank ", r, " published a ", describe_signature(seen),
                               " where this rank (", m_channel.rank(), ") expected a ",
@@ -87,6 +137,7 @@ class shm_op : public shm_pending {
   shm_channel& m_channel;
   collective m_kind;
   std::uint64_t m_signature;
+  int m_op_root;  // -1 for the collectives without a root
   int m_next = 0;
 };
 
@@ -94,8 +145,10 @@ class shm_op : public shm_pending {
 template <class Op>
 void run_blocking(shm_channel& channel, Op& operation, std::string_view what) {
   operation.start();
-  if (!channel.idle() || !operation.ready())
-    channel.wait_until([&] { return channel.idle() && operation.ready(); }, what);
+  if (!channel.idle() || !operation.ready()) {
+    const auto missing = [&](std::vector<int>& out) { operation.missing(out); };
+    channel.wait_until([&] { return channel.idle() && operation.ready(); }, what, missing);
+  }
   try {
     operation.complete();
   } catch (...) {
@@ -126,6 +179,41 @@ class shm_barrier final : public shm_op {
   void complete() override { check_all(); }
 };
 
+/// `argument_check::consistent`: the one op number a blocking collective takes when its
+/// algorithm is not the shared-memory one, so that a rank that rejected its arguments, which
+/// takes only this op (`rejection`: its message, published in its slot), stays in step with the
+/// others whatever they chose. With a root (`root` >= 0) the root publishes its verdict and the
+/// others read it before any data moves, so a root's rejection raises on every rank; without
+/// one (root -1) nobody reads, and a rejection reaches the ranks only where they run the
+/// shared-memory algorithm, which reads every rank's slot of the same op.
+class shm_root_status final : public shm_op {
+ public:
+  shm_root_status(shm_channel& channel, collective kind, int root, const std::string* rejection)
+      : shm_op(channel, kind, builtin_op::none, root, 0), m_rejection(rejection) {}
+  void start() {
+    take_number();
+    if (m_rejection) {
+      publish_rejection(*m_rejection);
+    } else if (m_channel.rank() == m_op_root) {
+      payload_area();
+      publish();
+    }
+  }
+  bool ready() override {
+    return m_rejection || m_op_root < 0 || m_channel.rank() == m_op_root || m_channel.arrived(m_op_root, op);
+  }
+  void complete() override {
+    if (!m_rejection && m_op_root >= 0 && m_channel.rank() != m_op_root) check(m_op_root);
+  }
+  void missing(std::vector<int>& out) const override {
+    if (!m_rejection && m_op_root >= 0 && m_channel.rank() != m_op_root && !m_channel.published(m_op_root, op))
+      out.push_back(m_op_root);
+  }
+
+ private:
+  const std::string* m_rejection;
+};
+
 template <class T>
 class shm_broadcast final : public shm_op {
  public:
@@ -141,6 +229,9 @@ class shm_broadcast final : public shm_op {
     publish();
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
+  void missing(std::vector<int>& out) const override {
+    if (m_channel.rank() != m_root && !m_channel.published(m_root, op)) out.push_back(m_root);
+  }
   void complete() override {
     if (m_channel.rank() == m_root) return;
     check(m_root);
@@ -157,21 +248,35 @@ class shm_broadcast final : public shm_op {
 template <class T, class R>
 class shm_reduce final : public shm_op {
  public:
-  shm_reduce(shm_channel& channel, const T* send, T* recv, std::size_t n, const R& reduction, int root)
+  /// `root_status`: the other ranks of a reduce wait for the root's slot and check it (its
+  /// rejection or another signature raises there too).
+  shm_reduce(shm_channel& channel, const T* send, T* recv, std::size_t n, const R& reduction, int root,
+             bool root_status = false)
       : shm_op(channel, root < 0 ? collective::allreduce : collective::reduce, R::builtin, root, n * sizeof(T)),
         m_send(send),
         m_recv(recv),
         m_n(n),
         m_reduction(reduction),
-        m_root(root) {}
+        m_root(root),
+        m_root_status(root_status) {}
   void start() {
     take_number();
     copy_payload(payload_area(), m_send, m_n * sizeof(T));
     publish();
   }
-  bool ready() override { return !reads() || all_arrived(); }
+  bool ready() override {
+    if (reads()) return all_arrived();
+    return !m_root_status || m_channel.arrived(m_root, op);
+  }
+  void missing(std::vector<int>& out) const override {
+    if (reads()) return shm_op::missing(out);
+    if (m_root_status && !m_channel.published(m_root, op)) out.push_back(m_root);
+  }
   void complete() override {
-    if (!reads()) return;
+    if (!reads()) {
+      if (m_root_status) check(m_root);
+      return;
+    }
     check_all();
     const int p = m_channel.size();
     if (p == 2) {
@@ -192,6 +297,7 @@ class shm_reduce final : public shm_op {
   std::size_t m_n;
   R m_reduction;
   int m_root;
+  bool m_root_status;
 };
 
 /// gather (root >= 0) and allgather (root < 0) of `n` elements per rank; `send` may be null
@@ -199,24 +305,40 @@ class shm_reduce final : public shm_op {
 template <class T>
 class shm_gather final : public shm_op {
  public:
-  shm_gather(shm_channel& channel, const T* send, T* recv, std::size_t n, int root)
+  /// `root_status`: the root of a gather publishes its (empty) slot first, and the others wait
+  /// for it and check it: its rejection, or another count or root, raises there too.
+  shm_gather(shm_channel& channel, const T* send, T* recv, std::size_t n, int root, bool root_status = false)
       : shm_op(channel, root < 0 ? collective::allgather : collective::gather, builtin_op::none, root,
                n * sizeof(T)),
         m_send(send),
         m_recv(recv),
         m_n(n),
-        m_root(root) {}
+        m_root(root),
+        m_root_status(root_status && root >= 0) {}
   void start() {
     take_number();
     const int me = m_channel.rank();
     const T* mine = m_send ? m_send : m_recv + static_cast<std::size_t>(me) * m_n;
     if (m_root != me) copy_payload(payload_area(), mine, m_n * sizeof(T));
-    if (m_root != me) publish();
+    if (m_root != me || m_root_status) {
+      if (m_root == me) payload_area();
+      publish();
+    }
     if (reads() && m_send) host_ops::copy(m_recv + static_cast<std::size_t>(me) * m_n, m_send, m_n);
   }
-  bool ready() override { return !reads() || all_arrived(); }
+  bool ready() override {
+    if (reads()) return all_arrived();
+    return !m_root_status || m_channel.arrived(m_root, op);
+  }
+  void missing(std::vector<int>& out) const override {
+    if (reads()) return shm_op::missing(out);
+    if (m_root_status && !m_channel.published(m_root, op)) out.push_back(m_root);
+  }
   void complete() override {
-    if (!reads()) return;
+    if (!reads()) {
+      if (m_root_status) check(m_root);
+      return;
+    }
     for (int r = 0; r < m_channel.size(); ++r) {
       if (r == m_channel.rank() || r == m_root) continue;
       check(r);
@@ -231,6 +353,7 @@ class shm_gather final : public shm_op {
   T* m_recv;
   std::size_t m_n;
   int m_root;
+  bool m_root_status;
 };
 
 /// allgatherv: rank r's block of counts[r] elements lands at recv + displs[r].
@@ -289,6 +412,9 @@ class shm_scatter final : public shm_op {
     if (m_recv) host_ops::copy(m_recv, m_send + static_cast<std::size_t>(m_root) * m_n, m_n);
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
+  void missing(std::vector<int>& out) const override {
+    if (m_channel.rank() != m_root && !m_channel.published(m_root, op)) out.push_back(m_root);
+  }
   void complete() override {
     if (m_channel.rank() == m_root) return;
     check(m_root);
@@ -307,15 +433,18 @@ class shm_scatter final : public shm_op {
 template <class T>
 class shm_gatherv final : public shm_op {
  public:
+  /// `root_status`: as for `shm_gather` (the root's slot says nothing of counts, which differ).
   shm_gatherv(shm_channel& channel, const T* send, std::size_t send_n, T* recv,
-              std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root)
+              std::span<const std::size_t> counts, std::span<const std::size_t> displs, int root,
+              bool root_status = false)
       : shm_op(channel, collective::gatherv, builtin_op::none, root, send_n * sizeof(T)),
         m_send(send),
         m_send_n(send_n),
         m_recv(recv),
         m_counts(counts),
         m_displs(displs),
-        m_root(root) {}
+        m_root(root),
+        m_root_status(root_status) {}
   void start() {
     take_number();
     const int me = m_channel.rank();
@@ -323,17 +452,24 @@ class shm_gatherv final : public shm_op {
       copy_payload(payload_area(), m_send, m_send_n * sizeof(T));
       publish();
     }
+    if (me == m_root && m_root_status) {
+      payload_area();
+      m_channel.publish(op, status_signature());
+    }
     if (me == m_root && m_send) host_ops::copy(m_recv + m_displs[static_cast<std::size_t>(me)], m_send, m_send_n);
   }
   bool ready() override {
-    if (m_channel.rank() != m_root) return true;
+    if (m_channel.rank() != m_root) return !m_root_status || m_channel.arrived(m_root, op);
     while (m_next < m_channel.size() && (m_next == m_root || !fits(m_counts[static_cast<std::size_t>(m_next)]) ||
                                          m_channel.arrived(m_next, op)))
       ++m_next;
     return m_next == m_channel.size();
   }
   void complete() override {
-    if (m_channel.rank() != m_root) return;
+    if (m_channel.rank() != m_root) {
+      if (m_root_status) check(m_root, status_signature());
+      return;
+    }
     for (int r = 0; r < m_channel.size(); ++r) {
       const auto i = static_cast<std::size_t>(r);
       if (r == m_root || !fits(m_counts[i])) continue;
@@ -345,11 +481,16 @@ class shm_gatherv final : public shm_op {
   [[nodiscard]] bool fits(std::size_t n) const noexcept { return n * sizeof(T) <= m_channel.capacity(); }
 
  private:
+  std::uint64_t status_signature() const noexcept {
+    return shm_signature(collective::gatherv, builtin_op::none, m_root, 0);
+  }
+
   const T* m_send;
   std::size_t m_send_n;
   T* m_recv;
   std::span<const std::size_t> m_counts, m_displs;
   int m_root;
+  bool m_root_status;
 };
 
 /// scatterv: the root's slot holds one region per rank (a 32-byte header with the block's byte
@@ -358,15 +499,19 @@ class shm_gatherv final : public shm_op {
 template <class T>
 class shm_scatterv final : public shm_op {
  public:
+  /// `root_status`: a rank whose block travels as a message also waits for the root's slot and
+  /// checks it (its rejection raises there too).
   shm_scatterv(shm_channel& channel, const T* send, std::span<const std::size_t> counts,
-               std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root)
+               std::span<const std::size_t> displs, T* recv, std::size_t recv_n, int root,
+               bool root_status = false)
       : shm_op(channel, collective::scatterv, builtin_op::none, root, 0),
         m_send(send),
         m_counts(counts),
         m_displs(displs),
         m_recv(recv),
         m_recv_n(recv_n),
-        m_root(root) {}
+        m_root(root),
+        m_root_status(root_status) {}
   /// Bytes of one rank's region, header included (a multiple of 32).
   [[nodiscard]] std::size_t region() const noexcept {
     return m_channel.capacity() / static_cast<std::size_t>(m_channel.size()) / 32 * 32;
@@ -390,10 +535,20 @@ class shm_scatterv final : public shm_op {
     publish();
     if (m_recv) host_ops::copy(m_recv, m_send + m_displs[static_cast<std::size_t>(me)], m_recv_n);
   }
-  bool ready() override { return m_channel.rank() == m_root || !fits(m_recv_n) || m_channel.arrived(m_root, op); }
+  bool ready() override {
+    if (m_channel.rank() == m_root || (!fits(m_recv_n) && !m_root_status)) return true;
+    return m_channel.arrived(m_root, op);
+  }
+  void missing(std::vector<int>& out) const override {
+    if (m_channel.rank() != m_root && !m_channel.published(m_root, op)) out.push_back(m_root);
+  }
   void complete() override {
     const int me = m_channel.rank();
-    if (me == m_root || !fits(m_recv_n)) return;
+    if (me == m_root) return;
+    if (!fits(m_recv_n)) {
+      if (m_root_status) check(m_root);
+      return;
+    }
     check(m_root);
     const std::byte* mine = m_channel.payload(m_root, op) + static_cast<std::size_t>(me) * region();
     std::uint64_t bytes = 0;
@@ -410,6 +565,7 @@ class shm_scatterv final : public shm_op {
   T* m_recv;
   std::size_t m_recv_n;
   int m_root;
+  bool m_root_status;
 };
 
 }  // namespace hetero::detail

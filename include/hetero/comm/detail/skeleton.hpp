@@ -254,6 +254,10 @@ void run_call(comm_state& st, const Call& call) {
   using T = typename Call::element_type;
   using M = typename Call::memory_space;
   const comm_algorithm a = choose(st, Shape::traits(st, call), call.forced);
+  // Consistent checks: the shared-memory algorithms carry the root's verdict in its slot; the
+  // others hear it first.
+  if (a != comm_algorithm::shm && checks_of(st) == argument_check::consistent && takes_status(st, Shape::kind))
+    root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr);
   buffer_route route = route_for<M>(st, a, Shape::name);
   if constexpr (Shape::reroutes)
     if (Shape::template reroute<M>(st, a, route, call)) return;
@@ -265,6 +269,41 @@ void run_call(comm_state& st, const Call& call) {
         Shape::template run_staged<T, M>(st, a, call);
       else
         run_staged_whole<Shape, T, M>(st, a, call);
+  }
+}
+
+/// A blocking call once parsed: `run_call`, or for an empty call with consistent checks the
+/// status step alone (a rank that rejected its arguments still takes it).
+template <class Shape, class Call>
+void run_unless_empty(comm_state& st, const Call& call) {
+  if (!Shape::empty(call))
+    run_call<Shape>(st, call);
+  else if (checks_of(st) == argument_check::consistent && takes_status(st, Shape::kind))
+    root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr);
+}
+
+/// `run_unless_empty`, and for a reduction with a user operation, which may throw: the algorithms
+/// complete the protocol whatever it throws (`op_failure`), then `settle_reduction` raises it
+/// here and tells the other ranks. An error of this rank's own (e.g. counts that differ) is
+/// settled alike, so that no rank is left in the settling allreduce; a timeout is not (the
+/// others are gone).
+template <class Shape, class Call>
+void run_parsed(comm_state& st, const Call& call) {
+  if constexpr (Shape::reduces && user_operation<typename Call::reduction_type>) {
+    op_failure failure;
+    try {
+      const op_failure_scope scope(failure);
+      run_unless_empty<Shape>(st, call);
+    } catch (const deadlock_error&) {
+      throw;
+    } catch (const rejected_by_peer&) {
+      throw;  // every rank raises it, and the rank that rejected its arguments does not settle
+    } catch (...) {
+      failure.record(std::current_exception());
+    }
+    settle_reduction(st, Shape::kind, failure);
+  } else {
+    run_unless_empty<Shape>(st, call);
   }
 }
 
@@ -284,34 +323,60 @@ void exchange_counts(comm_state& st, std::size_t mine, int root, bool receives, 
   counts.assign(all.begin(), all.end());
 }
 
+/// Runs `body()` as the call `name` of shape `Shape` on `st`: refuses a communicator that is out
+/// of step, names the call in the waits' errors and reports (with root and bytes, once parsed),
+/// and marks the communicator out of step when a wait gives up.
+template <class Shape, class Body>
+decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Body&& body) {
+  st.check_usable(name);
+  wait_call call{"hetero::communicator::", name, has_root(Shape::kind) ? root : -1, -1};
+  wait_call_scope scope(call);
+  try {
+    return body(call);
+  } catch (const deadlock_error&) {
+    st.mark_out_of_step(name);
+    throw;
+  }
+}
+
 template <class... Args>
 call_options options_of(std::string_view what, Args&... args) {
   return {get_or<parameter::algorithm>(comm_algorithm::automatic, args...), get_or<parameter::root>(0, args...),
           what};
 }
 
-/// A blocking collective: the result when only send_buf was given, else nothing.
+/// `blocking` once guarded.
 template <class Shape, class... Args>
-auto blocking(comm_state& st, Args&... args) {
-  Shape::template check<Args...>();
-  auto call = Shape::parse(st, options_of(Shape::name, args...), args...);
+auto blocking_body(comm_state& st, const call_options& options, wait_call& named, Args&... args) {
+  auto call = Shape::parse(st, options, args...);
+  if constexpr (Shape::kind != collective::barrier)
+    named.bytes = static_cast<long long>(Shape::traits(st, call).bytes);
   if constexpr (Shape::has_result && has_parameter<parameter::send_buf, Args...> &&
                 !has_parameter<parameter::recv_buf, Args...>) {
     using B = argument_t<parameter::send_buf, Args...>;
     if constexpr (Shape::reduces && single_value<B>) {
       buffer_element_t<B> result{};
       call.recv = &result;
-      run_call<Shape>(st, call);
+      run_parsed<Shape>(st, call);
       return result;
     } else {
       auto result = make_result(get<parameter::send_buf>(args...), Shape::result_size(st, call), Shape::name);
       call.recv = result.data();
-      if (!Shape::empty(call)) run_call<Shape>(st, call);
+      run_parsed<Shape>(st, call);
       return result;
     }
   } else {
-    if (!Shape::empty(call)) run_call<Shape>(st, call);
+    run_parsed<Shape>(st, call);
   }
+}
+
+/// A blocking collective: the result when only send_buf was given, else nothing.
+template <class Shape, class... Args>
+auto blocking(comm_state& st, Args&... args) {
+  Shape::template check<Args...>();
+  const call_options options = options_of(Shape::name, args...);
+  return guarded_call<Shape>(st, Shape::name, options.root,
+                             [&](wait_call& named) { return blocking_body<Shape>(st, options, named, args...); });
 }
 
 /// A non-blocking collective: its request, which owns host copies of staged buffers and the
@@ -327,7 +392,12 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
                     has_parameter<parameter::recv_counts, Args...>,
                 "hetero: the non-blocking forms of gatherv and allgatherv need recv_counts(...)");
   comm_state& st = *state;
-  auto call = Shape::parse(st, options_of(Shape::start_name, args...), args...);
+  st.check_usable(Shape::start_name);
+  const call_options options = options_of(Shape::start_name, args...);
+  const wait_call named{"hetero::communicator::", Shape::start_name, has_root(Shape::kind) ? options.root : -1,
+                        -1};
+  const wait_call_scope scope(named);  // the argument check waits
+  auto call = Shape::parse(st, options, args...);
   using T = typename decltype(call)::element_type;
   using M = typename decltype(call)::memory_space;
   if (Shape::empty(call)) return {};

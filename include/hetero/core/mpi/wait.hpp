@@ -1,48 +1,183 @@
 /// @file
 /// The one way hetero waits for other ranks: spin briefly, then yield its core (at once when
 /// the node runs more ranks than it has cores), then poll with short sleeps; give up with a
-/// `deadlock_error` after an optional timeout. Used by comm's shared-memory path and
-/// algorithms, distarray's transfers and windows, and power's control channel.
+/// `deadlock_error` after the no-progress timeout (`hetero::wait_timeout()`, 30 s by default,
+/// or a per-object value). Every wait longer than the spin is recorded for the report on
+/// SIGUSR1/SIGTERM (core/detail/wait_registry.hpp). Used by comm's shared-memory path and
+/// algorithms, distarray's transfers and windows, linalg's halos and power's control channel.
 #ifndef HETERO_CORE_MPI_WAIT_HPP
 #define HETERO_CORE_MPI_WAIT_HPP
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <concepts>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
+#include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "hetero/core/detail/cpu.hpp"
+#include "hetero/core/detail/wait_registry.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/core/wait_timeout.hpp"
 
 namespace hetero::detail {
 
-/// How a communicator's ranks wait (the default: MPI's own wait, no timeout).
+/// `wait_policy::timeout_seconds` that defers to the process-wide `hetero::wait_timeout()`.
+inline constexpr double inherit_wait_timeout = -1;
+
+/// How a communicator's ranks wait. Made by `make_wait_policy` (or `policy_for`).
 struct wait_policy {
   /// More ranks on the node than cores: a spinning rank would hold the core its peer needs.
   bool oversubscribed = false;
-  /// Seconds after which a wait becomes a `deadlock_error` (0: wait forever, as MPI does).
-  double timeout_seconds = 0;
+  /// Seconds after which a wait becomes a `deadlock_error`; 0: wait forever; negative
+  /// (`inherit_wait_timeout`): the process-wide `hetero::wait_timeout()` at the time of the wait.
+  double timeout_seconds = inherit_wait_timeout;
+  /// The waiting communicator's size and this rank in it, for messages (0 and -1: unknown).
+  int comm_size = 0;
+  int rank = -1;
+  /// The per-object option that set `timeout_seconds`, named in messages (empty: inherited).
+  std::string_view timeout_option{};
+
+  /// The timeout in force now (0: none).
+  [[nodiscard]] double timeout() const { return timeout_seconds >= 0 ? timeout_seconds : wait_timeout(); }
+  /// Where to raise the limit, for messages.
+  [[nodiscard]] std::string advice() const {
+    return wait_timeout_advice(timeout_seconds >= 0 ? timeout_option : std::string_view{});
+  }
 };
 
-/// The policy for ranks of `comm`: oversubscribed when more of its ranks share this node than
-/// it has cores (collective over `comm`).
-inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = 0) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int rank = 0, node_size = 1;
-  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
-  HETERO_MPI_CHECK(MPI_Comm_split_type, comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  const int code = MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  check_mpi(code, "MPI_Comm_size");
+/// Ranks of the whole job on this node as the launcher or `hetero::runtime` told (0: unknown).
+inline std::atomic<int> g_node_ranks{0};
+
+/// The one oversubscription rule: more ranks on a node than it has cores.
+inline bool node_oversubscribed(int node_ranks) noexcept {
   const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  return {node_size > cores, timeout_seconds};
+  return node_ranks > cores;
 }
+
+/// Ranks of the job on this node without communicating: what `hetero::runtime` found, else
+/// what the launcher says (MPICH's Hydra, Open MPI, Slurm), else 1.
+inline int process_node_ranks() noexcept {
+  if (const int n = g_node_ranks.load(std::memory_order_relaxed); n > 0) return n;
+  for (const char* name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"})
+    if (const char* v = std::getenv(name))
+      if (const int n = std::atoi(v); n > 0) return n;
+  return 1;
+}
+
+/// The policy of a communicator of `comm_size` ranks (this one `rank`) with `node_ranks` ranks
+/// on this node; `timeout_seconds` < 0 inherits the process-wide timeout, `option` names the
+/// per-object option that set it otherwise.
+inline wait_policy make_wait_policy(int comm_size, int rank, int node_ranks,
+                                    double timeout_seconds = inherit_wait_timeout, std::string_view option = {}) {
+  return {node_oversubscribed(node_ranks), timeout_seconds, comm_size, rank, option};
+}
+
+/// The policy of `comm`, judged by the ranks of the job on this node (not collective).
+inline wait_policy make_wait_policy(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
+  int rank = -1, size = 0;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
+  return make_wait_policy(size, rank, process_node_ranks(), timeout_seconds);
+}
+
+/// The policy of `comm`, judged by its own ranks on this node (collective over `comm`).
+inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
+  const owned_comm node = owned_comm::split_shared(comm);
+  int rank = -1, size = 0;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
+  return make_wait_policy(size, rank, node.size(), timeout_seconds);
+}
+
+/// What the calling thread is doing when it waits: set by the public call (e.g.
+/// `hetero::communicator::gather`) around its waits, so that a timeout names it.
+struct wait_call {
+  std::string_view api;   ///< e.g. "hetero::communicator::"
+  std::string_view name;  ///< e.g. "gather"
+  int root = -1;          ///< -1: none
+  long long bytes = -1;   ///< -1: not told
+};
+inline thread_local const wait_call* t_wait_call = nullptr;
+
+/// Names the calling thread's waits after `call` while it lives.
+class wait_call_scope {
+ public:
+  explicit wait_call_scope(const wait_call& call) noexcept : m_outer(std::exchange(t_wait_call, &call)) {}
+  ~wait_call_scope() { t_wait_call = m_outer; }
+  wait_call_scope(const wait_call_scope&) = delete;
+  wait_call_scope& operator=(const wait_call_scope&) = delete;
+
+ private:
+  const wait_call* m_outer;
+};
+
+/// The description of a wait named `what` (plus the call around it), into `out` (NUL
+/// terminated, cut at `bytes`); allocates nothing.
+inline void describe_wait(char* out, std::size_t bytes, std::string_view what) noexcept {
+  signal_safe_line line;
+  if (const wait_call* c = t_wait_call) {
+    line.text(c->api);
+    line.text(c->name);
+    if (c->root >= 0 || c->bytes >= 0) {
+      line.text(" (");
+      if (c->root >= 0) {
+        line.text("root ");
+        line.number(c->root);
+        if (c->bytes >= 0) line.text(", ");
+      }
+      if (c->bytes >= 0) {
+        line.number(c->bytes);
+        line.text(" B");
+      }
+      line.text(")");
+    }
+    if (what != c->name) {
+      line.text(": ");
+      line.text(what);
+    }
+  } else {
+    line.text(what);
+  }
+  line.copy_to(out, bytes);
+}
+
+/// `describe_wait` as a string.
+inline std::string wait_description(std::string_view what) {
+  char text[wait_text_bytes];
+  describe_wait(text, sizeof(text), what);
+  return text;
+}
+
+/// A callable `void(std::vector<int>& out)` that appends the ranks a wait still waits for,
+/// held by reference (it must outlive the wait).
+class missing_ranks_fn {
+ public:
+  missing_ranks_fn() = default;
+  template <class F>
+  requires(!std::same_as<std::remove_cvref_t<F>, missing_ranks_fn>) missing_ranks_fn(const F& f)
+  noexcept  // NOLINT: implicit on purpose
+      : m_object(&f), m_call([](const void* o, std::vector<int>& out) { (*static_cast<const F*>(o))(out); }) {}
+  explicit operator bool() const noexcept { return m_call != nullptr; }
+  void operator()(std::vector<int>& out) const { m_call(m_object, out); }
+
+ private:
+  const void* m_object = nullptr;
+  void (*m_call)(const void*, std::vector<int>&) = nullptr;
+};
 
 /// Lets MPI progress what is pending on this process (passive-target RMA aimed at it,
 /// rendezvous messages) without receiving anything.
@@ -52,16 +187,52 @@ inline void poke_mpi_progress() noexcept {
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 }
 
-/// One wait: call `pause()` each time the awaited condition was not yet true.
+/// The ranks `missing` lists, sorted and unique (empty without one).
+inline std::vector<int> missing_ranks(const missing_ranks_fn& missing) {
+  std::vector<int> ranks;
+  if (missing) missing(ranks);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+/// Raises the `deadlock_error` of a wait named `what` that waited `waited` seconds.
+[[noreturn]] inline void give_up_waiting(const wait_policy& policy, std::string_view what, double waited,
+                                         double limit, const missing_ranks_fn& missing) {
+  std::vector<int> ranks = missing_ranks(missing);
+  std::string who;
+  if (ranks.empty()) {
+    who = missing ? "" : "; which ranks did not arrive is not known here (MPI's own call)";
+  } else {
+    who = "; not arrived: rank";
+    who += ranks.size() > 1 ? "s " : " ";
+    for (std::size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.2f", waited);
+  std::string where;
+  if (policy.comm_size > 0)
+    where = message(" on a communicator of ", policy.comm_size, " rank(s) as rank ", policy.rank);
+  throw deadlock_error(
+      message(wait_description(what), ": waited ", seconds, " s (limit ", limit, " s) for other ranks", where, who,
+              "; a rank may have skipped this call, called another one, passed other counts or roots, or be busy "
+              "elsewhere for longer than the limit",
+              policy.advice(), ". The objects this call used may now be out of step: do not use them again"),
+      std::move(ranks), waited, policy.comm_size, policy.rank);
+}
+
+/// One wait: call `pause()` each time the awaited condition was not yet true. `missing` (if
+/// given) lists the ranks still awaited, for the error and the signal report.
 class backoff {
  public:
-  backoff(const wait_policy& policy, std::string_view what) noexcept : m_policy(policy), m_what(what) {}
+  backoff(const wait_policy& policy, std::string_view what, missing_ranks_fn missing = {}) noexcept
+      : m_policy(policy), m_what(what), m_missing(missing) {}
 
   void pause() {
     ++m_polls;
     // ~50 us of spinning (one pause per poll: a peer's cache line is seen within ~100 ns)
-    // catches a peer that is a few cache misses behind without a system call; an oversubscribed
-    // node spins only a little (the peer may be waiting for this core).
+    // catches a peer that is a few cache misses behind without a system call or a clock read;
+    // an oversubscribed node spins only a little (the peer may be waiting for this core).
     const std::uint64_t spin_polls = m_policy.oversubscribed ? 16 : 2048;
     if (m_polls < spin_polls) {
       cpu_relax();
@@ -81,43 +252,71 @@ class backoff {
   }
 
  private:
+  // The first check starts the clock and records the wait (so waits that end within the spin
+  // cost neither); later ones refresh the missing ranks once sleeping, and give up.
   void check_clock() {
-    const auto now = std::chrono::steady_clock::now();
-    if (m_started == std::chrono::steady_clock::time_point{}) {
+    const std::int64_t now = monotonic_ns();
+    if (m_started == 0) {
       m_started = now;
+      m_limit = m_policy.timeout();
+      m_record.begin(now, m_policy.comm_size, m_policy.rank,
+                     [&](char* text, std::size_t bytes) { describe_wait(text, bytes, m_what); });
       return;
     }
-    const double waited = std::chrono::duration<double>(now - m_started).count();
+    const double waited = static_cast<double>(now - m_started) * 1e-9;
     m_sleeping = waited > 0.01;
-    if (m_policy.timeout_seconds > 0 && waited > m_policy.timeout_seconds)
-      raise<deadlock_error>(m_what, ": waited more than ", m_policy.timeout_seconds,
-                            " s for other ranks; a rank may have called another collective (or none), with "
-                            "other counts, root or algorithm, or not at all");
+    if (m_sleeping && m_missing && ++m_refreshes % 16 == 1) {
+      m_scratch.clear();
+      m_missing(m_scratch);
+      m_record.missing(m_scratch);
+    }
+    if (m_limit > 0 && waited > m_limit) give_up_waiting(m_policy, m_what, waited, m_limit, m_missing);
   }
 
   const wait_policy& m_policy;
   std::string_view m_what;
+  missing_ranks_fn m_missing;
   std::uint64_t m_polls = 0;
+  std::uint64_t m_refreshes = 0;
   bool m_sleeping = false;
-  std::chrono::steady_clock::time_point m_started{};
+  std::int64_t m_started = 0;
+  double m_limit = 0;
+  wait_record m_record;
+  std::vector<int> m_scratch;
 };
 
-/// Waits for every request, reported to the observer as a wait of `kind` named `what`. Where
-/// the node is oversubscribed or a timeout is set, polls with MPI_Testall and backs off, so the
-/// waiting rank gives its core to the ranks it waits for (MPI's own wait would spin).
+/// Waits for every request, reported to the observer as a wait of `kind` named `what`.
+/// Polls with MPI_Testall and backs off (so the waiting rank gives its core to the ranks it
+/// waits for, and can give up after the timeout); only with no timeout on a node that is not
+/// oversubscribed does it block in MPI_Waitall. `peers[i]` (optional) is the rank request i
+/// talks to (-1: none), so that a timeout names the ranks whose requests are incomplete.
 inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
-                     std::string_view what, wait_kind kind = wait_kind::collective) {
+                     std::string_view what, wait_kind kind = wait_kind::collective,
+                     std::span<const int> peers = {}) {
   if (requests.empty()) return;
   wait_scope waiting(kind, what);
   const int n = static_cast<int>(requests.size());
-  if (!policy.oversubscribed && policy.timeout_seconds <= 0) {
-    HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), statuses.data());
+  MPI_Status* status = statuses.empty() ? MPI_STATUSES_IGNORE : statuses.data();
+  if (!policy.oversubscribed && policy.timeout() <= 0) {
+    wait_record record;
+    record.begin(monotonic_ns(), policy.comm_size, policy.rank,
+                 [&](char* text, std::size_t bytes) { describe_wait(text, bytes, what); });
+    HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), status);
     return;
   }
-  backoff b(policy, what);
+  // MPI_Request_get_status leaves the requests (and so the statuses MPI_Testall will fill) alone.
+  const auto incomplete = [&](std::vector<int>& out) {
+    for (std::size_t i = 0; i < requests.size() && i < peers.size(); ++i) {
+      if (peers[i] < 0 || requests[i] == MPI_REQUEST_NULL) continue;
+      int flag = 1;
+      MPI_Request_get_status(requests[i], &flag, MPI_STATUS_IGNORE);
+      if (!flag) out.push_back(peers[i]);
+    }
+  };
+  backoff b(policy, what, peers.empty() ? missing_ranks_fn{} : missing_ranks_fn(incomplete));
   for (;;) {
     int done = 0;
-    HETERO_MPI_CHECK(MPI_Testall, n, requests.data(), &done, statuses.data());
+    HETERO_MPI_CHECK(MPI_Testall, n, requests.data(), &done, status);
     if (done) return;
     b.pause();
   }
@@ -125,28 +324,50 @@ inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> stat
 
 /// `wait_all` without statuses.
 inline void wait_all(std::span<MPI_Request> requests, const wait_policy& policy, std::string_view what,
-                     wait_kind kind = wait_kind::collective) {
-  if (requests.empty()) return;
-  wait_scope waiting(kind, what);
-  const int n = static_cast<int>(requests.size());
-  if (!policy.oversubscribed && policy.timeout_seconds <= 0) {
-    HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), MPI_STATUSES_IGNORE);
-    return;
-  }
-  backoff b(policy, what);
-  for (;;) {
-    int done = 0;
-    HETERO_MPI_CHECK(MPI_Testall, n, requests.data(), &done, MPI_STATUSES_IGNORE);
-    if (done) return;
-    b.pause();
-  }
+                     wait_kind kind = wait_kind::collective, std::span<const int> peers = {}) {
+  wait_all(requests, std::span<MPI_Status>{}, policy, what, kind, peers);
 }
 
-/// Waits for one request (see `wait_all`).
+/// Waits for one request (see `wait_all`); `peer` (optional) is the rank it talks to.
 inline void wait_one(MPI_Request& request, const wait_policy& policy, std::string_view what,
-                     wait_kind kind = wait_kind::collective) {
-  wait_all(std::span<MPI_Request>(&request, 1), policy, what, kind);
+                     wait_kind kind = wait_kind::collective, int peer = -1) {
+  const int peers[] = {peer};
+  wait_all(std::span<MPI_Request>(&request, 1), std::span<MPI_Status>{}, policy, what, kind,
+           peer >= 0 ? std::span<const int>(peers) : std::span<const int>{});
 }
+
+/// Small buffers of a request that a wait may give up on: MPI can still write them when a late
+/// rank arrives after the `deadlock_error`, so they live on the heap and are left there (a few
+/// bytes, once per failed call) instead of being freed under MPI's feet.
+template <class T, std::size_t N>
+class request_buffer {
+ public:
+  request_buffer() : m_data(new T[N]{}) {}
+  ~request_buffer() {
+    if (!m_abandoned) delete[] m_data;
+  }
+  request_buffer(const request_buffer&) = delete;
+  request_buffer& operator=(const request_buffer&) = delete;
+
+  [[nodiscard]] T* data() noexcept { return m_data; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return m_data[i]; }
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+
+  /// `wait_all` on `requests`; if it gives up, the buffer stays allocated for MPI.
+  void wait(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
+            std::string_view what) {
+    try {
+      wait_all(requests, statuses, policy, what);
+    } catch (const deadlock_error&) {
+      m_abandoned = true;
+      throw;
+    }
+  }
+
+ private:
+  T* m_data;
+  bool m_abandoned = false;
+};
 
 }  // namespace hetero::detail
 

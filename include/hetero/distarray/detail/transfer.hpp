@@ -137,6 +137,7 @@ struct transfer_plan {
   int me = 0;
   MPI_Datatype element = mpi_type<T>();
   std::vector<MPI_Request> requests;  ///< of the run in flight
+  std::vector<int> peers;             ///< the rank of each request, for timeout messages
 };
 
 /// One run of a transfer plan: start() posts everything, test() polls, wait() completes.
@@ -171,11 +172,15 @@ class transfer_run {
     const auto& recv = m_plan->recv;
     const MPI_Datatype type = m_plan->element;
     auto& requests = m_plan->requests;
+    auto& peers = m_plan->peers;
     requests.clear();
+    peers.clear();
     requests.reserve(send.messages().size() + recv.messages().size());  // allocates on the first run only
+    peers.reserve(requests.capacity());
     for (const auto& m : recv.messages()) {
       if (m.peer == me) continue;
       requests.push_back(MPI_REQUEST_NULL);
+      peers.push_back(m.peer);
       HETERO_MPI_CHECK(MPI_Irecv, recv.mpi_pointer(m, m_dst), mpi_count(m.count, "message size"), type, m.peer,
                        m.tag, m_comm, &requests.back());
     }
@@ -184,6 +189,7 @@ class transfer_run {
     for (const auto& m : send.messages()) {
       if (m.peer == me) continue;
       requests.push_back(MPI_REQUEST_NULL);
+      peers.push_back(m.peer);
       HETERO_MPI_CHECK(MPI_Isend, send.mpi_pointer(m, m_src), mpi_count(m.count, "message size"), type, m.peer,
                        m.tag, m_comm, &requests.back());
     }
@@ -214,10 +220,26 @@ class transfer_run {
   void wait(std::string_view label) {
     auto& requests = m_plan->requests;
     if (!requests.empty()) {
+      const wait_call named{"hetero::", label, -1, -1};
+      const wait_call_scope scope(named);
       try {
-        wait_all(requests, wait_policy{}, label, wait_kind::halo);
+        const wait_policy policy = make_wait_policy(m_comm);
+        wait_all(requests, policy, label, wait_kind::halo, m_plan->peers);
       } catch (...) {
-        requests.clear();  // a failed wait must not be retried by the destructor
+        // A failed wait must not be retried by the destructor (it would wait forever for a
+        // rank that never comes): receives are cancelled, what is left is released to MPI.
+        std::size_t receives = 0;  // posted first
+        for (const auto& m : m_plan->recv.messages()) receives += m.peer != m_plan->me ? 1 : 0;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+          if (requests[i] == MPI_REQUEST_NULL) continue;
+          if (i < receives) {
+            MPI_Cancel(&requests[i]);
+            MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+          } else {
+            MPI_Request_free(&requests[i]);
+          }
+        }
+        requests.clear();
         throw;
       }
       requests.clear();

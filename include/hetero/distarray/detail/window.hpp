@@ -44,6 +44,7 @@ class rma_window {
       : m_comm(comm), m_storage(storage), m_size(size), m_staged(staged) {
     HETERO_MPI_CHECK(MPI_Comm_rank, comm, &m_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &m_images);
+    m_policy = make_wait_policy(comm);
     T* exposed = storage;
     std::int64_t exposed_size = size;
     if (staged) {
@@ -67,6 +68,8 @@ class rma_window {
   ~rma_window() {
     if (m_win == MPI_WIN_NULL || mpi_finalized()) return;
     MPI_Win_unlock_all(m_win);
+    if (!m_abandoned.empty())  // complete since the epoch ended
+      MPI_Waitall(static_cast<int>(m_abandoned.size()), m_abandoned.data(), MPI_STATUSES_IGNORE);
     MPI_Win_free(&m_win);  // collective: windows die together with their arrays on every rank
   }
 
@@ -76,19 +79,39 @@ class rma_window {
 
   /// Reads `boxes` of `target`'s storage into `origin`, contiguous in box order; complete on
   /// return. `origin` is host memory when staged, else memory of `MemorySpace`.
+  /// Request-based (MPI_Rget), so that a target that never serves the get (where MPI needs its
+  /// progress) ends in a `deadlock_error` after the timeout instead of a hang.
   void get(int target, std::span<const strided_box<Rank>> boxes, T* origin, std::string_view label) {
     if (target == m_rank) return copy_own<true>(boxes, origin);
     std::int64_t at = 0;
+    std::vector<MPI_Request> requests;
+    requests.reserve(boxes.size());
     for (const auto& box : boxes) {
       const auto n = box.size();
       if (n == 0) continue;
       const auto [type, count] = target_type(box);
-      HETERO_MPI_CHECK(MPI_Get, origin + at, mpi_count(n, "get size"), m_element, target,
-                       static_cast<MPI_Aint>(box.offset), count, type, m_win);
+      requests.push_back(MPI_REQUEST_NULL);
+      HETERO_MPI_CHECK(MPI_Rget, origin + at, mpi_count(n, "get size"), m_element, target,
+                       static_cast<MPI_Aint>(box.offset), count, type, m_win, &requests.back());
       at += n;
     }
-    wait_scope waiting(wait_kind::point_to_point, label);
-    HETERO_MPI_CHECK(MPI_Win_flush, target, m_win);
+    const std::vector<int> peers(requests.size(), target);
+    const wait_call named{"hetero::", label, -1, -1};
+    const wait_call_scope scope(named);
+    try {
+      wait_all(requests, m_policy, label, wait_kind::point_to_point, peers);
+      // The requests say the target served the gets; the flush (immediate then) makes the data
+      // complete in `origin` on every MPICH device (some complete a request of a strided get
+      // before its data has landed).
+      HETERO_MPI_CHECK(MPI_Win_flush, target, m_win);
+    } catch (const deadlock_error&) {
+      // An RMA request can be neither cancelled nor freed: kept, it completes at the next
+      // sync_all (or when the window goes) and may write `origin` until then.
+      std::lock_guard lock(m_mutex);
+      for (MPI_Request r : requests)
+        if (r != MPI_REQUEST_NULL) m_abandoned.push_back(r);
+      throw;
+    }
   }
 
   /// Writes `origin` (contiguous, in box order) into `boxes` of `target`'s storage; complete
@@ -123,11 +146,22 @@ class rma_window {
       wait_scope waiting(wait_kind::point_to_point, label);
       HETERO_MPI_CHECK(MPI_Win_flush_all, m_win);
     }
+    {
+      std::lock_guard lock(m_mutex);
+      if (!m_abandoned.empty()) {  // gets that gave up: complete after the flush
+        HETERO_MPI_CHECK(MPI_Waitall, static_cast<int>(m_abandoned.size()), m_abandoned.data(),
+                         MPI_STATUSES_IGNORE);
+        m_abandoned.clear();
+      }
+    }
     if (m_staged) apply_logs(exchange_logs_all(label));
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);
     {
-      wait_scope waiting(wait_kind::point_to_point, label);
-      HETERO_MPI_CHECK(MPI_Barrier, m_comm);
+      const wait_call named{"hetero::", label, -1, -1};
+      const wait_call_scope scope(named);
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Ibarrier, m_comm, &request);
+      wait_one(request, m_policy, label, wait_kind::point_to_point);
     }
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);
   }
@@ -257,7 +291,7 @@ class rma_window {
       incoming.resize(at + static_cast<std::size_t>(bytes) / sizeof(strided_box<Rank>));
       HETERO_MPI_CHECK(MPI_Recv, incoming.data() + at, bytes, MPI_BYTE, i, log_tag, m_comm, MPI_STATUS_IGNORE);
     }
-    wait_all(sends, wait_policy{}, label, wait_kind::point_to_point);
+    wait_all(sends, m_policy, label, wait_kind::point_to_point, images);
     return incoming;
   }
 
@@ -280,13 +314,31 @@ class rma_window {
 
   void handshake(const std::vector<int>& images, int tag, std::string_view label) {
     std::vector<MPI_Request> requests(2 * images.size(), MPI_REQUEST_NULL);
+    std::vector<int> peers(2 * images.size());
     char token = 0;
     std::vector<char> tokens(images.size());
     for (std::size_t j = 0; j < images.size(); ++j) {
+      peers[2 * j] = peers[2 * j + 1] = images[j];
       HETERO_MPI_CHECK(MPI_Irecv, &tokens[j], 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j]);
       HETERO_MPI_CHECK(MPI_Isend, &token, 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j + 1]);
     }
-    wait_all(requests, wait_policy{}, label, wait_kind::point_to_point);
+    const wait_call named{"hetero::", label, -1, -1};
+    const wait_call_scope scope(named);
+    try {
+      wait_all(requests, m_policy, label, wait_kind::point_to_point, peers);
+    } catch (const deadlock_error&) {
+      // The tokens live on this stack: no receive may complete after it unwinds.
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        if (i % 2 == 0) {
+          MPI_Cancel(&requests[i]);
+          MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+        } else {
+          MPI_Request_free(&requests[i]);
+        }
+      }
+      throw;
+    }
   }
 
   MPI_Comm m_comm;
@@ -296,6 +348,8 @@ class rma_window {
   bool m_staged;
   int m_rank = 0;
   int m_images = 1;
+  wait_policy m_policy;
+  std::vector<MPI_Request> m_abandoned;  // gets that gave up waiting (completed by sync_all)
   MPI_Win m_win = MPI_WIN_NULL;
   Kokkos::View<T*, Kokkos::HostSpace> m_host;  // staged: snapshot [0, size), landing area [size, 2 size)
   MPI_Datatype m_element = mpi_type<T>();

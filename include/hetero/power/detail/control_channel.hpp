@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "hetero/core/error.hpp"
@@ -49,6 +50,7 @@ class control_channel {
     m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_rank = m_up.rank();
     m_size = m_up.size();
+    m_policy = ::hetero::detail::make_wait_policy(m_up.get());
   }
   control_channel(const control_channel&) = delete;
   control_channel& operator=(const control_channel&) = delete;
@@ -106,14 +108,31 @@ class control_channel {
     return true;
   }
 
-  /// Waits until every rank of the group is here (blocking, collective).
-  void synchronise() const { HETERO_MPI_CHECK(MPI_Barrier, m_shutdown.get()); }
+  /// Waits until every rank of the group is here (blocking, collective; `deadlock_error`
+  /// after the wait timeout).
+  void synchronise() const {
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Ibarrier, m_shutdown.get(), &request);
+    ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller start (group barrier)");
+  }
 
-  /// Shutdown agreement: the largest `count` over the group (blocking, collective).
+  /// Shutdown agreement: the largest `count` over the group (blocking, collective;
+  /// `deadlock_error` after the wait timeout).
   [[nodiscard]] std::size_t agree_on_max(std::size_t count) const {
-    unsigned long long mine = count, most = 0;
-    HETERO_MPI_CHECK(MPI_Allreduce, &mine, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, m_shutdown.get());
-    return static_cast<std::size_t>(most);
+    // On the heap, and left there if the wait gives up: MPI may still write them when a late
+    // rank comes.
+    auto values = std::make_unique<unsigned long long[]>(2);
+    values[0] = count;
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Iallreduce, &values[0], &values[1], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, m_shutdown.get(),
+                     &request);
+    try {
+      ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller stop (exchange count agreement)");
+    } catch (const deadlock_error&) {
+      (void)values.release();  // NOLINT: deliberately leaked
+      throw;
+    }
+    return static_cast<std::size_t>(values[1]);
   }
 
  private:
@@ -129,10 +148,10 @@ class control_channel {
     e.answered = true;
   }
 
-  static bool complete(MPI_Request& request, bool wait) {
+  bool complete(MPI_Request& request, bool wait) const {
     if (request == MPI_REQUEST_NULL) return true;
     if (wait) {
-      ::hetero::detail::wait_one(request, ::hetero::detail::wait_policy{}, "power controller exchange");
+      ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller exchange");
       return true;
     }
     int done = 0;
@@ -145,6 +164,7 @@ class control_channel {
   ::hetero::detail::owned_comm m_shutdown;
   int m_rank = 0;
   int m_size = 1;
+  ::hetero::detail::wait_policy m_policy;  // the group's (over m_up)
   std::size_t m_posted = 0;
   std::deque<exchange> m_pending;
 };

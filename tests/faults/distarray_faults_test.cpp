@@ -1,0 +1,127 @@
+// Fault injection into distarray's waits: a rank that skips a reflect, a gmove or a coarray
+// sync_all, or sleeps past the timeout (1 s, set by this folder's main) in a reflect or while
+// another image gets from it. The ranks that wait for it get a deadlock_error naming it (where
+// MPI's call does not say, that it is not known).
+#include <hetero/distarray.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../distarray/distarray_support.hpp"
+#include "faults_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+using array1 = hetero::distributed_array<double, 1, Kokkos::HostSpace>;
+
+void check_gave_up(const faults::outcome& o, const std::string& call, int missing) {
+  INFO(o.text);
+  REQUIRE(o.kind == "deadlock_error");
+  CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring("(limit 1 s)") &&
+                         ContainsSubstring("HETERO_WAIT_TIMEOUT"));
+  if (missing >= 0) {
+    CHECK(o.missing == std::vector<int>{missing});
+  } else {
+    CHECK_THAT(o.text, ContainsSubstring("not known"));
+  }
+}
+
+std::int64_t random_extent(int p) { return 4 * p + faults::shared_random(0, 50); }
+
+}  // namespace
+
+TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const hetero::process_grid<1> grid;
+
+  SECTION("reflect, skipped") {
+    array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
+    dist_test::fill(a, 3);
+    hetero::reflect(a, {.periodic = {true}});  // the plan is built and works
+    const auto o = faults::attempt([&] {
+      if (me != late) hetero::reflect(a, {.periodic = {true}});
+    });
+    faults::report("skip", "distarray reflect", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::reflect", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
+  }
+  SECTION("reflect, late rank") {
+    array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
+    dist_test::fill(a, 4);
+    hetero::reflect(a, {.periodic = {true}});
+    const auto o = faults::attempt([&] {
+      if (me == late) faults::oversleep();
+      hetero::reflect(a, {.periodic = {true}});
+    });
+    faults::report("slow rank", "distarray reflect", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::reflect", late);
+    } else {
+      CHECK(o.kind == "none");  // its neighbours' messages were sent before they gave up
+    }
+  }
+  SECTION("gmove, skipped") {
+    const std::int64_t n = 10 * p + random_extent(p);
+    array1 block(hetero::index_space<1>({n}, grid));
+    array1 cyclic(hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}));
+    dist_test::fill(block, 5);
+    hetero::gmove(cyclic, block);  // the plan is built and works
+    const auto o = faults::attempt([&] {
+      if (me != late) hetero::gmove(cyclic, block);
+    });
+    faults::report("skip", "distarray gmove", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::gmove", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
+  }
+}
+
+TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets from it", "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const std::int64_t n = faults::shared_random(8, 100);
+
+  SECTION("sync_all, skipped") {
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({n});
+    a.sync_all();
+    const auto o = faults::attempt([&] {
+      if (me != late) a.sync_all();
+    });
+    faults::report("skip", "coarray sync_all", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::sync_all", -1);
+    } else {
+      CHECK(o.kind == "none");
+    }
+  }
+  SECTION("get from a sleeping image") {
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({n});
+    for (std::int64_t i = 0; i < n; ++i) a.local()(i) = 1000.0 * me + static_cast<double>(i);
+    a.sync_all();
+    Kokkos::View<double*, Kokkos::HostSpace> into("into", static_cast<std::size_t>(n));  // outlives the get
+    const auto o = faults::attempt([&] {
+      if (me == late) faults::oversleep();
+      if (me == 0) a.get(late, {hetero::slice{0, n}}, into);
+    });
+    faults::report("slow rank", "coarray get", o);
+    if (me == 0) {
+      check_gave_up(o, "hetero::coarray::get", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
+    a.sync_all();  // completes the abandoned get (the target is back in MPI)
+    if (me == 0) CHECK(into(static_cast<std::size_t>(n - 1)) == 1000.0 * late + static_cast<double>(n - 1));
+  }
+}

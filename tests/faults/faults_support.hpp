@@ -1,0 +1,97 @@
+// Helpers of the fault-injection tests: run one rank's part of a fault, catch what it raises,
+// and print one line per rank with the outcome and the time it took (for docs/faults.md; the
+// tests assert the outcome, never the time).
+#ifndef HETERO_TESTS_FAULTS_SUPPORT_HPP
+#define HETERO_TESTS_FAULTS_SUPPORT_HPP
+
+#include <mpi.h>
+
+#include <hetero/core/error.hpp>
+#include <hetero/core/wait_timeout.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "random.hpp"
+
+namespace faults {
+
+/// The timeout the fault tests run with (set by their main through runtime_options).
+inline constexpr double timeout_seconds = 1.0;
+
+/// What one rank saw.
+struct outcome {
+  std::string kind = "none";  ///< "none", "deadlock_error", "invalid_argument", "runtime_error", "other"
+  std::string text;
+  std::vector<int> missing;
+  double seconds = 0;
+};
+
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+inline int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+/// Runs `f` after all ranks met (so the clocks start together) and records what it raised.
+template <class F>
+outcome attempt(F&& f) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    f();
+  } catch (const hetero::deadlock_error& e) {
+    o.kind = "deadlock_error";
+    o.text = e.what();
+    o.missing = e.missing_ranks();
+  } catch (const hetero::invalid_argument& e) {
+    o.kind = "invalid_argument";
+    o.text = e.what();
+  } catch (const hetero::runtime_error& e) {
+    o.kind = "runtime_error";
+    o.text = e.what();
+  } catch (const std::exception& e) {
+    o.kind = "other";
+    o.text = e.what();
+  }
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return o;
+}
+
+/// Prints `FAULT <fault> | <module> | np <p> | rank <r> | <kind> | <seconds> s`, then meets the
+/// other ranks with MPI's own barrier (no hetero object is used again after a fault).
+inline void report(const std::string& fault, const std::string& module, const outcome& o) {
+  std::printf("FAULT %s | %s | np %d | rank %d | %s | %.2f s\n", fault.c_str(), module.c_str(), world_size(),
+              world_rank(), o.kind.c_str(), o.seconds);
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/// Sleeps past the timeout (the "slow rank" fault).
+inline void oversleep() { std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * timeout_seconds)); }
+
+/// A fresh random number in [lo, hi], the same on every rank (drawn from the test seed; every
+/// rank makes the same sequence of calls).
+inline long long shared_random(long long lo, long long hi) {
+  static auto gen = hetero::testing::rng(4242);
+  return lo + static_cast<long long>(gen() % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+/// Whether `v` holds `x`.
+inline bool holds(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace faults
+
+#endif  // HETERO_TESTS_FAULTS_SUPPORT_HPP
