@@ -6,6 +6,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::MessageMatches;
 using hetero::testing::world_rank;
 using hetero::testing::world_size;
 
@@ -133,6 +135,43 @@ TEST_CASE("a task failing on one rank: that rank rethrows, the others raise and 
   graph.spawn("after", hetero::in(e), [&] { ++ran; });
   graph.wait();
   CHECK(ran == 1);
+}
+
+TEST_CASE("a remote event written without .to(...) cannot be read on a rank the writer does not notify",
+          "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const int last = world_size() - 1;
+  hetero::task_graph graph({.workers = 2});
+  auto e = graph.remote_events("E", 3);
+  std::atomic<int> written{0}, read_early{0}, read_late{0};
+  graph.spawn("writer", hetero::on(0), hetero::out(e(0)), [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    written.store(1);
+  });
+  if (world_rank() == last) {
+    CHECK_THROWS_MATCHES(
+        graph.spawn("reader", hetero::on(last), hetero::in(e(0)), [&] { read_early.store(1); }),
+        hetero::invalid_argument,
+        MessageMatches(ContainsSubstring("task 'reader' (spawn number 2) reads remote event E[0] on rank " +
+                                         std::to_string(last)) &&
+                       ContainsSubstring("(spawn number 1) runs on other ranks and does not notify") &&
+                       ContainsSubstring("out(E[0]).to(...)")));
+  } else {
+    graph.spawn("reader", hetero::on(last), hetero::in(e(0)), [&] { read_early.store(1); });
+  }
+  // A write the rank sees (.to names it, or it runs there) makes the event readable again.
+  graph.spawn("writer with to", hetero::on(0), hetero::out(e(0)).to(last), [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    written.store(2);
+  });
+  graph.spawn("late reader", hetero::on(last), hetero::in(e(0)), [&] { read_late.store(written.load() + 10); });
+  // A read on the writer's own rank needs no notification; other events are not affected.
+  graph.spawn("local writer", hetero::out(e(1)), [] {});
+  graph.spawn("local reader", hetero::in(e(1), e(2)), [] {});
+  graph.wait();
+  CHECK(read_early.load() == 0);  // refused on the last rank; declared but not run elsewhere
+  if (world_rank() == last) CHECK(read_late.load() == 10);  // ran after the notification (written on rank 0 only)
+  if (world_rank() == 0) CHECK(written.load() == 2);
 }
 
 TEST_CASE("remote events must be declared alike on every rank", "[task][mpi]") {

@@ -4,14 +4,19 @@
 #ifndef HETERO_TASK_RECORDING_HPP
 #define HETERO_TASK_RECORDING_HPP
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "hetero/core/error.hpp"
+#include "hetero/task/detail/event_state.hpp"
 #include "hetero/task/detail/node.hpp"
 
 namespace hetero {
+
+class composed_recording;
 
 namespace detail {
 
@@ -30,6 +35,54 @@ struct recorded_plan {
   std::uint64_t runs = 0;           ///< replays started
   std::size_t tasks = 0;            ///< task bodies this rank runs per replay
 
+  /// The plan's nodes as one group while it runs as a task of a graph (`compose`).
+  struct composition_group : node_group {
+    std::atomic<bool> running{false};
+  };
+  composition_group composition;
+  bool grouped = false;                  ///< the nodes carry grouped_bit (its last run was composed)
+  std::unique_ptr<event_block> order;    ///< written by every composed run: they run one after another
+  std::vector<recorded_plan*> composes;  ///< recordings composed in this one, directly or not
+  int remote = -1;                       ///< sends or waits for notifications: 1, 0, or -1 not known yet
+
+  /// Whether this rank's part sends or waits for notifications of other ranks.
+  [[nodiscard]] bool talks_to_other_ranks() {
+    if (remote < 0) {
+      remote = receives.empty() ? 0 : 1;
+      for_each([&](node& n) { remote = remote || n.notifies; });
+    }
+    return remote != 0;
+  }
+
+  /// A worker starts a composed run, finished by `owner` (the task standing for the plan): the
+  /// nodes leave the plan's group as they finish. Returns the nodes to wait for, plus one.
+  void begin_composition(node& owner) {
+    if (composition.running.exchange(true, std::memory_order_acq_rel))
+      raise<invalid_argument>("a composed recording (#", id,
+                              ") started while a run of it had not finished; its runs are ordered one after "
+                              "another by their tasks' declaration, so this is a bug of hetero");
+    if (!grouped) {
+      for_each([&](node& n) {
+        n.group = &composition;
+        n.flags.store(static_cast<std::uint8_t>(n.flags.load(std::memory_order_relaxed) | node::grouped_bit),
+                      std::memory_order_relaxed);
+      });
+      grouped = true;
+    }
+    composition.owner = &owner;
+    composition.outstanding.store(static_cast<std::int64_t>(m_count) + 1, std::memory_order_relaxed);
+  }
+
+  /// Declaring thread, idle graph: a replay by the graph itself (not composed) is in no group.
+  void leave_composition() {
+    if (!grouped) return;
+    for_each([](node& n) {
+      n.flags.store(static_cast<std::uint8_t>(n.flags.load(std::memory_order_relaxed) & ~node::grouped_bit),
+                    std::memory_order_relaxed);
+    });
+    grouped = false;
+  }
+
   node* new_node() {
     if (m_count % chunk_size == 0) m_chunks.push_back(std::make_unique<node[]>(chunk_size));
     node* n = &m_chunks.back()[m_count % chunk_size];
@@ -47,7 +100,11 @@ struct recorded_plan {
     for (std::size_t i = 0; i < m_count; ++i) f(m_chunks[i / chunk_size][i % chunk_size]);
   }
 
-  recorded_plan() = default;
+  recorded_plan() {
+    composition.close = [](node_group& g) noexcept {
+      static_cast<composition_group&>(g).running.store(false, std::memory_order_release);
+    };
+  }
   recorded_plan(const recorded_plan&) = delete;
   recorded_plan& operator=(const recorded_plan&) = delete;
   ~recorded_plan() {
@@ -82,6 +139,7 @@ class task_recording {
 
  private:
   friend class detail::graph_engine;
+  friend class composed_recording;
   explicit task_recording(std::shared_ptr<detail::recorded_plan> plan) noexcept : m_plan(std::move(plan)) {}
   std::shared_ptr<detail::recorded_plan> m_plan;
 };

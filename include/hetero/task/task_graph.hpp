@@ -30,10 +30,13 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/task/clauses.hpp"
 #include "hetero/task/completion_source.hpp"
+#include "hetero/task/compose.hpp"
 #include "hetero/task/detail/engine.hpp"
+#include "hetero/task/detail/spawn.hpp"
 #include "hetero/task/event.hpp"
 #include "hetero/task/options.hpp"
 #include "hetero/task/recording.hpp"
+#include "hetero/task/subgraph.hpp"
 
 namespace hetero {
 
@@ -61,6 +64,8 @@ class task_graph {
  public:
   /// The execution space of device tasks.
   using device_space = DeviceSpace;
+  /// What a task body that declares inner tasks takes (`[&](graph_type::subgraph_type& sg)`).
+  using subgraph_type = subgraph<DeviceSpace>;
 
   /// Starts the workers on every rank of `options.comm` (collective). `devices` are the device
   /// instances device tasks run on, one task at a time each (distinct instances: Kokkos 3.4 has
@@ -99,41 +104,30 @@ class task_graph {
   }
 
   /// Declares a task: an optional label, clauses (`on`, `in`, `out`, `inout`, `device`,
-  /// `priority`) and the
-  /// body last, called as `body()` (CPU task) or `body(device_instance)` (device task). Every
-  /// rank declares every task; the ranks of `on` (default: all) run it. May run tasks itself
-  /// when `task_options::window` tasks are pending.
+  /// `priority`) and the body last, called as `body()` (CPU task), `body(device_instance)`
+  /// (device task) or `body(subgraph)` (a task declaring inner tasks: its `out` events are
+  /// written once they all finished, see `hetero::subgraph`); or `hetero::compose(recording)`,
+  /// a recording of this graph run as one task. Every rank declares every task; the ranks of
+  /// `on` (default: all) run it. May run tasks itself when `task_options::window` tasks are
+  /// pending.
   /// @code
   /// graph.spawn("gemm", hetero::in(a, b), hetero::out(c), [=] { gemm(a_tile, b_tile, c_tile); });
   /// graph.spawn(hetero::device(), hetero::in(c), [=](const Kokkos::OpenMP& space) { kernel(space); });
+  /// graph.spawn("block", hetero::out(c), [&](hetero::subgraph<Kokkos::OpenMP>& sg) { declare_inner(sg); });
+  /// graph.spawn("step", hetero::inout(c), hetero::compose(step_recording));
   /// @endcode
   template <class... Args>
   void spawn(Args&&... args) {
-    static_assert(sizeof...(Args) >= 1, "hetero: spawn needs a task body (a callable) as its last argument");
-    constexpr std::size_t clauses = sizeof...(Args) - 1;
-    using body_type = std::remove_cvref_t<std::tuple_element_t<clauses, std::tuple<Args...>>>;
-    auto all = std::forward_as_tuple(std::forward<Args>(args)...);
-    constexpr bool is_device = []<std::size_t... I>(std::index_sequence<I...>) {
-      return (std::same_as<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<Args...>>>, device_clause> ||
-              ...);
-    }
-    (std::make_index_sequence<clauses>{});
-    if constexpr (is_device) {
-      static_assert(std::invocable<body_type&, const DeviceSpace&>,
-                    "hetero: a device task's body takes the device instance: [=](const Space& space) { ... }");
-    } else {
-      static_assert(
-          std::invocable<body_type&>,
-          "hetero: a task's body takes no argument; add hetero::device() for a device task whose body takes "
-          "the device instance");
-    }
-    detail::task_spec spec;
-    [&]<std::size_t... I>(std::index_sequence<I...>) { (collect(spec, std::get<I>(all)), ...); }
-    (std::make_index_sequence<clauses>{});
-    m_engine->declare(spec, [&](detail::node& n) {
-      detail::set_body<std::conditional_t<is_device, DeviceSpace, void>>(
-          n, std::forward<body_type>(std::get<clauses>(all)));
-    });
+    detail::spawn_task<DeviceSpace>(
+        [this]<detail::body_kind Kind, class Body>(detail::task_spec& spec,
+                                                   std::integral_constant<detail::body_kind, Kind>, Body&& body) {
+          if constexpr (Kind == detail::body_kind::composed) m_engine->add_composition(spec, *body.plan());
+          m_engine->declare(spec, [&](detail::node& n) {
+            detail::set_task_body<DeviceSpace, Kind>(n, m_engine->runner(), m_engine.get(), devices(),
+                                                     std::forward<Body>(body));
+          });
+        },
+        std::forward<Args>(args)...);
   }
 
   /// Declares, in program order on this rank, that `operation` (a `hetero::mpi_request`, a
@@ -239,29 +233,6 @@ class task_graph {
     }
     const auto* block = m_engine->make_block(std::move(name), {sizes.begin(), sizes.end()}, remote);
     return event_array<sizeof...(Extents)>(block, sizes);
-  }
-
-  static void collect(detail::task_spec& spec, const on_clause& c) {
-    HETERO_EXPECTS(!spec.on, "spawn has two on(...) clauses; give one rank set");
-    spec.on = &c.ranks;
-  }
-  static void collect(detail::task_spec& spec, const priority_clause& c) { spec.priority = c.value; }
-  static void collect(detail::task_spec& spec, const device_clause& c) {
-    spec.device = true;
-    spec.pinned = c.pinned;
-  }
-  template <detail::event_access Mode, std::size_t N>
-  static void collect(detail::task_spec& spec, const access_clause<Mode, N>& c) {
-    for (const hetero::event& e : c.events()) spec.add({e.state(), Mode, c.targets()});
-  }
-  template <class Label>
-  requires detail::label_like<Label>
-  static void collect(detail::task_spec& spec, const Label& label) { spec.label = std::string_view(label); }
-  template <class Other>
-  requires(!task_clause<Other>) static void collect(detail::task_spec&, const Other&) {
-    static_assert(task_clause<Other>,
-                  "hetero: spawn's arguments before the body are a label, on(...), in(...), out(...), inout(...), "
-                  "device(...) or priority(...)");
   }
 
   std::vector<DeviceSpace> m_devices;  // before m_engine: its slots point here

@@ -71,14 +71,7 @@ class device_queues {
   /// or {nullptr, nullptr}. The device stays busy until `complete`.
   std::pair<node*, device_slot*> take(int w) {
     if (m_queued.load(std::memory_order_seq_cst) == 0 || !may_start(w)) return {nullptr, nullptr};
-    const std::size_t count = m_devices.size();
-    for (std::size_t i = 0; i < count; ++i) {
-      device_slot& d = *m_devices[(static_cast<std::size_t>(w) + i) % count];
-      if (d.busy.load(std::memory_order_relaxed) || d.busy.exchange(true, std::memory_order_acquire)) continue;
-      if (node* n = take_from(d)) return {n, &d};
-      d.busy.store(false, std::memory_order_release);
-    }
-    return {nullptr, nullptr};
+    return take_queued(w);
   }
 
   /// Runs the body of `n` on `d`'s instance and fences it: on return its results are in place.
@@ -103,6 +96,19 @@ class device_queues {
   }
 
  private:
+  // The part of `take` past the check for queued tasks: out of line, so that the check stays
+  // inlined into every worker's look for work (device tasks are rare in most graphs).
+  [[gnu::noinline]] std::pair<node*, device_slot*> take_queued(int w) {
+    const std::size_t count = m_devices.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      device_slot& d = *m_devices[(static_cast<std::size_t>(w) + i) % count];
+      if (d.busy.load(std::memory_order_relaxed) || d.busy.exchange(true, std::memory_order_acquire)) continue;
+      if (node* n = take_from(d)) return {n, &d};
+      d.busy.store(false, std::memory_order_release);
+    }
+    return {nullptr, nullptr};
+  }
+
   // Where only the declaring thread may start device tasks, wake every sleeper, so that it is
   // among them.
   void wake() {

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -75,7 +76,7 @@ class graph_engine {
  public:
   graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices)
       : m_channel(options.comm),
-        m_timeout(std::chrono::duration_cast<std::chrono::nanoseconds>(options.no_progress_timeout)),
+        m_timeout(::hetero::detail::resolve_timeout(options.no_progress_timeout)),
         m_pool(options.window),
         m_devices(std::move(devices)),
         m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel) {}
@@ -100,6 +101,43 @@ class graph_engine {
   [[nodiscard]] MPI_Comm comm() const noexcept { return m_channel.comm(); }
   [[nodiscard]] int workers() const noexcept { return m_scheduler.workers(); }
   [[nodiscard]] int devices() const noexcept { return static_cast<int>(m_devices.size()); }
+  /// The workers (subgraphs and composed recordings queue their tasks there).
+  [[nodiscard]] scheduler& runner() noexcept { return m_scheduler; }
+
+  /// `plan` is composed as a task (`compose(recording)`): checks that it can be, and adds to
+  /// `spec` a write of the event of `plan` and of every recording composed in it, so that the
+  /// runs of one plan follow one another in program order.
+  void add_composition(task_spec& spec, recorded_plan& plan) {
+    check_declaring("task_graph::spawn(..., compose(recording))");
+    if (plan.owner != this)
+      raise<invalid_argument>(
+          "compose(recording) of a recording made by another task_graph; allowed: a "
+          "recording of the graph it is composed into");
+    if (plan.talks_to_other_ranks())
+      raise<invalid_argument>(
+          "compose(recording) of recording #", plan.id,
+          ", which sends or waits for notifications of other ranks (out(...).to(...) in its tasks); a composed "
+          "recording must be local to each rank: replay it with task_graph::replay, or put the notification "
+          "on the composing task");
+    if (!plan.order) {
+      auto block = std::make_unique<event_block>();
+      block->name = "recording #" + std::to_string(plan.id);
+      block->owner = this;
+      block->count = 1;
+      block->events = std::make_unique<event_state[]>(1);
+      block->events[0].block = block.get();
+      plan.order = std::move(block);
+    }
+    spec.add({&plan.order->events[0], event_access::write, nullptr});
+    for (recorded_plan* inner : plan.composes) spec.add({&inner->order->events[0], event_access::write, nullptr});
+    if (!m_recording) return;
+    const auto note = [&](recorded_plan* p) {
+      if (std::find(m_recording->composes.begin(), m_recording->composes.end(), p) == m_recording->composes.end())
+        m_recording->composes.push_back(p);
+    };
+    note(&plan);
+    for (recorded_plan* inner : plan.composes) note(inner);
+  }
 
   /// Creates `count` events named `name` with `extents`; remote blocks are made collectively
   /// and checked to be the same on every rank.
@@ -156,6 +194,7 @@ class graph_engine {
     x->extra.uses.push_back({e, event_access::write});
     std::forward<SetSource>(set_source)(*x);
     const int edges = dependency_tracker::write(e->live, x, false);
+    e->live.unseen_write = 0;
     m_scheduler.add_waiting_remote(1);
     m_channel.add_external(x);
     release(x, edges + 1);
@@ -228,6 +267,7 @@ class graph_engine {
         !m_replaying && !m_declared_since_wait,
         "task_graph::replay needs an idle graph: call wait() for the tasks declared or replayed before");
     recorded_plan& plan = *recording.m_plan;
+    plan.leave_composition();
     m_replaying = recording.m_plan;
     ++plan.runs;
     m_scheduler.set_replay(plan.id, plan.runs);
@@ -258,7 +298,8 @@ class graph_engine {
     if (t_inside_task)
       raise<invalid_argument>(what,
                               " called from inside a task: tasks are declared in program order by the thread that "
-                              "created the graph, not by other tasks");
+                              "created the graph, not by other tasks (a task whose body takes a hetero::subgraph "
+                              "declares inner tasks through it)");
     if (std::this_thread::get_id() != m_owner_thread)
       raise<invalid_argument>(what, " called from a thread other than the one that created the task graph");
   }
@@ -266,6 +307,10 @@ class graph_engine {
   void check_event(const event_state* e, const char* clause) const {
     if (!e)
       raise<invalid_argument>(clause, "(...) names a null hetero::event; create events with graph.event(...)");
+    if (e->block->subgraph)
+      raise<invalid_argument>(clause, "(", e->name(),
+                              ") names an event of a subgraph; a subgraph's events order only the inner tasks of "
+                              "that subgraph: name an event of the task_graph (graph.event(s)) instead");
     if (e->block->owner != this)
       raise<invalid_argument>(clause, "(...) names event ", e->name(), " of another task_graph");
   }
@@ -293,7 +338,9 @@ class graph_engine {
                      ") pins a task to a device the graph does not have; allowed: -1 (any) or 0 to ",
                      devices() - 1);
     }
+    ++m_spawned;
     if (spec.on && !spec.on->contains(rank())) return nullptr;
+    check_remote_reads(spec);
     node* n = m_recording ? m_recording->new_node() : acquire_node();
     n->kind = spec.device ? node_kind::device : node_kind::cpu;
     n->device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
@@ -302,6 +349,25 @@ class graph_engine {
     n->sequence = ++m_declared;
     if (!spec.label.empty()) n->extra.label.assign(spec.label);
     return n;
+  }
+
+  // A task this rank runs may not read a remote-capable event whose last write ran on other
+  // ranks without notifying this one: no message would come, and the reader would run at once,
+  // before the write (ordering silently lost). Raised on the reading rank, before anything changed.
+  void check_remote_reads(const task_spec& spec) {
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      if (a.mode != event_access::read || !a.event->remote_capable()) continue;
+      const std::uint64_t unseen = history(*a.event).unseen_write;
+      if (unseen == 0) continue;
+      raise<invalid_argument>("task '", spec.label.empty() ? std::string_view("(unnamed)") : spec.label,
+                              "' (spawn number ", m_spawned, ") reads remote event ", a.event->name(), " on rank ",
+                              rank(), ", but the last task writing it (spawn number ", unseen,
+                              ") runs on other ranks and does not notify rank ", rank(),
+                              ": the read would not wait for that write. Name rank ", rank(),
+                              " in that task's out(", a.event->name(),
+                              ").to(...), or run the reader on the writer's ranks");
+    }
   }
 
   void end_task(const task_spec& spec, node* n) {
@@ -326,6 +392,7 @@ class graph_engine {
         edges += dependency_tracker::write(h, n, recording);
         n->extra.uses.push_back({a.event, event_access::write});
       }
+      if (a.event->remote_capable()) h.unseen_write = n || (a.targets && a.targets->contains(me)) ? 0 : m_spawned;
       if (!a.targets || a.targets->empty()) continue;
       // Every rank counts this write, so sender and receivers number it alike.
       const std::uint64_t generation = h.remote_writes++;
@@ -438,6 +505,7 @@ class graph_engine {
   std::deque<std::unique_ptr<event_block>> m_blocks;
   std::uint64_t m_next_remote_id = 0;
   std::uint64_t m_declared = 0;
+  std::uint64_t m_spawned = 0;  // spawn calls so far, on every rank alike (names tasks in errors)
   recorded_plan* m_recording = nullptr;
   std::uint64_t m_recording_id = 0;
   std::uint64_t m_next_plan = 0;

@@ -28,11 +28,15 @@ struct access_history {
   node_ref writer;                  ///< the last task (or notification) writing the event
   std::vector<node_ref> readers;    ///< tasks reading it since that write
   std::uint64_t remote_writes = 0;  ///< writes so far that named remote ranks (every rank counts them)
+  /// Remote-capable events: the spawn number (from 1, the same on every rank) of the last write
+  /// when it runs on other ranks only and does not notify this one; 0 when this rank sees it.
+  std::uint64_t unseen_write = 0;
 
   void clear() noexcept {
     writer = {};
     readers.clear();
     remote_writes = 0;
+    unseen_write = 0;
   }
 };
 
@@ -60,7 +64,8 @@ struct event_block {
   std::vector<std::size_t> extents;
   bool remote = false;
   std::uint64_t first_id = 0;   ///< remote blocks: the same on every rank (assigned collectively)
-  const void* owner = nullptr;  ///< the graph that created the block
+  const void* owner = nullptr;  ///< the graph (or subgraph) that created the block
+  bool subgraph = false;        ///< created by a subgraph: its inner tasks alone may name it
   std::unique_ptr<event_state[]> events;
   std::size_t count = 0;
 };

@@ -91,6 +91,18 @@ struct node_extra {
   }
 };
 
+struct node;
+
+/// Nodes that finish one node together: the inner tasks of a subgraph, or the tasks of a
+/// recording composed into a graph. Each member leaves the group when it finishes; the one that
+/// leaves last closes the group and finishes `owner` (the task standing for the whole group), so
+/// nobody waits for the members.
+struct node_group {
+  std::atomic<std::int64_t> outstanding{0};       ///< members not finished (+1 while being started)
+  node* owner = nullptr;                          ///< finished when the last member finished
+  void (*close)(node_group&) noexcept = nullptr;  ///< before `owner` finishes (a subgraph frees itself)
+};
+
 /// Bytes of a task body stored inside the node; larger bodies go to the heap.
 inline constexpr std::size_t body_capacity = 64;
 
@@ -100,6 +112,8 @@ struct alignas(64) node {
   static constexpr std::uint8_t lock_bit = 1;
   static constexpr std::uint8_t done_bit = 2;
   static constexpr std::uint8_t tracked_bit = 4;  ///< in an event's history: may still gain successors
+  /// A member of `group` (set before the node is published; `mark_done` clears it, `finish` reads it first).
+  static constexpr std::uint8_t grouped_bit = 8;
   /// Dependency counter bias while a node is being declared: edges are added one by one and
   /// the node must not become ready before the last one.
   static constexpr std::int32_t declaring = 1 << 30;
@@ -127,6 +141,7 @@ struct alignas(64) node {
   std::int32_t priority = 0;      ///< the task's priority(...) clause
   bool (*poll)(node&) = nullptr;  ///< external nodes: tests the operation (true when complete)
   node* next_finished = nullptr;  ///< link in the pool's finished stack
+  node_group* group = nullptr;    ///< with grouped_bit: the group it leaves when it finishes
   node_extra extra;
   alignas(std::max_align_t) std::byte body[body_capacity];
 
@@ -181,35 +196,52 @@ struct alignas(64) node {
   }
 };
 
-/// Stores `f` as the body of `n`. With `Device` void the body is called as `f()`, otherwise as
-/// `f(device_instance)`.
-template <class Device, class F>
-void set_body(node& n, F&& f) {
+/// Stores `f` as the body of `n`; `Call` (stateless) runs it as `Call{}(f, n, device)`.
+template <class Call, class F>
+void store_body(node& n, F&& f) {
   using body_type = std::decay_t<F>;
   constexpr bool fits = sizeof(body_type) <= body_capacity && alignof(body_type) <= alignof(std::max_align_t) &&
                         std::is_nothrow_move_constructible_v<body_type>;
-  const auto call = [](body_type& b, const void* device) {
-    if constexpr (std::is_void_v<Device>) {
-      (void)device;
-      std::invoke(b);
-    } else {
-      std::invoke(b, *static_cast<const Device*>(device));
-    }
-  };
   if constexpr (fits) {
     ::new (static_cast<void*>(n.body)) body_type(std::forward<F>(f));
     n.invoke = [](node& self, const void* device) {
-      decltype(call){}(*std::launder(reinterpret_cast<body_type*>(self.body)), device);
+      Call{}(*std::launder(reinterpret_cast<body_type*>(self.body)), self, device);
     };
     n.destroy = [](node& self) noexcept { std::launder(reinterpret_cast<body_type*>(self.body))->~body_type(); };
   } else {
     auto* heap = new body_type(std::forward<F>(f));
     ::new (static_cast<void*>(n.body)) body_type*(heap);
     n.invoke = [](node& self, const void* device) {
-      decltype(call){}(**std::launder(reinterpret_cast<body_type**>(self.body)), device);
+      Call{}(**std::launder(reinterpret_cast<body_type**>(self.body)), self, device);
     };
     n.destroy = [](node& self) noexcept { delete *std::launder(reinterpret_cast<body_type**>(self.body)); };
   }
+}
+
+/// Stores `f` as the body of `n`. With `Device` void the body is called as `f()`, otherwise as
+/// `f(device_instance)`.
+template <class Device, class F>
+void set_body(node& n, F&& f) {
+  struct call {
+    void operator()(std::decay_t<F>& b, node&, const void* device) const {
+      if constexpr (std::is_void_v<Device>) {
+        (void)device;
+        std::invoke(b);
+      } else {
+        std::invoke(b, *static_cast<const Device*>(device));
+      }
+    }
+  };
+  store_body<call>(n, std::forward<F>(f));
+}
+
+/// Stores `f` as the body of `n`, called as `f(n)` (tasks that stand for a group of nodes).
+template <class F>
+void set_node_body(node& n, F&& f) {
+  struct call {
+    void operator()(std::decay_t<F>& b, node& self, const void*) const { b(self); }
+  };
+  store_body<call>(n, std::forward<F>(f));
 }
 
 /// Stores the operation `s` in `n`: `n.poll` tests it (`s.test()`), `n.destroy` destroys it.

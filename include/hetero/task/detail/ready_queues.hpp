@@ -105,6 +105,21 @@ class ready_queues {
   /// and `take` finds the priority task.
   node* keep_or_swap(int w, node* next) {
     if (m_urgent_queued.load(std::memory_order_seq_cst) == 0) return next;
+    return yield_to_urgent(w, next);
+  }
+
+  /// Whether any worker could take a task now (seq_cst: pairs with `idle_event::prepare_wait`).
+  [[nodiscard]] bool visible() const noexcept {
+    if (m_urgent_queued.load(std::memory_order_seq_cst) > 0) return true;
+    for (const auto& other : m_workers)
+      if (other->deque.size_hint() > 0 || other->mail_ready.load(std::memory_order_seq_cst)) return true;
+    return false;
+  }
+
+ private:
+  // `keep_or_swap` once a priority task is queued: out of line, so that the check above stays
+  // inlined into the run of a chain of tasks.
+  [[gnu::noinline]] node* yield_to_urgent(int w, node* next) {
     if (!next->urgent) {
       push_own(w, next);
       return nullptr;
@@ -118,20 +133,12 @@ class ready_queues {
     return next;
   }
 
-  /// Whether any worker could take a task now (seq_cst: pairs with `idle_event::prepare_wait`).
-  [[nodiscard]] bool visible() const noexcept {
-    if (m_urgent_queued.load(std::memory_order_seq_cst) > 0) return true;
-    for (const auto& other : m_workers)
-      if (other->deque.size_hint() > 0 || other->mail_ready.load(std::memory_order_seq_cst)) return true;
-    return false;
-  }
-
- private:
   // Highest priority first and, within a priority, in declaration order (the oldest first, as a
   // serial run would reach it).
-  static bool runs_after(const node* a, const node* b) noexcept {
+  // (A function object, not a function: the heap algorithms then inline the comparison.)
+  static constexpr auto runs_after = [](const node* a, const node* b) noexcept {
     return a->priority != b->priority ? a->priority < b->priority : a->sequence > b->sequence;
-  }
+  };
 
   void push_urgent(node* n) {
     {

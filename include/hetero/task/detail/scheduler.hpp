@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "hetero/core/observer.hpp"
+#include "hetero/task/detail/body_error.hpp"
 #include "hetero/task/detail/device_queues.hpp"
 #include "hetero/task/detail/idle.hpp"
 #include "hetero/task/detail/node.hpp"
@@ -43,6 +44,12 @@ namespace hetero::detail {
 inline thread_local bool t_inside_task = false;
 /// The device the calling thread's task runs on, or -1.
 inline thread_local int t_current_device = -1;
+/// The worker the calling thread is while it runs a task (a subgraph's body queues its inner
+/// tasks there).
+inline thread_local int t_worker = 0;
+/// Set by a task body that started a group of nodes (a subgraph, a composed recording) not all
+/// finished yet: the worker then leaves the task to the group's last member to finish.
+inline thread_local bool t_finish_deferred = false;
 
 /// Tuning of the workers.
 struct scheduler_settings {
@@ -108,6 +115,13 @@ class scheduler {
   void make_ready(int w, node* n) {
     take_credit(w, 1);
     queue(w, n);
+  }
+
+  /// Worker `w` (the calling thread, running a task) makes the roots of a group ready.
+  void make_ready_all(int w, std::span<node* const> roots, std::span<node* const> queued_roots) {
+    take_credit(w, static_cast<std::int64_t>(roots.size() + queued_roots.size()));
+    for (node* n : queued_roots) queue(w, n);
+    for (node* n : roots) queue(w, n);
   }
 
   /// Declaring thread: the roots of a replay can run. Ordinary CPU roots are dealt to the
@@ -272,6 +286,7 @@ class scheduler {
   void execute(int w, node* n, device_slot* dev) {
     worker_state& me = *m_workers[static_cast<std::size_t>(w)];
     me.running.store(true, std::memory_order_relaxed);
+    t_worker = w;
     while (n) {
       if (n->invoke && !m_cancelled.load(std::memory_order_relaxed)) {
         t_inside_task = true;
@@ -283,13 +298,17 @@ class scheduler {
             n->invoke(*n, nullptr);
           }
         } catch (...) {
-          record_error(std::current_exception());
+          record_error(task_body_error(std::current_exception()));
         }
         t_inside_task = false;
         t_current_device = -1;
       }
       const bool was_device = dev != nullptr;
       if (dev) m_devices.complete(*std::exchange(dev, nullptr));
+      if (t_finish_deferred) {  // its group's last member finishes n (n may be gone already)
+        t_finish_deferred = false;
+        break;
+      }
       n = finish(w, n, !was_device);
       // Notifications other ranks wait for are not left waiting behind a long chain of tasks.
       if (m_progress.active()) (void)poll(w, false);
@@ -308,6 +327,8 @@ class scheduler {
   node* finish(int w, node* n, bool continue_with_successor) {
     worker_state& me = *m_workers[static_cast<std::size_t>(w)];
     const bool cancelled = m_cancelled.load(std::memory_order_relaxed);
+    // Read before mark_done clears the flags.
+    const bool grouped = (n->flags.load(std::memory_order_relaxed) & node::grouped_bit) != 0;
     if (!n->recorded) n->drop_body();
     if (n->notifies) {
       try {
@@ -339,12 +360,23 @@ class scheduler {
     --me.active_delta;
     me.finished.store(me.finished.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     const bool marker = n->kind == node_kind::marker;
-    if (!n->recorded) release_node(w, me, n);  // n may be reused from here on
+    if (!n->recorded && !grouped) release_node(w, me, n);  // n may be reused from here on
     if (marker) {
       m_marker_done.store(true, std::memory_order_seq_cst);
       m_idle.notify_all();
     }
+    if (grouped) return leave_group(w, *n->group, next, continue_with_successor);
     return next;
+  }
+
+  // A member of `group` finished (its last access to the group's memory: a subgraph may be
+  // freed by another member right after). The last one closes the group and finishes its owner.
+  node* leave_group(int w, node_group& group, node* next, bool continue_with_successor) {
+    if (group.outstanding.fetch_sub(1, std::memory_order_acq_rel) != 1) return next;
+    // Every member finished: none released a successor (they are all members), so next is null.
+    node* owner = group.owner;
+    group.close(group);
+    return finish(w, owner, continue_with_successor);
   }
 
   // The declaring thread gives its finished nodes straight back; the others collect a batch.

@@ -1,0 +1,149 @@
+/// @file
+/// `hetero::subgraph`: the inner graph a task declares in its body (seed 002's macro-tasks,
+/// Taskflow's subflow). The task's `out` events, and its notifications to other ranks, are
+/// written once every inner task finished; no worker waits for them: the worker that ran the
+/// body goes on with other work, and the inner task finishing last finishes the outer task.
+#ifndef HETERO_TASK_SUBGRAPH_HPP
+#define HETERO_TASK_SUBGRAPH_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "hetero/core/concepts.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/task/clauses.hpp"
+#include "hetero/task/compose.hpp"
+#include "hetero/task/detail/node.hpp"
+#include "hetero/task/detail/scheduler.hpp"
+#include "hetero/task/detail/spawn.hpp"
+#include "hetero/task/detail/subgraph_state.hpp"
+#include "hetero/task/event.hpp"
+
+namespace hetero {
+
+namespace detail {
+
+/// Stores `body`, of kind `Kind`, as the body of `n` (a task of a graph or of a subgraph):
+/// `runner`, `graph` and `devices` are the graph's, for a subgraph the body declares.
+template <class Space, body_kind Kind, class Body>
+void set_task_body(node& n, scheduler& runner, const void* graph, int devices, Body&& body);
+
+}  // namespace detail
+
+/// The inner graph of one task, handed to a task body that takes `subgraph<Space>&`. Inner
+/// tasks order themselves by the subgraph's own events (OpenMP `depend` semantics in the order
+/// the body declares them) and may be device tasks or declare subgraphs of their own. The
+/// subgraph and its events live until the body returns; declare only from the body.
+/// @code
+/// graph.spawn("block", hetero::in(a), hetero::out(b), [&](hetero::subgraph<>& sg) {
+///   auto e = sg.event("e");
+///   sg.spawn("k1", hetero::out(e), [&] { first(); });
+///   sg.spawn("k2", hetero::in(e), hetero::device(), [&](const auto& space) { kernel(space); });
+/// });  // tasks reading b start once k1 and k2 finished
+/// @endcode
+template <execution_space Space = Kokkos::DefaultExecutionSpace>
+class subgraph {
+ public:
+  /// The execution space of inner device tasks (the graph's).
+  using device_space = Space;
+
+  /// Wraps a subgraph's state (for the graph).
+  explicit subgraph(detail::subgraph_state* state) noexcept : m_state(state) {}
+  subgraph(const subgraph&) = delete;
+  subgraph& operator=(const subgraph&) = delete;
+
+  /// A new event of this subgraph (inner tasks only may name it).
+  [[nodiscard]] hetero::event event(std::string name = "event") {
+    return hetero::event(&m_state->make_block(std::move(name), {})->events[0]);
+  }
+  /// An array of new events of this subgraph (`sg.events("f", 4)`).
+  template <std::integral... Extents>
+  [[nodiscard]] event_array<sizeof...(Extents)> events(std::string name, Extents... extents) {
+    static_assert(sizeof...(Extents) >= 1, "hetero: an event array has at least one extent");
+    const std::array<long long, sizeof...(Extents)> given{static_cast<long long>(extents)...};
+    std::array<std::size_t, sizeof...(Extents)> sizes{};
+    for (std::size_t d = 0; d < given.size(); ++d) {
+      HETERO_EXPECTS(given[d] > 0, "event array '", name, "' has extent ", given[d], " in dimension ", d,
+                     "; allowed: 1 or more");
+      sizes[d] = static_cast<std::size_t>(given[d]);
+    }
+    return event_array<sizeof...(Extents)>(m_state->make_block(std::move(name), {sizes.begin(), sizes.end()}),
+                                           sizes);
+  }
+
+  /// Declares an inner task: a label, `in`, `out`, `inout`, `device`, `priority` and the body
+  /// last (`body()`, `body(const Space&)` with `device()`, or `body(subgraph<Space>&)` for a
+  /// nested subgraph). The clauses may name only this subgraph's events; `on(...)` and
+  /// `out(...).to(...)` belong on the enclosing task (`invalid_argument` here).
+  template <class... Args>
+  void spawn(Args&&... args) {
+    detail::spawn_task<Space>(
+        [this]<detail::body_kind Kind, class Body>(const detail::task_spec& spec,
+                                                   std::integral_constant<detail::body_kind, Kind>, Body&& body) {
+          static_assert(
+              Kind != detail::body_kind::composed,
+              "hetero: compose(recording) is a task of the task_graph, not of a subgraph (the graph orders "
+              "the runs of a recording); spawn it on the graph");
+          m_state->declare(spec, [&](detail::node& n) {
+            detail::set_task_body<Space, Kind>(n, m_state->runner(), m_state->graph(), m_state->devices(),
+                                               std::forward<Body>(body));
+          });
+        },
+        std::forward<Args>(args)...);
+  }
+
+ private:
+  detail::subgraph_state* m_state;
+};
+
+namespace detail {
+
+/// The body of a task that declares a subgraph: runs `body(sg)` with a fresh subgraph, then
+/// leaves the task to the last inner task (or finishes it at once when they all finished).
+template <class Space, class Body>
+struct subgraph_task {
+  scheduler* runner;
+  const void* graph;
+  int devices;
+  Body body;
+
+  void operator()(node& self) {
+    auto* state = subgraph_state::start(*runner, graph, devices, t_worker, self);
+    std::exception_ptr failure;
+    const void* enclosing = std::exchange(t_declaring_subgraph, state);
+    try {
+      subgraph<Space> sg(state);
+      body(sg);
+    } catch (...) {  // the tasks declared so far still run (or are skipped, the graph being cancelled)
+      failure = std::current_exception();
+    }
+    t_declaring_subgraph = enclosing;
+    if (!state->end_body()) t_finish_deferred = true;  // this body may be gone from here on
+    if (failure) std::rethrow_exception(failure);
+  }
+};
+
+template <class Space, body_kind Kind, class Body>
+void set_task_body(node& n, scheduler& runner, const void* graph, int devices, Body&& body) {
+  if constexpr (Kind == body_kind::cpu) {
+    set_body<void>(n, std::forward<Body>(body));
+  } else if constexpr (Kind == body_kind::device) {
+    set_body<Space>(n, std::forward<Body>(body));
+  } else if constexpr (Kind == body_kind::subgraph) {
+    set_node_body(n, subgraph_task<Space, std::decay_t<Body>>{&runner, graph, devices, std::forward<Body>(body)});
+  } else {
+    set_node_body(n, composed_task{&runner, body.plan()});
+  }
+}
+
+}  // namespace detail
+}  // namespace hetero
+
+#endif  // HETERO_TASK_SUBGRAPH_HPP
