@@ -1,10 +1,12 @@
 // What hetero::parallel_for costs over a plain Kokkos::parallel_for when everything runs on one
 // space (the default in a CPU-only build: no split): a triad a = b + s c over N = 1e3 .. 1e8,
-// both fenced (hetero's call returns when the work is done); and the two paired call by call. And the fixed
-// cost of one call (N = 1): plain Kokkos, hetero on one space, hetero split between OpenMP and Serial with all
-// work on one side (no hand-over), and split with work on both sides (the helper thread's
-// hand-over). A quick run (--benchmark_min_time below 0.1 s, the test command's smoke run)
-// stops at N = 1e6.
+// both fenced (hetero's call returns when the work is done); and the two paired call by call.
+// And the fixed cost of one call (N = 1): plain Kokkos, hetero on one space, hetero split between
+// OpenMP and Serial with all work on one side (no hand-over), and split with work on both sides
+// (the helper thread's hand-over). And the exception guard's cost: the same triad through hetero
+// with a body that may throw (guarded) and a noexcept one (unguarded, the baseline), on one
+// space and split, N = 1e3 .. 1e7, as separate cases and paired call by call. A quick run
+// (--benchmark_min_time below 0.1 s, the test command's smoke run) stops at N = 1e6.
 #include <hetero/exec.hpp>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_main.hpp"
@@ -116,6 +119,89 @@ void triad_paired(benchmark::State& state) {
   state.counters["hetero_us"] = 1e6 * median(hetero_seconds);
 }
 
+// The exception guard (exec/detail/guarded_functor.hpp): a body that may throw runs on a host
+// space in blocks, with one flag load and a try block per block; a noexcept body runs bare. The two
+// bodies below differ only in noexcept, so the cases with `unguarded` are the same hetero call
+// without the guard (the baseline). `Split`: OpenMP/Serial at w = 0.5 (a real split, guarded on
+// both sides), else the default space alone (OpenMP: the device part only).
+template <bool Split>
+auto triad_policy(std::int64_t n) {
+#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
+  if constexpr (Split) {
+    return hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial>(0, n).weight(0.5);
+  } else {
+    return hetero::split_policy<>(0, n);
+  }
+#else
+  return hetero::split_policy<>(0, n);
+#endif
+}
+
+template <bool Split, bool Guarded>
+void triad_guard(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& t = arrays_for(n);
+  auto a = t.a, b = t.b, c = t.c;
+  const auto policy = triad_policy<Split>(n);
+  const auto may_throw = KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); };
+  const auto cannot_throw = KOKKOS_LAMBDA(std::int64_t i) noexcept { a(i) = b(i) + 3.0 * c(i); };
+  using space = typename std::remove_cvref_t<decltype(policy)>::host_space;
+  static_assert(hetero::detail::guards_elements<space, void, decltype(may_throw)> &&
+                !hetero::detail::guards_elements<space, void, decltype(cannot_throw)>);
+  for (auto _ : state) {
+    if constexpr (Guarded) {
+      hetero::parallel_for(Split ? "triad_guard_split" : "triad_guard", policy, may_throw);
+    } else {
+      hetero::parallel_for(Split ? "triad_guard_split" : "triad_guard", policy, cannot_throw);
+    }
+  }
+  set_bytes(state, n);
+}
+
+// Guarded and unguarded call by call, order alternating; guard_ratio is the median of the pairs'
+// ratios (guarded / unguarded). Manual time: the guarded call.
+template <bool Split>
+void triad_guard_paired(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& t = arrays_for(n);
+  auto a = t.a, b = t.b, c = t.c;
+  const auto policy = triad_policy<Split>(n);
+  const char* label = Split ? "triad_guard_split" : "triad_guard";
+  const auto guarded = [&] {
+    hetero::parallel_for(
+        label, policy, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + 3.0 * c(i); });
+  };
+  const auto unguarded = [&] {
+    hetero::parallel_for(
+        label, policy, KOKKOS_LAMBDA(std::int64_t i) noexcept { a(i) = b(i) + 3.0 * c(i); });
+  };
+  std::vector<double> ratios, guarded_seconds, unguarded_seconds;
+  bool guarded_first = true;
+  for (auto _ : state) {
+    double g = 0, u = 0;
+    hetero::stopwatch watch;
+    if (guarded_first) {
+      guarded();
+      g = watch.restart();
+      unguarded();
+      u = watch.restart();
+    } else {
+      unguarded();
+      u = watch.restart();
+      guarded();
+      g = watch.restart();
+    }
+    guarded_first = !guarded_first;
+    state.SetIterationTime(g);
+    ratios.push_back(g / u);
+    guarded_seconds.push_back(g);
+    unguarded_seconds.push_back(u);
+  }
+  state.counters["guard_ratio"] = median(ratios);
+  state.counters["unguarded_us"] = 1e6 * median(unguarded_seconds);
+  state.counters["guarded_us"] = 1e6 * median(guarded_seconds);
+}
+
 bool g_quick = false;  // a smoke run: sizes up to 1e6 only
 
 const auto sizes = [](benchmark::internal::Benchmark* b) {
@@ -159,6 +245,16 @@ void call_split(benchmark::State& state) {
 
 const auto in_us = [](benchmark::internal::Benchmark* b) { b->Unit(benchmark::kMicrosecond); };
 
+const auto guard_sizes = [](benchmark::internal::Benchmark* b) {
+  b->RangeMultiplier(10)->Range(1000, g_quick ? 1'000'000 : 10'000'000)->Unit(benchmark::kMicrosecond);
+};
+
+const auto guard_paired_sizes = [](benchmark::internal::Benchmark* b) {
+  for (std::int64_t n = 1000; n <= (g_quick ? 1'000'000 : 10'000'000); n *= 10)
+    b->Args({n})->Iterations(g_quick ? 3 : std::clamp<std::int64_t>(100'000'000 / n, 20, 400));
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+};
+
 const int registered[] = {
     hetero::bench::add("triad/baseline_kokkos", triad_kokkos, sizes),
     hetero::bench::add("triad/hetero_one_space", triad_hetero, sizes),
@@ -168,6 +264,14 @@ const int registered[] = {
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
     hetero::bench::add("call/hetero_split_one_side", call_split<0>, in_us),
     hetero::bench::add("call/hetero_split_both_sides", call_split<50>, in_us),
+#endif
+    hetero::bench::add("guard_one_space/baseline_unguarded", triad_guard<false, false>, guard_sizes),
+    hetero::bench::add("guard_one_space/guarded", triad_guard<false, true>, guard_sizes),
+    hetero::bench::add("guard_paired/one_space", triad_guard_paired<false>, guard_paired_sizes),
+#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
+    hetero::bench::add("guard_split/baseline_unguarded", triad_guard<true, false>, guard_sizes),
+    hetero::bench::add("guard_split/guarded", triad_guard<true, true>, guard_sizes),
+    hetero::bench::add("guard_paired/split", triad_guard_paired<true>, guard_paired_sizes),
 #endif
 };
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "hetero/exec/access.hpp"
+#include "hetero/exec/detail/guarded_functor.hpp"
 #include "hetero/exec/detail/split_run.hpp"
 #include "hetero/exec/detail/view_pack.hpp"
 #include "hetero/exec/split_policy.hpp"
@@ -36,8 +37,11 @@ concept kokkos_reducer = requires(const R& r, typename R::value_type& v, const t
 /// Runs `functor(i)` for every i of `range` (a count n for [0, n), or a `split_policy`), the
 /// device part and the host part at the same time, with the CPU weight of `label` (set by its
 /// tuner or by `reset_weight`). Returns when both parts are done. With one space (the default in
-/// a CPU-only build) the whole range runs on it. An exception of the host part reaches the caller
-/// after the device part has finished.
+/// a CPU-only build) the whole range runs on it. An exception thrown by `functor` reaches the
+/// caller after both parts have finished: on a host space (OpenMP, Serial, ...) the first
+/// element that throws stops the rest of its part; the other part runs to its end. The host
+/// part's exception wins over the device part's. A `noexcept` functor runs unguarded; GPU device
+/// code cannot throw (docs/exec.md, "Exceptions").
 /// @code
 /// hetero::parallel_for("triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
 /// @endcode
@@ -85,15 +89,13 @@ void parallel_for(const work_sharing& sharing, std::string_view label, const Ran
       sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         const device_space space = detail::device_instance(policy.device(), plan.device_threads);
-        Kokkos::parallel_for(
-            state.device_kernel, detail::part_policy<device_space>(space, plan.device_begin, plan.device_end),
-            detail::side_body<void, is_gpu_space<device_space>>(functor, detail::loop_views<true>(arrays)));
-        space.fence();
+        detail::run_part<void>(state.device_kernel,
+                               detail::part_policy<device_space>(space, plan.device_begin, plan.device_end), 0,
+                               functor, detail::loop_views<true>(arrays));
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
-        Kokkos::parallel_for(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
-                             detail::side_body<void, false>(functor, detail::loop_views<false>(arrays)));
-        policy.host().fence();
+        detail::run_part<void>(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
+                               plan.host_chunks, functor, detail::loop_views<false>(arrays));
       });
 }
 
@@ -114,17 +116,13 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
       sharing, label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
         const device_space space = device_instance(policy.device(), plan.device_threads);
-        Kokkos::parallel_reduce(
-            state.device_kernel, part_policy<device_space>(space, plan.device_begin, plan.device_end),
-            side_body<value_type, is_gpu_space<device_space>>(functor, loop_views<true>(arrays)),
-            Reducer(device_value));
-        space.fence();
+        run_part<value_type>(state.device_kernel,
+                             part_policy<device_space>(space, plan.device_begin, plan.device_end), 0, functor,
+                             loop_views<true>(arrays), Reducer(device_value));
       },
       [&](const split_plan& plan, const label_state& state) {
-        Kokkos::parallel_reduce(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
-                                side_body<value_type, false>(functor, loop_views<false>(arrays)),
-                                Reducer(host_value));
-        policy.host().fence();
+        run_part<value_type>(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
+                             plan.host_chunks, functor, loop_views<false>(arrays), Reducer(host_value));
       });
   value_type joined;
   reducer.init(joined);
@@ -137,7 +135,8 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
 
 /// Reduces `functor(i, update)` over `range`, split like `parallel_for`: each side reduces its
 /// part, and the two partial results are joined into `result`, which is either a scalar (summed)
-/// or a Kokkos reducer.
+/// or a Kokkos reducer. Exceptions of `functor` reach the caller as in `parallel_for`; `result`
+/// is then left unchanged.
 /// @code
 /// double sum = 0;
 /// hetero::parallel_reduce("sum", n, KOKKOS_LAMBDA(std::int64_t i, double& s) { s += x(i); }, sum);

@@ -8,13 +8,12 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <exception>
-#include <mutex>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
 
 #include "hetero/exec/access.hpp"
+#include "hetero/exec/detail/guarded_functor.hpp"
 #include "hetero/exec/detail/split_run.hpp"
 #include "hetero/exec/split_policy.hpp"
 #include "hetero/exec/work_sharing.hpp"
@@ -25,7 +24,9 @@ namespace hetero {
 /// once per host chunk (with the host instance), the device chunk and the host chunks at the
 /// same time; the host chunks run one per core, in parallel when the host space is parallel (so
 /// a host body should be single-threaded, e.g. CBLAS with one thread). Each call must leave its
-/// work complete or enqueued on `space` (it is fenced after). Returns when all are done.
+/// work complete or enqueued on `space` (it is fenced after). Returns when all are done. An
+/// exception of a body reaches the caller after both sides finished (the host's first, else the
+/// device's); host chunks not yet started when one threw are skipped.
 /// @code
 /// hetero::split_for("dgemm", n, [&](const auto& space, std::int64_t begin, std::int64_t end) {
 ///   gemm_rows(space, begin, end);   // cuBLAS for Kokkos::Cuda, CBLAS for a host space
@@ -72,26 +73,26 @@ void split_for(const work_sharing& sharing, std::string_view label, const Range&
           const auto [begin, end] = plan.host_chunk(chunk);
           std::apply([&](const auto&... v) { body(policy.host(), begin, end, v...); }, views);
         };
+        // An exception must not leave a parallel region: the first one is kept, chunks not yet
+        // started are skipped, and it is rethrown after the fence.
+        detail::first_exception error;
         if (plan.host_chunks == 1) {
           run_chunk(0);
         } else {
-          // An exception must not leave a parallel region: keep the first, rethrow after it.
-          std::mutex error_mutex;
-          std::exception_ptr error;
           Kokkos::parallel_for(
               state.host_kernel,
               Kokkos::RangePolicy<host_space>(policy.host(), 0, plan.host_chunks).set_chunk_size(1),
               [&](int chunk) {
+                if (error.failed()) return;
                 try {
                   run_chunk(chunk);
                 } catch (...) {
-                  std::scoped_lock lock(error_mutex);
-                  if (!error) error = std::current_exception();
+                  error.capture();
                 }
               });
-          if (error) std::rethrow_exception(error);
         }
         policy.host().fence();
+        error.rethrow_if_failed();
       });
 }
 

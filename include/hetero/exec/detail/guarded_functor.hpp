@@ -1,0 +1,211 @@
+/// @file
+/// Element bodies that may throw, on a side that runs on host threads. An exception must not
+/// leave an OpenMP region (libgomp calls std::terminate) nor unwind through a Kokkos launch, so
+/// on such a side the body is wrapped: the kernel runs over blocks of elements, each block's
+/// exception is caught inside the kernel, the first one is kept, the part's blocks not yet
+/// started are skipped, and the part rethrows it on its own thread after its fence (`run_sides`
+/// then hands it to the caller once both parts are done). GPU sides are never wrapped: device
+/// code cannot throw. Nor are `noexcept` functors: they cannot throw.
+#ifndef HETERO_EXEC_DETAIL_GUARDED_FUNCTOR_HPP
+#define HETERO_EXEC_DETAIL_GUARDED_FUNCTOR_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "hetero/exec/detail/view_pack.hpp"
+#include "hetero/exec/spaces.hpp"
+
+namespace hetero::detail {
+
+/// True for an execution space whose kernels run on host threads (OpenMP, Threads, Serial,
+/// HPX): it can address host memory, so its bodies are host code and may throw. False for
+/// CUDA, HIP, SYCL and OpenMPTarget.
+template <class Space>
+inline constexpr bool runs_on_host_threads = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
+
+/// The first exception thrown by the elements of one side of a loop. Many threads may catch at
+/// once; the first to set `m_failed` stores its exception, the others drop theirs.
+class first_exception {
+ public:
+  first_exception() = default;
+  first_exception(const first_exception&) = delete;
+  first_exception& operator=(const first_exception&) = delete;
+
+  /// True once an element has thrown: the remaining blocks (chunks) are skipped. A relaxed load,
+  /// one per block: a late skip only costs a block that would have run anyway.
+  [[nodiscard]] bool failed() const noexcept { return m_failed.load(std::memory_order_relaxed); }
+
+  /// Keeps the exception being handled if it is the first; call inside a catch block.
+  void capture() noexcept {
+    if (m_failed.exchange(true, std::memory_order_relaxed)) return;
+    m_error = std::current_exception();
+    // Publishes m_error without relying on the OpenMP barrier that ends the region, which a
+    // thread sanitizer cannot see (libgomp is not instrumented).
+    m_stored.store(true, std::memory_order_release);
+  }
+
+  /// Rethrows the kept exception, if any; call after the kernel has finished (fenced).
+  void rethrow_if_failed() const {
+    if (m_stored.load(std::memory_order_acquire)) std::rethrow_exception(m_error);
+  }
+
+ private:
+  std::atomic<bool> m_failed{false};
+  std::atomic<bool> m_stored{false};
+  std::exception_ptr m_error;
+};
+
+/// How a guarded part is cut into blocks: the kernel runs over block indices, each block runs
+/// its elements in a plain loop inside one try block, and the flag is loaded once per block. A
+/// try block and an atomic load in the element loop stop it from vectorising (a triad of 1e4 to
+/// 1e5 elements took 1.4 to 1.7 times as long with a guard per element, bench_exec_overhead's
+/// guard_paired/split); per block the loop inside vectorises like Kokkos' own.
+struct block_plan {
+  std::int64_t begin = 0, end = 0;  ///< the part's elements
+  std::int64_t block = 1;           ///< elements per block (the last may have fewer)
+  std::int64_t count = 0;           ///< blocks
+  int chunk_blocks = 0;             ///< blocks per thread for a static schedule; 0: Kokkos' default
+
+  /// The most elements a thread runs after it last loaded the flag: what may still run after
+  /// another element threw. Large enough that a block's fixed cost (the flag, the loop's alias
+  /// check and remainder) is lost in its elements.
+  static constexpr std::int64_t max_block = 4096;
+  /// Blocks longer than this are a multiple of it.
+  static constexpr std::int64_t line = 16;
+};
+
+/// Blocks of [begin, end) for a part on `threads` threads: blocks of at most `max_block`
+/// elements, as many per thread, all of one length but the last, so that Kokkos' static schedule
+/// (contiguous blocks per thread) stays balanced. `chunks` > 1: the part is cut into that many
+/// chunks of ceil(n / chunks) elements, one per thread (as `host_part_policy`), each into whole
+/// blocks.
+inline block_plan plan_blocks(std::int64_t begin, std::int64_t end, int threads, int chunks) {
+  block_plan plan;
+  plan.begin = begin;
+  plan.end = end;
+  const std::int64_t items = end - begin;
+  if (items <= 0) return plan;
+  const auto blocks_of = [](std::int64_t n) { return (n + block_plan::max_block - 1) / block_plan::max_block; };
+  if (chunks > 1) {
+    const std::int64_t chunk = (items + chunks - 1) / chunks;
+    const std::int64_t per_chunk = blocks_of(chunk);
+    plan.block = (chunk + per_chunk - 1) / per_chunk;
+    plan.chunk_blocks = static_cast<int>(std::min<std::int64_t>(per_chunk, INT_MAX));
+  } else {
+    const std::int64_t t = std::max(1, threads);
+    const std::int64_t parts = t * blocks_of((items + t - 1) / t);
+    plan.block = (items + parts - 1) / parts;
+  }
+  // Whole cache lines per block (16 elements: 128 bytes of doubles), so that blocks of aligned
+  // arrays start aligned, as Kokkos' own chunks (powers of two) do: misaligned blocks made a
+  // triad of 1e5 elements on two OpenMP threads 1.2 times as slow (guard_paired/one_space).
+  if (plan.block > block_plan::line)
+    plan.block = (plan.block + block_plan::line - 1) / block_plan::line * block_plan::line;
+  plan.count = (items + plan.block - 1) / plan.block;
+  return plan;
+}
+
+/// The element body `body` of one host part run block by block, each block's exception caught
+/// into `*error` (`Value`: void for `parallel_for`, the reduction's value type). Host code only:
+/// it runs on host spaces alone, and a try block is not device code. A named type, not a lambda,
+/// so that nvcc's extended-lambda rules never apply to it.
+template <class Body, class Value>
+struct guarded_blocks {
+  using value_type = Value;
+  Body body;
+  first_exception* error;
+  std::int64_t begin, end, block;
+
+  void operator()(const std::int64_t k, Value& update) const {
+    if (error->failed()) return;
+    const std::int64_t first = begin + k * block, last = std::min(end, first + block);
+    try {
+      for (std::int64_t i = first; i < last; ++i) body(i, update);
+    } catch (...) {
+      error->capture();
+    }
+  }
+};
+
+template <class Body>
+struct guarded_blocks<Body, void> {
+  Body body;
+  first_exception* error;
+  std::int64_t begin, end, block;
+
+  void operator()(const std::int64_t k) const {
+    if (error->failed()) return;
+    const std::int64_t first = begin + k * block, last = std::min(end, first + block);
+    try {
+      for (std::int64_t i = first; i < last; ++i) body(i);
+    } catch (...) {
+      error->capture();
+    }
+  }
+};
+
+/// True when the user's element functor, called as a side calls it, is declared `noexcept`:
+/// then nothing can throw and the body runs unwrapped (no per-element flag load).
+template <class Value, class Functor, class... Views>
+constexpr bool nothrow_element() {
+  if constexpr (std::is_void_v<Value>) {
+    return noexcept(std::declval<const Functor&>()(std::declval<std::int64_t>(), std::declval<const Views&>()...));
+  } else {
+    return noexcept(std::declval<const Functor&>()(std::declval<std::int64_t>(), std::declval<const Views&>()...,
+                                                   std::declval<Value&>()));
+  }
+}
+
+/// True when a part on `Space` runs `functor` guarded (in `guarded_blocks`): a host space and a
+/// functor that is not `noexcept`.
+template <class Space, class Value, class Functor, class... Views>
+inline constexpr bool guards_elements =
+    runs_on_host_threads<Space> && !nothrow_element<Value, Functor, Views...>();
+
+/// Runs one part of a split `parallel_for` (no `reducer`) or `parallel_reduce` (one `reducer`):
+/// `functor` bound to the part's `views` over `policy`'s range, as kernel `kernel`, then fences
+/// the policy's instance. `chunks` > 1: the policy's static chunks, one per thread (see
+/// `host_part_policy`); else Kokkos' default schedule. Guarded (`guards_elements`), the part runs
+/// in blocks (`plan_blocks`), and the first exception of its elements is rethrown here, after
+/// the fence; otherwise the kernel is the plain Kokkos launch of the bound functor.
+template <class Value, class Policy, class Functor, class... Views, class... Reducer>
+void run_part(const std::string& kernel, const Policy& policy, int chunks, const Functor& functor,
+              const std::tuple<Views...>& views, const Reducer&... reducer) {
+  using space = typename Policy::execution_space;
+  static_assert(sizeof...(Reducer) == (std::is_void_v<Value> ? 0 : 1));
+  auto body = side_body<Value, is_gpu_space<space>>(functor, views);
+  const auto launch = [&](const auto& launch_policy, const auto& launch_body) {
+    if constexpr (std::is_void_v<Value>) {
+      Kokkos::parallel_for(kernel, launch_policy, launch_body);
+    } else {
+      Kokkos::parallel_reduce(kernel, launch_policy, launch_body, reducer...);
+    }
+  };
+  if constexpr (guards_elements<space, Value, Functor, Views...>) {
+    const block_plan blocks = plan_blocks(policy.begin(), policy.end(), policy.space().concurrency(), chunks);
+    Policy block_policy(policy.space(), 0, blocks.count);
+    if (blocks.chunk_blocks > 0) block_policy.set_chunk_size(blocks.chunk_blocks);
+    first_exception error;
+    // Moved, not copied: a copy of the views would count references again.
+    launch(block_policy,
+           guarded_blocks<decltype(body), Value>{std::move(body), &error, blocks.begin, blocks.end, blocks.block});
+    policy.space().fence();
+    error.rethrow_if_failed();
+  } else {
+    launch(policy, body);
+    policy.space().fence();
+  }
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_EXEC_DETAIL_GUARDED_FUNCTOR_HPP
