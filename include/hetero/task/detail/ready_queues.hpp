@@ -79,6 +79,27 @@ class ready_queues {
     m_idle.notify_all();
   }
 
+  /// Declaring thread (or a worker starting a composed recording): the priority tasks among
+  /// `nodes` (those that are not device tasks; `count` of them) enter the shared queue under
+  /// one lock, so that a replay of many priority roots is not a lock hand-off per root.
+  void push_urgent_all(std::span<node* const> nodes, std::size_t count) {
+    if (count == 0) return;
+    {
+      std::lock_guard lock(m_urgent_mutex);
+      const std::size_t before = m_urgent.size();
+      for (node* n : nodes)
+        if (n->kind != node_kind::device) m_urgent.push_back(n);
+      if (before == 0) {
+        std::make_heap(m_urgent.begin(), m_urgent.end(), runs_after);
+      } else {
+        for (auto it = m_urgent.begin() + static_cast<std::ptrdiff_t>(before); it != m_urgent.end();)
+          std::push_heap(m_urgent.begin(), ++it, runs_after);
+      }
+    }
+    m_urgent_queued.fetch_add(static_cast<int>(count), std::memory_order_seq_cst);
+    m_idle.notify_all();
+  }
+
   /// Tasks in worker `w`'s own deque (a hint: thieves may be taking some).
   [[nodiscard]] std::int64_t own_size(int w) const noexcept {
     return m_workers[static_cast<std::size_t>(w)]->deque.size_hint();

@@ -120,7 +120,7 @@ class scheduler {
   /// Worker `w` (the calling thread, running a task) makes the roots of a group ready.
   void make_ready_all(int w, std::span<node* const> roots, std::span<node* const> queued_roots) {
     take_credit(w, static_cast<std::int64_t>(roots.size() + queued_roots.size()));
-    for (node* n : queued_roots) queue(w, n);
+    queue_all(queued_roots);
     for (node* n : roots) queue(w, n);
   }
 
@@ -128,7 +128,7 @@ class scheduler {
   /// workers; device and high-priority roots go to their queues.
   void start_replay(std::span<node* const> roots, std::span<node* const> queued_roots) {
     take_credit(0, static_cast<std::int64_t>(roots.size() + queued_roots.size()));
-    for (node* n : queued_roots) queue(0, n);
+    queue_all(queued_roots);
     m_ready.deal(roots);
   }
 
@@ -271,6 +271,19 @@ class scheduler {
     }
   }
 
+  // Queues device and priority roots: the device ones one by one, the priority ones in one step.
+  void queue_all(std::span<node* const> queued) {
+    std::size_t urgent = 0;
+    for (node* n : queued) {
+      if (n->kind == node_kind::device) {
+        m_devices.push(n);
+      } else {
+        ++urgent;
+      }
+    }
+    m_ready.push_urgent_all(queued, urgent);
+  }
+
   // A device task first while a device is idle (devices run the long tasks), then CPU work.
   std::pair<node*, device_slot*> find_work(int w) {
     if (auto found = m_devices.take(w); found.first) return found;
@@ -305,7 +318,7 @@ class scheduler {
       }
       const bool was_device = dev != nullptr;
       if (dev) m_devices.complete(*std::exchange(dev, nullptr));
-      if (t_finish_deferred) {  // its group's last member finishes n (n may be gone already)
+      if (t_finish_deferred) [[unlikely]] {  // its group's last member finishes n (n may be gone already)
         t_finish_deferred = false;
         break;
       }
@@ -365,13 +378,14 @@ class scheduler {
       m_marker_done.store(true, std::memory_order_seq_cst);
       m_idle.notify_all();
     }
-    if (grouped) return leave_group(w, *n->group, next, continue_with_successor);
+    if (grouped) [[unlikely]]
+      return leave_group(w, *n->group, next, continue_with_successor);
     return next;
   }
 
   // A member of `group` finished (its last access to the group's memory: a subgraph may be
   // freed by another member right after). The last one closes the group and finishes its owner.
-  node* leave_group(int w, node_group& group, node* next, bool continue_with_successor) {
+  [[gnu::noinline]] node* leave_group(int w, node_group& group, node* next, bool continue_with_successor) {
     if (group.outstanding.fetch_sub(1, std::memory_order_acq_rel) != 1) return next;
     // Every member finished: none released a successor (they are all members), so next is null.
     node* owner = group.owner;
