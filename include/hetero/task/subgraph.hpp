@@ -66,14 +66,7 @@ class subgraph {
   /// An array of new events of this subgraph (`sg.events("f", 4)`).
   template <std::integral... Extents>
   [[nodiscard]] event_array<sizeof...(Extents)> events(std::string name, Extents... extents) {
-    static_assert(sizeof...(Extents) >= 1, "hetero: an event array has at least one extent");
-    const std::array<long long, sizeof...(Extents)> given{static_cast<long long>(extents)...};
-    std::array<std::size_t, sizeof...(Extents)> sizes{};
-    for (std::size_t d = 0; d < given.size(); ++d) {
-      HETERO_EXPECTS(given[d] > 0, "event array '", name, "' has extent ", given[d], " in dimension ", d,
-                     "; allowed: 1 or more");
-      sizes[d] = static_cast<std::size_t>(given[d]);
-    }
+    const auto sizes = detail::event_extents(name, extents...);
     return event_array<sizeof...(Extents)>(m_state->make_block(std::move(name), {sizes.begin(), sizes.end()}),
                                            sizes);
   }

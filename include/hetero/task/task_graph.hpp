@@ -223,14 +223,7 @@ class task_graph {
 
   template <class... Extents>
   event_array<sizeof...(Extents)> make_array(std::string name, bool remote, Extents... extents) {
-    static_assert(sizeof...(Extents) >= 1, "hetero: an event array has at least one extent");
-    const std::array<long long, sizeof...(Extents)> given{static_cast<long long>(extents)...};
-    std::array<std::size_t, sizeof...(Extents)> sizes{};
-    for (std::size_t d = 0; d < given.size(); ++d) {
-      HETERO_EXPECTS(given[d] > 0, "event array '", name, "' has extent ", given[d], " in dimension ", d,
-                     "; allowed: 1 or more");
-      sizes[d] = static_cast<std::size_t>(given[d]);
-    }
+    const auto sizes = detail::event_extents(name, extents...);
     const auto* block = m_engine->make_block(std::move(name), {sizes.begin(), sizes.end()}, remote);
     return event_array<sizeof...(Extents)>(block, sizes);
   }

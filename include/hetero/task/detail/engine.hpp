@@ -139,31 +139,16 @@ class graph_engine {
     for (recorded_plan* inner : plan.composes) note(inner);
   }
 
-  /// Creates `count` events named `name` with `extents`; remote blocks are made collectively
+  /// Creates the events named `name` with `extents`; remote blocks are made collectively
   /// and checked to be the same on every rank.
   const event_block* make_block(std::string name, std::vector<std::size_t> extents, bool remote) {
     check_usable("creating events");
-    std::size_t count = 1;
-    for (std::size_t e : extents) {
-      HETERO_EXPECTS(e > 0, "event array '", name,
-                     "' has an extent of 0; allowed: 1 or more events per dimension");
-      count *= e;
-    }
-    auto block = std::make_unique<event_block>();
-    block->name = std::move(name);
-    block->extents = std::move(extents);
+    auto block = event_block::create(std::move(name), std::move(extents), this);
     block->remote = remote;
-    block->owner = this;
-    block->count = count;
-    block->events = std::make_unique<event_state[]>(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      block->events[i].block = block.get();
-      block->events[i].index = i;
-    }
     if (remote) {
       block->first_id = m_next_remote_id;
       check_same_on_every_rank(*block);  // throws on every rank alike, before anything changed
-      m_next_remote_id += count;
+      m_next_remote_id += block->count;
     }
     m_blocks.push_back(std::move(block));
     return m_blocks.back().get();

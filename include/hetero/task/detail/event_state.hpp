@@ -5,12 +5,15 @@
 #ifndef HETERO_TASK_DETAIL_EVENT_STATE_HPP
 #define HETERO_TASK_DETAIL_EVENT_STATE_HPP
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "hetero/core/error.hpp"
 
 namespace hetero::detail {
 
@@ -68,7 +71,41 @@ struct event_block {
   bool subgraph = false;        ///< created by a subgraph: its inner tasks alone may name it
   std::unique_ptr<event_state[]> events;
   std::size_t count = 0;
+
+  /// A block of as many events as `extents` hold (one for no extent), named `name`, made by
+  /// `owner`; each event knows its block and its index.
+  static std::unique_ptr<event_block> create(std::string name, std::vector<std::size_t> extents,
+                                             const void* owner) {
+    std::size_t count = 1;
+    for (std::size_t e : extents) count *= e;
+    auto block = std::make_unique<event_block>();
+    block->name = std::move(name);
+    block->extents = std::move(extents);
+    block->owner = owner;
+    block->count = count;
+    block->events = std::make_unique<event_state[]>(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      block->events[i].block = block.get();
+      block->events[i].index = i;
+    }
+    return block;
+  }
 };
+
+/// The extents of the event array `name` (`events("f", 4, 2)`), checked: 1 or more in every
+/// dimension.
+template <class... Extents>
+std::array<std::size_t, sizeof...(Extents)> event_extents(const std::string& name, Extents... extents) {
+  static_assert(sizeof...(Extents) >= 1, "hetero: an event array has at least one extent");
+  const std::array<long long, sizeof...(Extents)> given{static_cast<long long>(extents)...};
+  std::array<std::size_t, sizeof...(Extents)> sizes{};
+  for (std::size_t d = 0; d < given.size(); ++d) {
+    HETERO_EXPECTS(given[d] > 0, "event array '", name, "' has extent ", given[d], " in dimension ", d,
+                   "; allowed: 1 or more");
+    sizes[d] = static_cast<std::size_t>(given[d]);
+  }
+  return sizes;
+}
 
 inline std::string event_state::name() const {
   if (!block) return "(null event)";

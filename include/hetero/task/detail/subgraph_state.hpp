@@ -76,19 +76,8 @@ class subgraph_state : public node_group {
   /// Events of this subgraph (`sg.event`, `sg.events`).
   const event_block* make_block(std::string name, std::vector<std::size_t> extents) {
     check_declaring("subgraph::event(s)");
-    std::size_t count = 1;
-    for (std::size_t e : extents) count *= e;
-    auto block = std::make_unique<event_block>();
-    block->name = std::move(name);
-    block->extents = std::move(extents);
-    block->owner = this;
+    auto block = event_block::create(std::move(name), std::move(extents), this);
     block->subgraph = true;
-    block->count = count;
-    block->events = std::make_unique<event_state[]>(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      block->events[i].block = block.get();
-      block->events[i].index = i;
-    }
     m_blocks.push_back(std::move(block));
     return m_blocks.back().get();
   }
