@@ -3,10 +3,12 @@
 // side is b = A x* for a known x*; each solve is checked against x*.
 //   mpiexec -n 2 ./cg [--poisson2d N] [--poisson3d N] [--matrix FILE|NAME]... [--variant V]
 //                     [--tolerance T] [--max-iterations K] [--fixed K] [--replacement-interval K]
+//                     [--solution K]
 // NAME is a file of data/matrices without its extension (e.g. bcsstk14). V: all (default),
 // allgather, halo, pipelined or automatic (printed as auto:<the variant it chose>); "kernels" says where rank
 // 0's kernels ran (hetero::cg_kernels: the matrix's space, or Serial where that was faster). --fixed K times
-// exactly K iterations (no convergence check).
+// exactly K iterations (no convergence check). --solution K picks another x* (x*_i = 1 + sin(0.1 i + K);
+// default 0): on an ill-conditioned matrix the iteration count depends on b.
 #include <hetero/comm.hpp>
 #include <hetero/core/runtime.hpp>
 #include <hetero/linalg.hpp>
@@ -42,12 +44,13 @@ std::string matrix_path(const std::string& given) {
 }
 
 // x*_i = 1 + sin(0.1 i), i the global row: the known solution.
-matrix::vector_type known_solution(const matrix& a) {
+matrix::vector_type known_solution(const matrix& a, int solution) {
   auto x = a.make_vector("x*");
   const auto first = a.rows().begin;
+  const double phase = solution;
   Kokkos::parallel_for(
       "known solution", a.local_rows(), KOKKOS_LAMBDA(const std::size_t i) {
-        x(i) = 1.0 + std::sin(0.1 * static_cast<double>(first + static_cast<std::int64_t>(i)));
+        x(i) = 1.0 + std::sin(0.1 * static_cast<double>(first + static_cast<std::int64_t>(i)) + phase);
       });
   return x;
 }
@@ -68,7 +71,7 @@ double distance(const hetero::communicator& comm, const matrix::vector_type& x, 
 }
 
 int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
-        hetero::cg_options options);
+        hetero::cg_options options, int solution);
 
 }  // namespace
 
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
   std::vector<hetero::cg_variant> variants{hetero::cg_variant::allgather, hetero::cg_variant::halo,
                                            hetero::cg_variant::pipelined, hetero::cg_variant::automatic};
   hetero::cg_options options;
+  int solution = 0;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string_view a = argv[i];
@@ -109,6 +113,8 @@ int main(int argc, char** argv) {
         options.max_iterations = std::stoi(value());
       } else if (a == "--replacement-interval") {
         options.replacement_interval = std::stoi(value());
+      } else if (a == "--solution") {
+        solution = std::stoi(value());
       } else if (a == "--fixed") {
         options.max_iterations = std::stoi(value());
         options.fixed_iterations = true;
@@ -123,7 +129,7 @@ int main(int argc, char** argv) {
   if (problems.empty()) problems.push_back({"poisson3d-32", hetero::poisson_3d(32)});
 
   try {
-    return run(problems, variants, options);
+    return run(problems, variants, options, solution);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cg (rank %d): %s\n", rt.world_rank(), e.what());
     return EXIT_FAILURE;
@@ -133,7 +139,7 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
-        hetero::cg_options options) {
+        hetero::cg_options options, int solution) {
   hetero::communicator comm;
   bool all_ok = true;
   if (comm.rank() == 0)
@@ -145,7 +151,7 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
       a.emplace(comm, *generator);
     else
       a.emplace(comm, hetero::read_matrix_market_file(std::get<std::string>(p.source), {.require_spd = true}));
-    const auto exact = known_solution(*a);
+    const auto exact = known_solution(*a, solution);
     auto b = a->make_vector("b");
     auto exact_halo = a->make_halo_vector("x* with halo");
     Kokkos::deep_copy(Kokkos::subview(exact_halo, std::pair<std::size_t, std::size_t>(0, a->local_rows())), exact);

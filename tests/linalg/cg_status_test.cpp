@@ -73,11 +73,11 @@ hetero::csr_matrix<double> suite_sparse(const std::string& name) {
 TEST_CASE("ill-conditioned matrices: every variant reaches the tolerance", "[linalg][cg][hard]") {
   hetero::communicator comm;
   std::uint64_t stream = 100;
-  // bcsstk20 (condition ~4e12): the classic variants converge; the pipelined one converges or,
-  // for some right-hand sides, stops as stagnated above the tolerance (measured; never silently).
+  // bcsstk20 (condition ~4e12) is the hardest: the pipelined variant needed up to 1.34x the
+  // classic iterations there (docs/comm.md), and the Ghysels-Vanroose form it replaced sometimes
+  // stagnated.
   for (const char* name : {"bcsstk20", "nos7", "bcsstk06", "nos1", "494_bus"}) {
     const auto global = suite_sparse(name);
-    const bool hardest = std::string(name) == "bcsstk20";
     int classic = 0;
     for (const auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
       const run r = solve(comm, global, {.variant = v, .tolerance = 1e-8, .max_iterations = 40000}, stream);
@@ -87,17 +87,13 @@ TEST_CASE("ill-conditioned matrices: every variant reaches the tolerance", "[lin
       // The reported residual is the true one, whatever the status.
       CHECK(std::abs(r.serial_residual - r.result.residual) <= 1e-3 * r.serial_residual + 1e-15);
       CHECK(r.result.converged == (r.result.status == hetero::cg_status::converged));
-      if (hardest && v == hetero::cg_variant::pipelined && r.result.status == hetero::cg_status::stagnated) {
-        CHECK(r.serial_residual > 1e-8);
-        continue;
-      }
       CHECK(r.result.status == hetero::cg_status::converged);
       CHECK(r.serial_residual <= 1e-8);
       if (v == hetero::cg_variant::allgather) classic = r.result.iterations;
       if (v == hetero::cg_variant::halo) CHECK(std::abs(r.result.iterations - classic) <= 2);
-      // A guard, not the goal: measured 1.0x to 2.8x the classic variants' iterations here
-      // (docs/linalg.md); the target of at most 1.1x is not reached.
-      if (v == hetero::cg_variant::pipelined) CHECK(r.result.iterations <= 4 * classic);
+      // A guard, not the goal (median 1.00-1.15x per matrix over right-hand sides, docs/comm.md):
+      // the iteration counts of ill-conditioned matrices move by 10-30 % with b and rank count.
+      if (v == hetero::cg_variant::pipelined) CHECK(r.result.iterations <= 2 * classic);
     }
     ++stream;
   }
@@ -173,11 +169,11 @@ TEST_CASE("automatic chooses one variant on every rank, from what it measured", 
   const double gathered = cg.measured_gathered_product();
   CHECK(gathered > 0);
   CHECK((comm.size() > 1) == std::isfinite(gathered));  // tried on several ranks only
-  // The rule: pipelined only where two allreduces cost more than a halo product, never on one
+  // The rule: pipelined only where an allreduce costs more than a halo product, never on one
   // rank; else the faster product.
-  const auto expected = 2 * allreduce > product && comm.size() > 1 ? hetero::cg_variant::pipelined
-                        : gathered < product                       ? hetero::cg_variant::allgather
-                                                                   : hetero::cg_variant::halo;
+  const auto expected = allreduce > product && comm.size() > 1 ? hetero::cg_variant::pipelined
+                        : gathered < product                   ? hetero::cg_variant::allgather
+                                                               : hetero::cg_variant::halo;
   CHECK(cg.variant() == expected);
   std::vector<int> chosen{static_cast<int>(cg.variant())}, all(static_cast<std::size_t>(comm.size()));
   comm.allgather(hetero::send_buf(chosen), hetero::recv_buf(all));

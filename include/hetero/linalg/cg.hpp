@@ -4,9 +4,9 @@
 ///  - `allgather`: an allgather of the direction vector before the product (the simplest scheme),
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
-///  - `pipelined` (Ghysels & Vanroose): one non-blocking allreduce of two dot products per
-///    iteration, overlapped with the product (and its halo exchange), with residual replacement
-///    (Cools & Vanroose) so that it reaches the classic variants' accuracy on hard matrices.
+///  - `pipelined` (predict-and-recompute, Chen & Carson): one non-blocking allreduce of four dot
+///    products per iteration, overlapped with two products (and their halo exchanges); it
+///    follows the classic variants' iterations and accuracy on hard matrices.
 /// Every variant stops with a `cg_status`: converged, out of iterations, diverged or stagnated.
 /// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space.
 #ifndef HETERO_LINALG_CG_HPP
@@ -103,10 +103,12 @@ struct cg_options {
   /// Run exactly `max_iterations` iterations whatever the residual (benchmarks commonly time 1000 fixed
   /// iterations).
   bool fixed_iterations = false;
-  /// Pipelined variant: recompute r = b - A x, w = A r, s = A p and z = A s from their
-  /// definitions every this many iterations (residual replacement; 4 extra products each time),
-  /// and whenever the recurrence residual meets the tolerance. 0: only then.
-  int replacement_interval = 10;
+  /// Pipelined variant: recompute r = b - A x and s = A p from their definitions every this
+  /// many iterations (residual replacement; 2 extra products each time), besides whenever the
+  /// recurrence residual meets the tolerance. 0 (the default): only then. Periodic replacement
+  /// disturbs the recurrence: every 10 iterations, it cost 1.05-1.42x the iterations on the
+  /// matrices of data/ (docs/comm.md).
+  int replacement_interval = 0;
   /// Stop as diverged when the residual exceeds this factor times the best residual seen, or is
   /// not finite.
   double divergence = 1e8;
@@ -155,7 +157,7 @@ class cg_solver {
                    " and stagnation_iterations ", options.stagnation_iterations, " must not be negative");
     HETERO_EXPECTS(options.divergence > 1, "cg_options: divergence is ", options.divergence,
                    "; allowed: a factor > 1");
-    m_r = a.make_vector("hetero::cg r");
+    m_r = a.make_halo_vector("hetero::cg r");  // halo room: the pipelined variant multiplies r
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
     HETERO_EXPECTS(options.kernels != cg_kernels::serial || serial_possible, "cg_options: kernels = serial needs ",
@@ -170,9 +172,9 @@ class cg_solver {
     if (m_options.variant != cg_variant::allgather) m_global = vector_type();  // only `automatic`'s trial used it
     m_w2 = a.make_halo_vector("hetero::cg scratch");
     if (m_options.variant == cg_variant::pipelined) {
-      m_w = a.make_halo_vector("hetero::cg w");
-      m_z = a.make_vector("hetero::cg z");
-      m_s = a.make_vector("hetero::cg s");
+      m_w = a.make_vector("hetero::cg w");
+      m_u = a.make_vector("hetero::cg u");
+      m_s = a.make_halo_vector("hetero::cg s");
     }
   }
 
@@ -272,10 +274,10 @@ class cg_solver {
   }
 
   // `automatic`: an iteration of the halo variant costs a product and two allreduces; the
-  // pipelined one hides one allreduce behind the product but adds vector work, a replacement
-  // (4 products) every `replacement_interval` iterations and, on hard matrices, iterations. It
-  // is chosen only when the two allreduces cost more than the product. Medians of a few runs on
-  // every rank; the slowest rank's decide, so all ranks choose alike.
+  // pipelined one costs one allreduce overlapped with two products, and more vector work. It is
+  // chosen only when an allreduce costs more than the product (the pipelined iteration is then
+  // at most two allreduces long, the halo one longer). Medians of a few runs on every rank; the
+  // slowest rank's decide, so all ranks choose alike.
   cg_variant choose_variant() {
     auto median_of = [](auto&& run, int times) {
       std::array<double, 7> t{};
@@ -308,7 +310,7 @@ class cg_solver {
     m_allreduce_seconds = slowest[0];
     m_product_seconds = slowest[1];
     m_gathered_product_seconds = slowest[2];
-    if (2 * m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1) return cg_variant::pipelined;
+    if (m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1) return cg_variant::pipelined;
     return m_gathered_product_seconds < m_product_seconds ? cg_variant::allgather : cg_variant::halo;
   }
 
@@ -352,59 +354,59 @@ class cg_solver {
     return k;
   }
 
-  // Pipelined CG without preconditioner (Ghysels & Vanroose 2014, Alg. 4 with M = I): the dot
-  // products (r, r) and (w, r) travel in one non-blocking allreduce while q = A w is computed.
-  // Its recurrences for r, w, s, z accumulate rounding errors that the matrix amplifies (Cools,
-  // Yetkin, Agullo, Giraud & Vanroose 2018), so on an ill-conditioned matrix the recurrence
-  // residual drifts from the true one: it stalls above the tolerance or diverges. Residual
-  // replacement puts the true vectors back without losing the search direction: r = b - A x,
-  // w = A r, s = A p, z = A s, every `replacement_interval` iterations and whenever the
-  // recurrence residual meets the tolerance (the solve ends only when a freshly computed residual
-  // meets it). A p'Ap <= 0 (rounding, or a matrix that is not SPD) restarts from x with p = 0;
-  // right after a restart, or after too many, it means the matrix is not SPD.
+  // Pipelined predict-and-recompute CG without preconditioner (Chen & Carson 2020, pipe-PR-CG):
+  // the four dot products of an iteration (r'r, p's, r's, s's with s = A p) travel in one
+  // non-blocking allreduce while the two products u = A s and w = A r are computed. r'r is the
+  // one the step uses (recomputed, not carried by a recurrence), and the next step's r'r is
+  // predicted from the others, r'r - 2 alpha r's + alpha^2 s's, only to form beta; w is
+  // predicted as w - alpha u for the new s and recomputed as A r. Ghysels and Vanroose's
+  // pipelined CG, which this replaced, carries r, w, s and z = A s by recurrences alone; on the
+  // ill-conditioned SuiteSparse matrices of data/ it needed 1.04-1.43x the classic iterations
+  // even with residual replacement (PETSc's PIPECG and PIPECGRR: 1.06-1.9x, or no convergence).
+  // Recomputing keeps this variant within a few percent of the classic one (docs/comm.md), for
+  // one more product per iteration, overlapped with the allreduce as the first.
+  // Residual replacement (Cools & Vanroose) still puts the true vectors back, r = b - A x and
+  // s = A p, every `replacement_interval` iterations and whenever the recurrence residual meets
+  // the tolerance (the solve ends only when a freshly computed residual meets it). A p'Ap <= 0
+  // (rounding, or a matrix that is not SPD) restarts from x with p = r; right after a restart,
+  // or after too many, it means the matrix is not SPD.
   int pipelined(const vector_type& b, const vector_type& x, double b_norm, cg_result& result) {
     restart(b, x);
-    double gamma_old = 0, rayleigh_max = 0;
+    double rayleigh_max = 0;
     int k = 0, since_restart = 0, since_replacement = 0;
-    bool replaced = true;  // r and w were just computed from their definitions
-    auto replace_now = [&](bool empty_direction) {
-      replace(b, x, empty_direction);
+    bool replaced = true;  // r was just computed from its definition
+    auto replace_now = [&] {
+      replace(b, x);
       ++result.replacements;
       replaced = true;
       since_replacement = 0;
     };
     while (k < m_options.max_iterations) {
-      // r'r, r'Ar, and the two products that give the new direction's p'Ap directly:
-      // (r + beta p)'A(r + beta p) = r'w + 2 beta r's + beta^2 p's (s = A p, A symmetric). The
-      // textbook recurrence delta - beta gamma / alpha_old assumes r'p = 0, which rounding
-      // breaks on ill-conditioned matrices: with it this variant needed 1.06-1.93x the classic
-      // iterations on the SuiteSparse matrices of data/, with these 1.04-1.43x (docs/comm.md).
-      std::array<double, 4> dots{dot(m_r, m_r), dot(m_w, m_r), 2 * dot(m_r, m_s), dot(m_p, m_s)};
+      std::array<double, 4> dots{dot(m_r, m_r), dot(m_p, m_s), dot(m_r, m_s), dot(m_s, m_s)};
       auto request = m_a.comm().iallreduce(send_recv_buf(dots), op(ops::sum{}));
-      multiply(m_w, m_q);  // q = n = A w, overlapping the allreduce
+      multiply(m_s, m_u);  // u = A s and w = A r, overlapping the allreduce
+      multiply(m_r, m_w);
       request.wait();
-      const double gamma = dots[0], delta = dots[1];
-      if (gamma > 0) rayleigh_max = std::max(rayleigh_max, delta / gamma);  // <= the largest eigenvalue
+      const double rho = dots[0], pap = dots[1], rs = dots[2], ss = dots[3];
+      if (pap > 0) rayleigh_max = std::max(rayleigh_max, ss / pap);  // (Ap)'Ap / p'Ap <= the largest eigenvalue
       const bool fresh = since_restart == 0;
-      const bool small = !m_options.fixed_iterations && std::sqrt(gamma) <= m_options.tolerance * b_norm;
+      const bool small = !m_options.fixed_iterations && std::sqrt(rho) <= m_options.tolerance * b_norm;
       if (small && replaced) break;  // a true residual met the tolerance
       if (small) {                   // the recurrence says so: check with the true residual
-        replace_now(fresh);
+        replace_now();
         continue;
       }
-      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(gamma), k)) {
+      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rho), k)) {
         if (replaced) break;
-        replace_now(fresh);  // judge divergence and stagnation on a true residual
+        replace_now();  // judge divergence and stagnation on a true residual
         m_monitor.stop.reset();
         continue;
       }
-      const double beta = fresh ? 0.0 : gamma / gamma_old;
-      const double pap = fresh ? delta : delta + beta * dots[2] + beta * beta * dots[3];  // p'Ap
       if (!(pap > 0)) {
-        // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient r'Ar / r'r seen
-        // times r'r, or the residual is: nothing left to reduce. Else the matrix is not SPD.
+        // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient seen times r'r, or
+        // the residual is: nothing left to reduce. Else the matrix is not SPD.
         const bool rounding =
-            std::abs(pap) <= 1e-10 * rayleigh_max * gamma || at_rounding_level(std::sqrt(gamma), b_norm);
+            std::abs(pap) <= 1e-10 * rayleigh_max * rho || at_rounding_level(std::sqrt(rho), b_norm);
         if (rounding && (m_options.fixed_iterations || ++result.restarts > max_restarts)) {
           if (!m_options.fixed_iterations) m_monitor.stop = cg_status::stagnated;
           break;
@@ -418,14 +420,14 @@ class cg_solver {
         replaced = true;
         continue;
       }
-      const double alpha = gamma / pap;
-      pipelined_update(x, alpha, beta);
-      gamma_old = gamma;
+      const double alpha = rho / pap;
+      const double rho_next = rho - 2 * alpha * rs + alpha * alpha * ss;  // predicted, for beta only
+      pipelined_update(x, alpha, rho_next / rho);
       ++since_restart;
       ++k;
       replaced = false;
       if (m_options.replacement_interval > 0 && ++since_replacement >= m_options.replacement_interval)
-        replace_now(false);
+        replace_now();
       mark_phase();
     }
     return k;
@@ -437,22 +439,17 @@ class cg_solver {
   // Restarts of the pipelined variant after p'Ap <= 0 that are still put down to rounding.
   static constexpr int max_restarts = 8;
 
-  // r = b - A x, w = A r, and empty directions p, s, z: the pipelined variant's (re)start.
+  // r = b - A x, p = r and s = A r: the pipelined variant's (re)start.
   void restart(const vector_type& b, const vector_type& x) {
-    const std::size_t n = m_a.local_rows();
-    true_residual(b, x);
-    Kokkos::deep_copy(m_z, 0.0);
-    Kokkos::deep_copy(m_s, 0.0);
-    Kokkos::deep_copy(Kokkos::subview(m_p, range(0, n)), 0.0);
+    residual(b, x);
+    copy(m_p, m_r);
+    multiply(m_r, m_s);
   }
 
-  // Residual replacement: r = b - A x, w = A r, and (unless p is still empty) s = A p, z = A s.
-  void replace(const vector_type& b, const vector_type& x, bool empty_direction) {
-    true_residual(b, x);
-    if (empty_direction) return;
+  // Residual replacement: r = b - A x and s = A p (w and u are recomputed at the next step).
+  void replace(const vector_type& b, const vector_type& x) {
+    residual(b, x);
     multiply(m_p, m_s);
-    copy(m_w2, m_s);  // s into a vector with halo room for its product
-    multiply(m_w2, m_z);
   }
 
   // r = b - A x (the scratch vector's halo room carries x through the product).
@@ -460,14 +457,6 @@ class cg_solver {
     copy(m_w2, x);
     multiply(m_w2, m_q);
     axpby(m_r, 1.0, b, -1.0, m_q);
-  }
-
-  // r = b - A x and w = A r.
-  void true_residual(const vector_type& b, const vector_type& x) {
-    residual(b, x);
-    copy(m_w, m_r);
-    multiply(m_w, m_q);
-    copy(m_w, m_q);
   }
 
   // Divergence and stagnation, judged on the residual norms the iteration sees.
@@ -546,7 +535,7 @@ class cg_solver {
     kernel_policy([&](const auto& policy) { return (detail::cg_update(policy, x, m_r, alpha, m_p, m_q), 0); });
   }
   void pipelined_update(const vector_type& x, double alpha, double beta) const {
-    const detail::pipelined_vectors<vector_type> v{x, m_r, m_w, m_p, m_s, m_z, m_q};
+    const detail::pipelined_vectors<vector_type> v{x, m_r, m_w, m_p, m_s, m_u};
     kernel_policy([&](const auto& policy) { return (detail::pipelined_update(policy, v, alpha, beta), 0); });
   }
 
@@ -565,7 +554,7 @@ class cg_solver {
   const matrix_type& m_a;
   cg_options m_options;
   bool m_serial = false;  // kernels on Serial (cg_kernels)
-  vector_type m_r, m_q, m_p, m_global, m_w, m_z, m_s, m_w2;
+  vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
   monitor m_monitor;
   double m_allreduce_seconds = 0, m_product_seconds = 0, m_gathered_product_seconds = 0;
 };

@@ -52,24 +52,24 @@ void cg_update(const Policy& policy, const Vector& x, const Vector& r, double al
       });
 }
 
-/// The vectors of pipelined CG (Ghysels & Vanroose, Alg. 4 with M = I).
+/// The vectors of pipelined predict-and-recompute CG (Chen & Carson 2020, pipe-PR-CG).
 template <class Vector>
 struct pipelined_vectors {
-  Vector x, r, w, p, s, z, q;  // q holds n = A w
+  Vector x, r, w, p, s, u;  // w = A r, s = A p, u = A s
 };
 
-/// z = n + beta z; s = w + beta s; p = r + beta p; x += alpha p; r -= alpha s; w -= alpha z
+/// x += alpha p; r -= alpha s; w -= alpha u (w predicted, recomputed after); p = r + beta p;
+/// s = w + beta s
 template <class Policy, class Vector>
 void pipelined_update(const Policy& policy, const pipelined_vectors<Vector>& v, double alpha, double beta) {
-  const auto x = v.x, r = v.r, w = v.w, p = v.p, s = v.s, z = v.z, q = v.q;
+  const auto x = v.x, r = v.r, w = v.w, p = v.p, s = v.s, u = v.u;
   Kokkos::parallel_for(
       "hetero::cg pipelined update", policy, KOKKOS_LAMBDA(const std::size_t i) {
-        z(i) = q(i) + beta * z(i);
-        s(i) = w(i) + beta * s(i);
-        p(i) = r(i) + beta * p(i);
         x(i) += alpha * p(i);
         r(i) -= alpha * s(i);
-        w(i) -= alpha * z(i);
+        w(i) -= alpha * u(i);
+        p(i) = r(i) + beta * p(i);
+        s(i) = w(i) + beta * s(i);
       });
 }
 
