@@ -135,13 +135,19 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
   template <class Call>
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
-    using R = typename Call::reduction_type;
-    return start_queued<shm_reduce<T, R>>(*st.shm(), call.send, call.recv, call.n, *call.reduction, call.root);
+    // A user operation records what it throws in the request's failure (`t_op_failure`, set by
+    // the skeleton's start) instead of throwing while another rank's wait drives the queue.
+    const auto reduction = guarded(*call.reduction);
+    using R = std::remove_const_t<decltype(reduction)>;
+    return start_queued<shm_reduce<T, R>>(*st.shm(), call.send, call.recv, call.n, reduction, call.root);
   }
   template <class Call, class Keep>
   static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
     using T = typename Call::element_type;
-    auto mpi = std::make_shared<mpi_reduction<T, typename Call::reduction_type>>(*call.reduction);
+    // Guarded (see start_shm): MPI calls the operation from whichever MPI call drives progress,
+    // and an exception must not unwind through MPI.
+    const auto reduction = guarded(*call.reduction);
+    auto mpi = std::make_shared<mpi_reduction<T, std::remove_const_t<decltype(reduction)>>>(reduction);
     keep.operation = mpi;
     const void* from = st.rank() == call.root ? send_or_in_place(call.send, call.recv) : call.send;
     HETERO_MPI_CHECK(MPI_Ireduce, from, call.recv, mpi_count(call.n, "reduce count"), mpi->type(), mpi->op(),

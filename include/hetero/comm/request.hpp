@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -16,8 +17,10 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/local_ops.hpp"
 #include "hetero/comm/detail/shm_channel.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
@@ -27,6 +30,82 @@ namespace hetero {
 
 namespace detail {
 struct request_access;
+
+/// The end of a non-blocking reduction with a user operation: the collective itself (its
+/// shared-memory operation or MPI request), what the operation threw on this rank (the guarded
+/// operation records it, see `op_failure`), and, when the other ranks are to hear of it
+/// (`tell_others`: argument checks not `local`, more than one rank), one int from each rank to
+/// each other: its number if its operation threw, else p. Messages, not a collective: the ranks
+/// may wait for their requests in any order, between other collectives; the messages of one
+/// request match by their tag (`comm_state::next_settle_tag`). A rank sends its word once it
+/// sees the collective done, in any request's `test()` or `wait()` on the communicator
+/// (`drive_settles`).
+struct request_settle {
+  op_failure failure;
+  bool tell_others = false;
+  int tag = 0;
+  std::shared_ptr<shm_pending> shm;        // the collective on shared memory, or
+  MPI_Request primary = MPI_REQUEST_NULL;  // MPI's call
+  bool started = false;                    // the collective is done here, the words under way
+  int mine = 0;
+  std::vector<int> theirs;            // one per rank
+  std::vector<MPI_Request> requests;  // the sends, then the receives
+
+  /// True once the collective is done here and this rank's word is under way.
+  bool poll(comm_state& st) {
+    if (started) return true;
+    if (shm) {
+      if (!shm->completed) return false;
+      if (shm->error) failure.record(shm->error);
+      shm.reset();
+    } else if (primary != MPI_REQUEST_NULL) {
+      int flag = 0;
+      HETERO_MPI_CHECK(MPI_Test, &primary, &flag, MPI_STATUS_IGNORE);
+      if (!flag) return false;
+    }
+    started = true;
+    if (tell_others) send_words(st.comm(), st.rank(), st.size());
+    return true;
+  }
+  /// True once every rank's word is in.
+  bool settled() {
+    if (!started) return false;
+    if (requests.empty()) return true;
+    int flag = 0;
+    HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &flag, MPI_STATUSES_IGNORE);
+    return flag != 0;
+  }
+  /// The first rank whose operation threw (p: none), once settled.
+  [[nodiscard]] int first() const { return std::min(mine, *std::min_element(theirs.begin(), theirs.end())); }
+
+ private:
+  void send_words(MPI_Comm comm, int rank, int size) {
+    mine = failure.failed.load() ? rank : size;
+    theirs.assign(static_cast<std::size_t>(size), size);
+    requests.assign(2 * static_cast<std::size_t>(size - 1), MPI_REQUEST_NULL);
+    std::size_t i = 0;
+    for (int r = 0; r < size; ++r)
+      if (r != rank) HETERO_MPI_CHECK(MPI_Isend, &mine, 1, MPI_INT, r, tag, comm, &requests[i++]);
+    for (int r = 0; r < size; ++r)
+      if (r != rank)
+        HETERO_MPI_CHECK(MPI_Irecv, &theirs[static_cast<std::size_t>(r)], 1, MPI_INT, r, tag, comm,
+                         &requests[i++]);
+  }
+};
+
+/// Polls every non-blocking reduction of `st` whose word is not yet under way, so that a rank
+/// waiting for one request also sends its word on the others, whatever order the ranks wait in.
+inline void drive_settles(comm_state& st) {
+  if (st.shm()) st.shm()->progress();
+  auto& list = st.unsettled();
+  for (auto it = list.begin(); it != list.end();) {
+    const auto settle = std::static_pointer_cast<request_settle>(it->lock());
+    if (!settle || settle->poll(st))
+      it = list.erase(it);
+    else
+      ++it;
+  }
+}
 }  // namespace detail
 
 /// A started non-blocking collective. Buffers passed to it must stay alive and untouched until
@@ -54,10 +133,14 @@ class collective_request {
   ~collective_request() { finish_quietly(); }
 
   /// Drives progress once; true when the collective is done (then its results are in place).
-  /// Throws what the collective raised (e.g. a count mismatch), once.
+  /// Throws what the collective raised (e.g. a count mismatch, or what a user's reduction
+  /// operation threw here; a `hetero::error` where it threw on another rank), once. A reduction
+  /// with a user operation is done once the ranks also told each other whether it threw.
   bool test() {
     if (m_done) return true;
-    if (m_shm) {
+    if (m_settle) {
+      if (!settled()) return false;
+    } else if (m_shm) {
       m_state->shm()->progress();
       if (!m_shm->completed) return false;
     } else {
@@ -75,7 +158,13 @@ class collective_request {
     const detail::wait_call named{"hetero::collective_request::wait of hetero::communicator::", m_what, -1, -1};
     const detail::wait_call_scope scope(named);
     try {
-      if (m_shm) {
+      if (m_settle) {
+        if (!settled()) {
+          const wait_scope waiting(wait_kind::collective, m_what);
+          detail::backoff b(m_state->policy(), m_what);
+          while (!settled()) b.pause();
+        }
+      } else if (m_shm) {
         detail::shm_channel& channel = *m_state->shm();
         if (!m_shm->completed) channel.wait_until([&] { return m_shm->completed; }, m_what);
       } else {
@@ -98,20 +187,44 @@ class collective_request {
 
   /// The MPI request underneath, for a scheduler that tests many at once (MPI_Testsome);
   /// MPI_REQUEST_NULL on the shared-memory path or when done. Call `test()` after MPI reports
-  /// it complete, so that staged results are copied out.
-  [[nodiscard]] MPI_Request mpi_request() const noexcept { return m_mpi; }
+  /// it complete, so that staged results are copied out; a reduction with a user operation
+  /// then still exchanges one word per rank (whether the operation threw): call `test()` until
+  /// it returns true.
+  [[nodiscard]] MPI_Request mpi_request() const noexcept { return m_settle ? m_settle->primary : m_mpi; }
 
  private:
   friend struct detail::request_access;
 
+  // A reduction with a user operation: done once this rank's word is under way (driving every
+  // other request's too) and every rank's word is in.
+  bool settled() {
+    detail::drive_settles(*m_state);
+    return m_settle->poll(*m_state) && m_settle->settled();
+  }
+
   void complete() {
     m_done = true;
-    const std::exception_ptr error = m_shm ? m_shm->error : nullptr;
+    std::exception_ptr error = m_shm ? m_shm->error : nullptr;
+    if (m_settle) {
+      if (m_settle->failure.failed.load())
+        error = m_settle->failure.error;
+      else if (m_settle->tell_others && m_settle->first() < m_state->size())
+        error = std::make_exception_ptr(error_of_rank(m_settle->first()));
+      m_settle.reset();
+    }
     m_shm.reset();
     const auto finish = std::exchange(m_finish, nullptr);
     const auto keep = std::move(m_keep);  // staging buffers live until finish() copied out of them
     if (error) std::rethrow_exception(error);
     if (finish) finish();
+  }
+
+  [[nodiscard]] hetero::error error_of_rank(int first) const {
+    return hetero::error(detail::message(
+        m_what, ": rank ", first,
+        " raised an error during the reduction (its own error says what: its reduction operation threw); the "
+        "result on this rank (",
+        m_state->rank(), ") is not valid"));
   }
 
   void finish_quietly() noexcept {
@@ -130,6 +243,7 @@ class collective_request {
     m_mpi = std::exchange(other.m_mpi, MPI_REQUEST_NULL);
     m_finish = std::move(other.m_finish);
     m_keep = std::move(other.m_keep);
+    m_settle = std::move(other.m_settle);
     m_what = other.m_what;
     m_done = std::exchange(other.m_done, true);
   }
@@ -137,8 +251,9 @@ class collective_request {
   std::shared_ptr<detail::comm_state> m_state;
   std::shared_ptr<detail::shm_pending> m_shm;
   MPI_Request m_mpi = MPI_REQUEST_NULL;
-  std::function<void()> m_finish;  // copies staged results out, after completion
-  std::shared_ptr<void> m_keep;    // staging buffers, MPI operation objects: alive until done
+  std::function<void()> m_finish;                    // copies staged results out, after completion
+  std::shared_ptr<void> m_keep;                      // staging buffers, MPI operation objects: alive until done
+  std::shared_ptr<detail::request_settle> m_settle;  // reductions with a user operation
   std::string_view m_what = "collective";
   bool m_done = true;
 };
@@ -149,10 +264,15 @@ namespace detail {
 struct request_access {
   static collective_request shm(std::shared_ptr<comm_state> state, std::shared_ptr<shm_pending> op,
                                 std::string_view what, std::function<void()> finish = {},
-                                std::shared_ptr<void> keep = {}) {
+                                std::shared_ptr<void> keep = {}, std::shared_ptr<request_settle> settle = {}) {
     collective_request r;
     r.m_state = std::move(state);
+    if (settle) {
+      settle->shm = std::move(op);
+      r.m_state->unsettled().push_back(settle);
+    }
     r.m_shm = std::move(op);
+    r.m_settle = std::move(settle);
     r.m_finish = std::move(finish);
     r.m_keep = std::move(keep);
     r.m_what = what;
@@ -160,10 +280,16 @@ struct request_access {
     return r;
   }
   static collective_request mpi(std::shared_ptr<comm_state> state, MPI_Request request, std::string_view what,
-                                std::function<void()> finish = {}, std::shared_ptr<void> keep = {}) {
+                                std::function<void()> finish = {}, std::shared_ptr<void> keep = {},
+                                std::shared_ptr<request_settle> settle = {}) {
     collective_request r;
     r.m_state = std::move(state);
+    if (settle) {
+      settle->primary = std::exchange(request, MPI_REQUEST_NULL);
+      r.m_state->unsettled().push_back(settle);
+    }
     r.m_mpi = request;
+    r.m_settle = std::move(settle);
     r.m_finish = std::move(finish);
     r.m_keep = std::move(keep);
     r.m_what = what;

@@ -91,12 +91,13 @@ void rooted_mpi_lists(const comm_state& st, const Call& call, std::string_view c
 /// Runs `check(signature)`, the argument checks that may throw and that fill in what every
 /// rank must agree on; then, by the communicator's `argument_check`: `local`: an error raises on
 /// this rank only; `consistent`: a rank of a blocking collective that rejected its arguments
-/// first takes part in the status step (`root_status`: a root's error then raises on every
-/// rank, and so does any rank's error where the others run a shared-memory algorithm without
-/// a root; the op numbers stay in step), then raises; `full`: every rank
-/// agrees on every signature and error (`agree`). `o` is the call's `call_options`; its `what`
-/// names the non-blocking forms differently from their collective, which is how they are told
-/// apart (they never wait in their start: their errors stay local).
+/// first takes part in the status step (`root_status`: with a shared-memory window, every rank
+/// that reads this rank's slot of that op raises, naming it: all ranks where the others'
+/// algorithm is not the shared-memory one, the readers of a shared-memory algorithm otherwise;
+/// without a window a root's error raises on every rank; the op numbers stay in step), then
+/// raises; `full`: every rank agrees on every signature and error (`agree`). `o` is the call's `call_options`; its
+/// `what` names the non-blocking forms differently from their collective, which is how they are told apart (they
+/// never wait in their start: their errors stay local).
 template <class Options, class Check>
 void checked_call(comm_state& st, const Options& o, collective kind, Check&& check) {
   call_signature signature{kind};
@@ -119,6 +120,15 @@ void checked_call(comm_state& st, const Options& o, collective kind, Check&& che
       root_status(st, kind, o.root, &reason);
   }
   std::rethrow_exception(local);
+}
+
+/// Whether a rank whose arguments `checked_call` rejected took the status step where every other
+/// rank hears of it (consistent checks, a blocking call, a known root, a shared-memory window);
+/// a blocking reduction with a user operation then settles with the others (`run_parsed`).
+template <class Options>
+bool rejection_settles(comm_state& st, const Options& o, collective kind) {
+  return checks_of(st) == argument_check::consistent && o.what == to_string(kind) && st.shm() != nullptr &&
+         (!has_root(kind) || (o.root >= 0 && o.root < st.size()));
 }
 
 /// The per-rank count of an in-place gather or allgather, whose `send_recv_buf` holds p blocks:

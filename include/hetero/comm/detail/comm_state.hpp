@@ -91,6 +91,20 @@ class comm_state {
   }
   [[nodiscard]] const std::string& tuning_source() const noexcept { return m_tuning_source; }
 
+  /// The tag of the next non-blocking reduction's settling messages (see `request_settle`):
+  /// every rank starts those reductions in the same order, so their numbers agree.
+  int next_settle_tag() noexcept {
+    const int tag = settle_tag_base + static_cast<int>(m_settles % settle_tags);
+    ++m_settles;
+    return tag;
+  }
+  /// Tags of the settling messages: above every algorithm's (1000 + collective) and the root's
+  /// status (999), below the 32767 every MPI allows.
+  static constexpr int settle_tag_base = 16384;
+  static constexpr unsigned settle_tags = 16384;
+  /// The non-blocking reductions whose settling has not started (`request_settle`, held weakly).
+  std::vector<std::weak_ptr<void>>& unsettled() noexcept { return m_unsettled; }
+
   /// Growable host scratch buffer number `i` (0 to 3), for the algorithms.
   host_scratch& scratch(int i) { return m_scratch[static_cast<std::size_t>(i)]; }
   /// Host staging buffers: two for data going out, two for data coming in (double buffered).
@@ -165,7 +179,9 @@ class comm_state {
   std::unique_ptr<shm_channel> m_shm;
   comm_tuning m_tuning;
   std::string m_tuning_source;
-  std::string m_broken;  // the call that gave up waiting (empty: in step)
+  std::string m_broken;              // the call that gave up waiting (empty: in step)
+  unsigned long long m_settles = 0;  // non-blocking reductions with a user operation started
+  std::vector<std::weak_ptr<void>> m_unsettled;
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;
   space_scratch m_space_scratch;

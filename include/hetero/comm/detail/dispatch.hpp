@@ -88,7 +88,7 @@ constexpr bool has_root(collective c) noexcept {
 
 /// Whether a blocking call of `kind` takes the status step of consistent checks when its
 /// algorithm is not the shared-memory one: with a root always, without one where there is a
-/// shared-memory window (only to keep the op numbers in step, see `shm_root_status`).
+/// shared-memory window (where every rank hears of any rank's rejection, see `shm_root_status`).
 inline bool takes_status(comm_state& st, collective kind) noexcept {
   return has_root(kind) || st.shm() != nullptr;
 }
@@ -148,14 +148,15 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
 inline constexpr int root_status_tag = 999;        // below the algorithms' tags (1000 + collective)
 inline constexpr int root_status_capacity = 1024;  // characters of a root's rejection that travel
 
-/// `argument_check::consistent` for a collective whose algorithm does not carry the root's
-/// verdict on its arguments itself (all but the shared-memory ones), and for a rank that
-/// rejected its arguments: a root's verdict reaches the others before any data moves. Shared
-/// memory: the root's slot of one op (`shm_root_status`; root -1, a collective without a root:
-/// only the op number, see there); otherwise, with a root, one message to each other rank,
-/// empty when the root accepted, else its error message (a single NUL when it does not fit).
+/// `argument_check::consistent` for a collective whose algorithm does not carry the ranks'
+/// verdicts on their arguments itself (all but the shared-memory ones), and for a rank that
+/// rejected its arguments: before any data moves, shared memory: one op in which every rank
+/// publishes its verdict and every rank that accepted reads all of them (`shm_root_status`), so
+/// any rank's rejection raises on every other rank; without a window, with a root, one message
+/// from the root to each other rank, empty when the root accepted, else its error message (a
+/// single NUL when it does not fit), so only the root's rejection travels.
 /// `rejection`: this rank's error message, null when it accepted; a rank that rejected only
-/// takes part (and raises its own error after). Raises on the others when the root rejected.
+/// takes part (and raises its own error after). Raises `rejected_by_peer` on the others.
 inline void root_status(comm_state& st, collective kind, int root, const std::string* rejection) {
   if (shm_channel* channel = st.shm()) {
     shm_root_status operation(*channel, kind, root, rejection);

@@ -39,10 +39,12 @@ struct op_failure {
 /// collective, which is how its callback finds this record.
 inline thread_local op_failure* t_op_failure = nullptr;
 
-/// Sets `t_op_failure` for the lifetime of a blocking reduction.
+/// Sets `t_op_failure` for the lifetime of a blocking reduction (or the start of a non-blocking one).
 class op_failure_scope {
  public:
   explicit op_failure_scope(op_failure& failure) noexcept : m_previous(t_op_failure) { t_op_failure = &failure; }
+  /// Sets `failure` (may be null) instead.
+  explicit op_failure_scope(op_failure* failure) noexcept : m_previous(t_op_failure) { t_op_failure = failure; }
   op_failure_scope(const op_failure_scope&) = delete;
   op_failure_scope& operator=(const op_failure_scope&) = delete;
   ~op_failure_scope() { t_op_failure = m_previous; }

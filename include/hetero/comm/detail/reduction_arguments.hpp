@@ -44,7 +44,7 @@ struct reduction_arguments {
                   "hetero: op's function must take two elements and return one convertible to the element type");
     auto call = new_call<T, M, R>(o);
     call.reduction = &get<parameter::op>(args...);
-    checked_call(st, o, Kind, [&](call_signature& s) {
+    const auto check = [&](call_signature& s) {
       if constexpr (Rooted) check_root(st, o.root, o.what);
       if constexpr (in_place) {
         const auto data = as_buffer(get<source>(args...), o.what, "send_recv_buf");
@@ -63,7 +63,22 @@ struct reduction_arguments {
       }
       s = {Kind, static_cast<long long>(call.n), Rooted ? o.root : -1, static_cast<int>(R::builtin),
            static_cast<int>(o.forced)};
-    });
+    };
+    if constexpr (user_operation<R>) {
+      // The others settle the reduction (`run_parsed`) once they have seen this rank's rejection:
+      // this rank joins them, or they would wait for it in the settling allreduce.
+      try {
+        checked_call(st, o, Kind, check);
+      } catch (const error&) {
+        if (!rejection_settles(st, o, Kind)) throw;
+        op_failure failure;
+        failure.record(std::current_exception());
+        settle_reduction(st, Kind, failure);
+        throw;  // not reached: settle_reduction raised the recorded error
+      }
+    } else {
+      checked_call(st, o, Kind, check);
+    }
     return call;
   }
 };

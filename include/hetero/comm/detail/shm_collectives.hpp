@@ -179,13 +179,14 @@ class shm_barrier final : public shm_op {
   void complete() override { check_all(); }
 };
 
-/// `argument_check::consistent`: the one op number a blocking collective takes when its
-/// algorithm is not the shared-memory one, so that a rank that rejected its arguments, which
-/// takes only this op (`rejection`: its message, published in its slot), stays in step with the
-/// others whatever they chose. With a root (`root` >= 0) the root publishes its verdict and the
-/// others read it before any data moves, so a root's rejection raises on every rank; without
-/// one (root -1) nobody reads, and a rejection reaches the ranks only where they run the
-/// shared-memory algorithm, which reads every rank's slot of the same op.
+/// `argument_check::consistent`: the one op a blocking collective takes when its algorithm is
+/// not the shared-memory one, so that every rank hears of any rank's rejection of its arguments
+/// before data moves. Each rank that accepted publishes its (empty) slot, waits for every other
+/// rank's slot and checks it: a rejection (`rejection`: that rank's message, published instead)
+/// raises `rejected_by_peer` naming the rank, another root or collective raises a mismatch. A
+/// rank that rejected only publishes and leaves: it cannot know which algorithm the others run
+/// (where they run a shared-memory one, which reads the same op's slots, they raise there), so it
+/// must not wait for slots that may never come; the op numbers stay in step either way.
 class shm_root_status final : public shm_op {
  public:
   shm_root_status(shm_channel& channel, collective kind, int root, const std::string* rejection)
@@ -194,20 +195,17 @@ class shm_root_status final : public shm_op {
     take_number();
     if (m_rejection) {
       publish_rejection(*m_rejection);
-    } else if (m_channel.rank() == m_op_root) {
+    } else {
       payload_area();
       publish();
     }
   }
-  bool ready() override {
-    return m_rejection || m_op_root < 0 || m_channel.rank() == m_op_root || m_channel.arrived(m_op_root, op);
-  }
+  bool ready() override { return m_rejection || all_arrived(); }
   void complete() override {
-    if (!m_rejection && m_op_root >= 0 && m_channel.rank() != m_op_root) check(m_op_root);
+    if (!m_rejection) check_all();
   }
   void missing(std::vector<int>& out) const override {
-    if (!m_rejection && m_op_root >= 0 && m_channel.rank() != m_op_root && !m_channel.published(m_op_root, op))
-      out.push_back(m_op_root);
+    if (!m_rejection) shm_op::missing(out);
   }
 
  private:
@@ -244,26 +242,14 @@ class shm_broadcast final : public shm_op {
   int m_root;
 };
 
-/// reduce (root >= 0) and allreduce (root < 0): every rank publishes, the readers fold.
-template <class T, class R>
-class shm_reduce final : public shm_op {
+/// What reduce and gather share (and allreduce and allgather, root -1): the root, or every rank
+/// without one, reads every rank's slot; with `root_status` the other ranks wait for the root's
+/// slot and check it (its rejection, or another count or root, raises there too).
+class shm_rooted_op : public shm_op {
  public:
-  /// `root_status`: the other ranks of a reduce wait for the root's slot and check it (its
-  /// rejection or another signature raises there too).
-  shm_reduce(shm_channel& channel, const T* send, T* recv, std::size_t n, const R& reduction, int root,
-             bool root_status = false)
-      : shm_op(channel, root < 0 ? collective::allreduce : collective::reduce, R::builtin, root, n * sizeof(T)),
-        m_send(send),
-        m_recv(recv),
-        m_n(n),
-        m_reduction(reduction),
-        m_root(root),
-        m_root_status(root_status) {}
-  void start() {
-    take_number();
-    copy_payload(payload_area(), m_send, m_n * sizeof(T));
-    publish();
-  }
+  shm_rooted_op(shm_channel& channel, collective kind, builtin_op reduction, int root, std::size_t bytes,
+                bool root_status)
+      : shm_op(channel, kind, reduction, root, bytes), m_root(root), m_root_status(root_status && root >= 0) {}
   bool ready() override {
     if (reads()) return all_arrived();
     return !m_root_status || m_channel.arrived(m_root, op);
@@ -272,11 +258,41 @@ class shm_reduce final : public shm_op {
     if (reads()) return shm_op::missing(out);
     if (m_root_status && !m_channel.published(m_root, op)) out.push_back(m_root);
   }
+
+ protected:
+  bool reads() const noexcept { return m_root < 0 || m_root == m_channel.rank(); }
+  /// A rank that does not read checks the root's status (if it waited for it) and is done: true.
+  bool only_root_status() const {
+    if (reads()) return false;
+    if (m_root_status) check(m_root);
+    return true;
+  }
+
+  int m_root;
+  bool m_root_status;
+};
+
+/// reduce (root >= 0) and allreduce (root < 0): every rank publishes, the readers fold.
+template <class T, class R>
+class shm_reduce final : public shm_rooted_op {
+ public:
+  /// `root_status`: the other ranks of a reduce wait for the root's slot and check it (its
+  /// rejection or another signature raises there too).
+  shm_reduce(shm_channel& channel, const T* send, T* recv, std::size_t n, const R& reduction, int root,
+             bool root_status = false)
+      : shm_rooted_op(channel, root < 0 ? collective::allreduce : collective::reduce, R::builtin, root,
+                      n * sizeof(T), root_status),
+        m_send(send),
+        m_recv(recv),
+        m_n(n),
+        m_reduction(reduction) {}
+  void start() {
+    take_number();
+    copy_payload(payload_area(), m_send, m_n * sizeof(T));
+    publish();
+  }
   void complete() override {
-    if (!reads()) {
-      if (m_root_status) check(m_root);
-      return;
-    }
+    if (only_root_status()) return;
     check_all();
     const int p = m_channel.size();
     if (p == 2) {
@@ -290,31 +306,25 @@ class shm_reduce final : public shm_op {
   }
 
  private:
-  bool reads() const noexcept { return m_root < 0 || m_root == m_channel.rank(); }
-
   const T* m_send;
   T* m_recv;
   std::size_t m_n;
   R m_reduction;
-  int m_root;
-  bool m_root_status;
 };
 
 /// gather (root >= 0) and allgather (root < 0) of `n` elements per rank; `send` may be null
 /// (in place: this rank's block already sits in recv).
 template <class T>
-class shm_gather final : public shm_op {
+class shm_gather final : public shm_rooted_op {
  public:
   /// `root_status`: the root of a gather publishes its (empty) slot first, and the others wait
   /// for it and check it: its rejection, or another count or root, raises there too.
   shm_gather(shm_channel& channel, const T* send, T* recv, std::size_t n, int root, bool root_status = false)
-      : shm_op(channel, root < 0 ? collective::allgather : collective::gather, builtin_op::none, root,
-               n * sizeof(T)),
+      : shm_rooted_op(channel, root < 0 ? collective::allgather : collective::gather, builtin_op::none, root,
+                      n * sizeof(T), root_status),
         m_send(send),
         m_recv(recv),
-        m_n(n),
-        m_root(root),
-        m_root_status(root_status && root >= 0) {}
+        m_n(n) {}
   void start() {
     take_number();
     const int me = m_channel.rank();
@@ -326,19 +336,8 @@ class shm_gather final : public shm_op {
     }
     if (reads() && m_send) host_ops::copy(m_recv + static_cast<std::size_t>(me) * m_n, m_send, m_n);
   }
-  bool ready() override {
-    if (reads()) return all_arrived();
-    return !m_root_status || m_channel.arrived(m_root, op);
-  }
-  void missing(std::vector<int>& out) const override {
-    if (reads()) return shm_op::missing(out);
-    if (m_root_status && !m_channel.published(m_root, op)) out.push_back(m_root);
-  }
   void complete() override {
-    if (!reads()) {
-      if (m_root_status) check(m_root);
-      return;
-    }
+    if (only_root_status()) return;
     for (int r = 0; r < m_channel.size(); ++r) {
       if (r == m_channel.rank() || r == m_root) continue;
       check(r);
@@ -347,13 +346,9 @@ class shm_gather final : public shm_op {
   }
 
  private:
-  bool reads() const noexcept { return m_root < 0 || m_root == m_channel.rank(); }
-
   const T* m_send;
   T* m_recv;
   std::size_t m_n;
-  int m_root;
-  bool m_root_status;
 };
 
 /// allgatherv: rank r's block of counts[r] elements lands at recv + displs[r].

@@ -254,8 +254,8 @@ void run_call(comm_state& st, const Call& call) {
   using T = typename Call::element_type;
   using M = typename Call::memory_space;
   const comm_algorithm a = choose(st, Shape::traits(st, call), call.forced);
-  // Consistent checks: the shared-memory algorithms carry the root's verdict in its slot; the
-  // others hear it first.
+  // Consistent checks: the shared-memory algorithms carry the verdicts in the slots they read;
+  // the others hear them first (every rank's, where there is a window; else the root's).
   if (a != comm_algorithm::shm && checks_of(st) == argument_check::consistent && takes_status(st, Shape::kind))
     root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr);
   buffer_route route = route_for<M>(st, a, Shape::name);
@@ -297,7 +297,10 @@ void run_parsed(comm_state& st, const Call& call) {
     } catch (const deadlock_error&) {
       throw;
     } catch (const rejected_by_peer&) {
-      throw;  // every rank raises it, and the rank that rejected its arguments does not settle
+      // With a window, the rank that rejected its arguments settles too (`rejection_settles`);
+      // without one it does not, and neither do the others.
+      if (!st.shm()) throw;
+      failure.record(std::current_exception());
     } catch (...) {
       failure.record(std::current_exception());
     }
@@ -419,15 +422,27 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
     if (call.recv && out.extent() > 0)
       finish = [recv, host = call.recv, out] { stage_out<T, M>(recv, host, out); };
   }
+  // A user's reduction operation may throw: the operation started here records it in the
+  // request's failure (guarded while `t_op_failure` points there), and the request raises it when
+  // done and tells the other ranks, like `settle_reduction` (one int to each rank, not with
+  // `local`).
+  std::shared_ptr<request_settle> settle;
+  if constexpr (Shape::reduces && user_operation<typename decltype(call)::reduction_type>) {
+    settle = std::make_shared<request_settle>();
+    settle->tell_others = checks_of(st) != argument_check::local && st.size() > 1;
+    if (settle->tell_others) settle->tag = st.next_settle_tag();
+  }
+  const op_failure_scope guard_scope(settle ? &settle->failure : t_op_failure);
   if constexpr (Shape::shm_start)
     if (a == comm_algorithm::shm)
-      return request_access::shm(state, Shape::start_shm(st, call), Shape::start_name, std::move(finish), keep);
+      return request_access::shm(state, Shape::start_shm(st, call), Shape::start_name, std::move(finish), keep,
+                                 std::move(settle));
   MPI_Request request = MPI_REQUEST_NULL;
   if (!Shape::start_mpi(st, call, *keep, &request)) {  // done at once
     if (finish) finish();
     return {};
   }
-  return request_access::mpi(state, request, Shape::start_name, std::move(finish), keep);
+  return request_access::mpi(state, request, Shape::start_name, std::move(finish), keep, std::move(settle));
 }
 
 }  // namespace hetero::detail
