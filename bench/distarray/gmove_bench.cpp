@@ -3,6 +3,9 @@
 // strided loop per destination, exchanges with MPI_Alltoallv and receives straight into the
 // cyclic array (what arrives from one source is contiguous there); its counts are computed
 // once, as gmove's plan is.
+// gmove of a block-distributed array into a local View on every rank (XcalableMP's gmove to a
+// replicated array, nbody's gather of positions) against MPI_Allgatherv of the blocks (counts
+// and displacements computed once); n + 1 elements, so the blocks are uneven.
 #include <hetero/distarray.hpp>
 
 #include <vector>
@@ -63,6 +66,39 @@ void baseline_alltoallv(benchmark::State& state) {
   benchmark::DoNotOptimize(target.data());
 }
 
+void hetero_gmove_to_replicated(benchmark::State& state) {
+  const std::int64_t n = state.range(0) + 1;
+  hetero::distributed_array<double, 1, Kokkos::HostSpace> block(
+      hetero::index_space<1>({n}, hetero::process_grid<1>()));
+  Kokkos::View<double*, Kokkos::HostSpace> everything("everything", static_cast<std::size_t>(n));
+  Kokkos::deep_copy(block.local(), 1.5);
+  for (int warm = 0; warm < 3; ++warm) hetero::gmove(everything, block);
+  dist_bench::time_iterations(state, [&] { hetero::gmove(everything, block); });
+  benchmark::DoNotOptimize(everything.data());
+}
+
+void baseline_allgatherv(benchmark::State& state) {
+  const std::int64_t n = state.range(0) + 1;
+  const dist_bench::world_copy world;
+  const int me = world.me, p = world.size;
+  const hetero::axis_distribution blocks(n, p, hetero::distribution::block());  // the index arithmetic only
+  std::vector<int> counts(static_cast<std::size_t>(p)), displs(counts.size());
+  for (int q = 0, at = 0; q < p; ++q) {
+    counts[static_cast<std::size_t>(q)] = static_cast<int>(blocks.local_size(q));
+    displs[static_cast<std::size_t>(q)] = at;
+    at += counts[static_cast<std::size_t>(q)];
+  }
+  std::vector<double> mine(static_cast<std::size_t>(blocks.local_size(me)), 1.5);
+  std::vector<double> everything(static_cast<std::size_t>(n));
+  auto gather = [&] {
+    MPI_Allgatherv(mine.data(), counts[static_cast<std::size_t>(me)], MPI_DOUBLE, everything.data(), counts.data(),
+                   displs.data(), MPI_DOUBLE, world.comm);
+  };
+  for (int warm = 0; warm < 3; ++warm) gather();
+  dist_bench::time_iterations(state, [&] { gather(); });
+  benchmark::DoNotOptimize(everything.data());
+}
+
 const auto sizes = [](benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
   for (std::int64_t n : {1 << 12, 1 << 16, 1 << 20, 1 << 22}) b->Arg(n);
@@ -70,6 +106,8 @@ const auto sizes = [](benchmark::internal::Benchmark* b) {
 const int registered[] = {
     hetero::bench::add("gmove_block_to_cyclic/baseline_alltoallv", baseline_alltoallv, sizes),
     hetero::bench::add("gmove_block_to_cyclic/hetero_gmove", hetero_gmove, sizes),
+    hetero::bench::add("gmove_to_replicated/baseline_allgatherv", baseline_allgatherv, sizes),
+    hetero::bench::add("gmove_to_replicated/hetero_gmove", hetero_gmove_to_replicated, sizes),
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // nbody: direct all-pairs N-body (double precision, softening, leapfrog), the force loop shared
 // between the device and the host of every rank by hetero's work sharing, as in the seed paper's
-// N-body benchmark. Particles are block-distributed over MPI ranks; all positions are gathered
-// every step (replicated in for the force loop). Prints per step and rank the CPU weight of the
-// force loop with that rank's device and host times (the paper's Figure 5), and the total energy
-// at the start and the end; checks the first forces against a serial loop and the energy drift.
+// N-body benchmark. Particles are block-distributed over MPI ranks (a distributed array of
+// positions); every step a gmove copies the whole array into each rank's replicated copy (as
+// XcalableMP's gmove to a non-distributed array), which the force loop reads (replicated in). Prints per step and
+// rank the CPU weight of the force loop with that rank's device and host times (the paper's Figure 5), and the
+// total energy at the start and the end; checks the first forces against a serial loop and the energy drift.
 //   mpiexec -n 2 ./nbody [particles] [steps] [--tuner=model|fixed_step|manual] [--weights=FILE]
 // With --weights=FILE each rank's tuned weights are loaded from FILE when it exists and saved to
 // it at the end (one file, a line per rank and loop), so a second run starts balanced.
@@ -17,7 +18,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,10 +72,12 @@ int main(int argc, char** argv) {
   const options opt = parse(argc, argv);
   const hetero::communicator world;
   const int p = world.size(), r = world.rank();
-  // Balanced blocks of particles: the first n % p ranks hold one more.
+  // Balanced blocks of particles (the first n % p ranks hold one more), 4 values each (x, y, z,
+  // m): ranks in a column, so that each holds whole particles.
   const std::int64_t n = opt.particles;
-  const hetero::axis_distribution particles(n, p, hetero::distribution::block());
-  const auto [first, last] = particles.block_range(r);
+  const hetero::index_space<2> particles({n, 4}, hetero::process_grid<2>({p, 1}, world));
+  hetero::distributed_array<double, 2, Kokkos::HostSpace> blocks(particles);  // each rank's block
+  const auto [first, last] = particles.axis(0).block_range(r);
   const std::int64_t mine = last - first;
   const double dt = 1e-3;
   hetero::set_work_sharing_config(hetero::split_config_for(rt));
@@ -84,7 +86,7 @@ int main(int argc, char** argv) {
                                                               : hetero::tuner_kind::manual;
   hetero::set_tuner("nbody_forces", kind);
   if (!opt.weights_file.empty() && std::filesystem::exists(opt.weights_file))
-    hetero::load_weights(opt.weights_file, world.mpi_comm());
+    hetero::load_weights(opt.weights_file, world);
 
   // Every rank draws all particles from one seed and keeps its block: a cold sphere of radius 1.
   array<double* [4]> all("all", n);  // x, y, z, m of every particle
@@ -106,13 +108,10 @@ int main(int argc, char** argv) {
     all.modify_host();
     pos.modify_host();
   }
-  std::vector<std::int64_t> counts;  // values of each rank's block: 4 per particle
-  for (int q = 0; q < p; ++q) counts.push_back(4 * particles.local_size(q));
   auto gather_positions = [&] {  // every rank's block of (x, y, z, m) into `all`, on the host
     pos.sync_host();
-    world.allgatherv(hetero::send_buf(std::span(pos.host_view().data(), pos.host_view().size())),
-                     hetero::recv_buf(std::span(all.host_view().data(), all.host_view().size())),
-                     hetero::recv_counts(counts));
+    Kokkos::deep_copy(blocks.local(), pos.host_view());
+    hetero::gmove(all.host_view(), blocks);  // distributed -> replicated: every rank gets all
     all.modify_host();
   };
   auto compute_forces = [&] {
@@ -192,6 +191,6 @@ int main(int argc, char** argv) {
     std::printf("forces against a serial loop: largest relative difference %.1e (%s)\n", worst_all,
                 forces_ok ? "ok" : "WRONG");
   }
-  if (!opt.weights_file.empty()) hetero::save_weights(opt.weights_file, world.mpi_comm());  // every rank's own
+  if (!opt.weights_file.empty()) hetero::save_weights(opt.weights_file, world);  // every rank's own
   return forces_ok && energy_ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

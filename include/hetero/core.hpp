@@ -8,6 +8,7 @@
 #include "hetero/core/concepts.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/comm_ref.hpp"
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"

@@ -2,7 +2,7 @@
 // and local arrays (row- and column-major), random strided sections, every element of the
 // destination checked against a serial reference, made by gmove or by gmove_async completed by
 // wait() or test(); plan reuse; asynchronous moves in flight together; overlapping sections;
-// errors.
+// a distributed array into a local View on every rank against MPI_Allgatherv; errors.
 #include <hetero/distarray/gmove.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -331,4 +331,64 @@ TEST_CASE("gmove refuses sections out of bounds or of different shapes", "[dist]
         hetero::index_space<2>({4 * p, 6}, hetero::process_grid<2>({1, 1}, MPI_COMM_SELF)));
     CHECK_THROWS_WITH(hetero::gmove(alone, a), ContainsSubstring("distributed over different processes"));
   }
+}
+
+// XcalableMP's gmove to a non-distributed array: every rank receives the whole distributed array
+// into its own local View, as MPI_Allgatherv of the blocks would (nbody's positions).
+TEST_CASE("gmove of a distributed array into a local View on every rank equals MPI_Allgatherv", "[dist][gmove]") {
+  const int p = world_size(), me = dist_test::world_rank();
+  auto rng = hetero::testing::rng(97);  // the same draws on every rank: sizes and distributions
+  for (int round = 0; round < 6; ++round) {
+    // Uneven blocks: n not a multiple of p, and gen_block parts of random (possibly zero) sizes.
+    const std::int64_t n = p * dist_test::uniform(rng, 1, 40) + dist_test::uniform(rng, 1, std::max(1, p - 1));
+    const std::int64_t width = dist_test::uniform(rng, 1, 5);
+    const hetero::distribution rows = dist_test::random_distribution(rng, n, p, true);
+    CAPTURE(round, n, width, hetero::to_string(rows.kind()));
+    hetero::distributed_array<double, 2, Kokkos::HostSpace> a(hetero::index_space<2>(
+        {n, width}, hetero::process_grid<2>({p, 1}), {rows, hetero::distribution::block()}));
+    Kokkos::View<double**, Kokkos::HostSpace> everything("everything", static_cast<std::size_t>(n),
+                                                         static_cast<std::size_t>(width));
+    const auto counts_of = [&] {
+      std::vector<int> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+      for (int q = 0; q < p; ++q) {
+        counts[static_cast<std::size_t>(q)] = static_cast<int>(a.space().axis(0).local_size(q) * width);
+        if (q > 0) {
+          const auto prev = static_cast<std::size_t>(q - 1);
+          displs[static_cast<std::size_t>(q)] = displs[prev] + counts[prev];
+        }
+      }
+      return std::pair(counts, displs);
+    };
+    const auto [counts, displs] = counts_of();
+    // Twice on the same arrays with fresh values: the second gmove reuses the cached plan.
+    for (int again = 0; again < 2; ++again) {
+      auto mine_rng = hetero::testing::rng(1000 + 10 * static_cast<std::uint64_t>(round) +
+                                           2 * static_cast<std::uint64_t>(me) + static_cast<std::uint64_t>(again));
+      std::uniform_real_distribution<double> value(-1, 1);
+      const auto block = a.local();
+      std::vector<double> mine;
+      for (std::size_t i = 0; i < block.extent(0); ++i)
+        for (std::size_t j = 0; j < block.extent(1); ++j) mine.push_back(block(i, j) = value(mine_rng));
+      REQUIRE(static_cast<int>(mine.size()) == counts[static_cast<std::size_t>(me)]);
+      std::vector<double> reference(static_cast<std::size_t>(n * width));
+      MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, reference.data(), counts.data(),
+                     displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+      Kokkos::deep_copy(everything, -7.0);
+      hetero::gmove(everything, a);
+      dist_test::mismatches wrong;
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < width; ++j)
+          wrong.expect(everything(i, j) == reference[static_cast<std::size_t>(i * width + j)], "element (", i,
+                       ", ", j, ")");
+      DIST_CHECK_NO_MISMATCH(wrong);
+    }
+  }
+  // The local View must have the array's shape (or be given a section that has it).
+  hetero::distributed_array<double, 1, Kokkos::HostSpace> b(hetero::block_space(3 * p + 1));
+  Kokkos::View<double*, Kokkos::HostSpace> too_long("too long", static_cast<std::size_t>(3 * p + 2));
+  CHECK_THROWS_AS(hetero::gmove(too_long, b), hetero::invalid_argument);
+  CHECK_THROWS_WITH(hetero::gmove(too_long, b),
+                    ContainsSubstring("the destination section has shape [" + std::to_string(3 * p + 2) +
+                                      "] but the source section has shape [" + std::to_string(3 * p + 1) + "]"));
+  hetero::gmove(hetero::section(too_long, {hetero::slice{1, 3 * p + 2}}), b);  // a section of the right shape
 }

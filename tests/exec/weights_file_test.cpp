@@ -1,4 +1,8 @@
-// Weights saved to a file and loaded again; unreadable files and malformed lines are named.
+// Weights saved to a file and loaded again; unreadable files and malformed lines are named; the
+// collective forms on an MPI_Comm and on hetero's handles (communicator, sub-communicator, grid),
+// and a rank that never arrives.
+#include <hetero/comm.hpp>
+#include <hetero/distarray/process_grid.hpp>
 #include <hetero/exec/weights_file.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -6,9 +10,11 @@
 
 #include <mpi.h>
 #include <unistd.h>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +26,53 @@ namespace {
 
 std::string temp_path(const char* stem) {
   return std::string("hetero-") + stem + "-" + std::to_string(::getpid()) + ".txt";
+}
+
+const std::array<std::string, 3> handle_labels = {"nbody forces", "dgemm", "halo pack"};
+
+// Every rank of `comm` sets its own random weights, saves them through `comm` to `path`, forgets
+// them and loads them back; checks what it got, and (at `comm`'s rank 0) every line of the file.
+template <class Comm>
+void save_and_load_through(const Comm& comm, int rank, int size, const std::string& path, std::uint64_t stream) {
+  hetero::forget_split_labels();
+  auto gen = hetero::testing::rng(stream);  // the same draws on every rank: rank r uses row r
+  std::uniform_real_distribution<double> weight(0, 1);
+  std::vector<std::array<double, 3>> table(static_cast<std::size_t>(size));
+  for (auto& row : table)
+    for (auto& w : row) w = weight(gen);
+  const auto& mine = table[static_cast<std::size_t>(rank)];
+  for (std::size_t l = 0; l < handle_labels.size(); ++l) hetero::reset_weight(handle_labels[l], mine[l]);
+  hetero::save_weights(path, comm);
+  if (rank == 0) {
+    std::ifstream file(path);
+    std::string line;
+    REQUIRE(std::getline(file, line));
+    CHECK(line == "# hetero cpu weights v2: <rank> <weight> <label>");
+    std::vector<std::array<int, 3>> seen(static_cast<std::size_t>(size), {0, 0, 0});
+    int lines = 0;
+    while (std::getline(file, line)) {
+      ++lines;
+      std::istringstream fields(line);
+      int owner = -1;
+      double w = -1;
+      fields >> owner >> w;
+      std::string label;
+      std::getline(fields >> std::ws, label);
+      REQUIRE(owner >= 0);
+      REQUIRE(owner < size);
+      std::size_t l = 0;
+      while (l < handle_labels.size() && handle_labels[l] != label) ++l;
+      REQUIRE(l < handle_labels.size());
+      CHECK(w == table[static_cast<std::size_t>(owner)][l]);
+      ++seen[static_cast<std::size_t>(owner)][l];
+    }
+    CHECK(lines == 3 * size);
+    for (const auto& row : seen) CHECK(row == std::array<int, 3>{1, 1, 1});
+  }
+  hetero::forget_split_labels();
+  hetero::load_weights(path, comm);
+  for (std::size_t l = 0; l < handle_labels.size(); ++l) CHECK(hetero::cpu_weight(handle_labels[l]) == mine[l]);
+  CHECK(hetero::split_labels().size() == handle_labels.size());
 }
 
 }  // namespace
@@ -100,4 +153,68 @@ TEST_CASE("every rank's weights go to one file and each rank gets its own back",
                     ContainsSubstring("line 2") && ContainsSubstring("allowed: [0, 1]"));
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("hetero handles stand for their ranks: a communicator, a sub-communicator, a grid",
+          "[exec][weights][mpi]") {
+  const hetero::communicator world;
+  int pid = ::getpid();
+  world.broadcast(hetero::send_recv_buf(pid), hetero::root(0));
+  const std::string stem = "hetero-handle-weights-" + std::to_string(pid);
+
+  save_and_load_through(world, world.rank(), world.size(), stem + ".txt", 71);
+
+  // Ranks split by parity: each half writes its own file, numbered by its ranks in the half.
+  MPI_Comm split = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, world.rank() % 2, world.rank(), &split);
+  {
+    const hetero::communicator half(split);
+    save_and_load_through(half, half.rank(), half.size(),
+                          stem + "-half" + std::to_string(world.rank() % 2) + ".txt",
+                          73 + static_cast<std::uint64_t>(world.rank() % 2));
+    half.barrier();
+    if (half.rank() == 0) std::remove((stem + "-half" + std::to_string(world.rank() % 2) + ".txt").c_str());
+  }
+  MPI_Comm_free(&split);
+
+  const hetero::process_grid<1> grid({world.size()});
+  save_and_load_through(grid, grid.comm().rank(), grid.comm().size(), stem + "-grid.txt", 79);
+  world.barrier();
+  if (world.rank() == 0) {
+    std::remove((stem + ".txt").c_str());
+    std::remove((stem + "-grid.txt").c_str());
+  }
+}
+
+TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_error, not a hang",
+          "[exec][weights][mpi][errors]") {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return;  // one rank waits for nobody
+  hetero::forget_split_labels();
+  hetero::reset_weight("nbody forces", 0.5);
+  const int late = size - 1;
+  {
+    hetero::communicator_options o;
+    o.wait_timeout_seconds = 0.3;
+    const hetero::communicator comm(o);
+    const hetero::process_grid<1> grid({size}, comm);  // a handle whose comm() carries the timeout
+    CHECK(hetero::comm_ref(grid).wait_timeout_seconds() == 0.3);
+    CHECK(hetero::comm_ref(grid).get() == comm.mpi_comm());
+    if (rank != late) {
+      // The wait names the call and the handle's option; rank 0 waits in the gather, the others
+      // for rank 0's outcome.
+      CHECK_THROWS_AS(hetero::save_weights(temp_path("never-written"), comm), hetero::deadlock_error);
+      CHECK_THROWS_WITH(hetero::save_weights(temp_path("never-written"), grid),
+                        ContainsSubstring("hetero::save_weights (root 0)") &&
+                            ContainsSubstring("(limit 0.3 s) for other ranks") &&
+                            ContainsSubstring("communicator_options::wait_timeout_seconds"));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }  // requests left pending on the freed duplicate never complete; nothing waits for them
+  if (rank == 0) {
+    std::ifstream unwritten(temp_path("never-written"));
+    CHECK_FALSE(unwritten.good());
+  }
 }

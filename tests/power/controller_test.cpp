@@ -1,3 +1,4 @@
+#include <hetero/comm/communicator.hpp>
 #include <hetero/power/actuators/dry_run.hpp>
 #include <hetero/power/actuators/emulated.hpp>
 #include <hetero/power/controller.hpp>
@@ -98,11 +99,12 @@ struct controlled_run {
   double frequency = 0;  // the emulated CPU's at the end
 };
 
-controlled_run run_controlled(const controller_options& options, double seconds, bool mark) {
+controlled_run run_controlled(const controller_options& options, double seconds, bool mark,
+                              hetero::comm_ref comm = MPI_COMM_WORLD) {
   monitor m;
   m.install();
   emulated_actuator cpu(hetero::testing::modelled_cpu_table());
-  controller c(MPI_COMM_WORLD, m, cpu, options);
+  controller c(comm, m, cpu, options);
   imbalanced_steps(cpu, seconds, mark);
   c.stop();
   m.uninstall();
@@ -158,6 +160,55 @@ TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
   // there but blurred, so it is checked where each rank has its core.
   if (size_of() == 2) CHECK(run.status.period_frames > 0.0);
   check_shift(run.rounds, table, budget, 0);
+}
+
+TEST_CASE("hetero handles drive the controller as their MPI_Comm does", "[power][controller]") {
+  const auto table = hetero::testing::modelled_cpu_table();
+  hetero::communicator_options o;
+  o.wait_timeout_seconds = 20;
+  const hetero::communicator world(o);
+  const hetero::comm_ref ref(world);  // what the controller is given: the ranks and the timeout
+  CHECK(ref.get() == world.mpi_comm());
+  CHECK(ref.wait_timeout_seconds() == 20);
+  CHECK(ref.timeout_option() == "communicator_options::wait_timeout_seconds");
+  CHECK(hetero::comm_ref(MPI_COMM_WORLD).wait_timeout_seconds() < 0);  // inherits hetero::wait_timeout()
+
+  // Dynamic shifting with phase marks on a hetero::communicator of every rank.
+  const double budget = size_of() * table.power(4);
+  const int group = size_of() == 3 ? 2 : 0;
+  const auto run =
+      run_controlled({.budget_watts = budget, .group_size = group, .learning_frames = 64}, 0.7, true, world);
+  CHECK(run.status.planned);
+  CHECK(run.status.markers);
+  CHECK(run.status.settings > 5);
+  CHECK(run.history == run.status.settings + 1);
+  CHECK(run.frequency == run.status.setting.frequency_ghz);
+  check_shift(run.rounds, table, budget, group);
+
+  // The even policy on each half of the ranks (split by parity): the budget is the half's.
+  MPI_Comm split = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank_of() % 2, rank_of(), &split);
+  {
+    const hetero::communicator half(split);
+    const double half_budget = half.size() * table.power(2) + 0.25;
+    monitor m;
+    m.install();
+    dry_run_actuator log(table);
+    controller c(half, m, log, {.budget_watts = half_budget, .mode = policy::even});
+    c.stop();
+    m.uninstall();
+    const auto history = c.history();
+    REQUIRE(history.size() == 1);
+    CHECK(history[0].step == 2);
+    CHECK(history[0].frequency_ghz == table.frequency(2));
+    CHECK(history[0].power_watts == half_budget / half.size());
+    REQUIRE(log.history().size() == 1);
+    CHECK(log.history()[0].setting.step == 2);
+    // A budget below the half's minimum is refused with the half's size, not the world's.
+    CHECK_THROWS_WITH(controller(half, m, log, {.budget_watts = half.size() * table.min_power() - 1.0}),
+                      ContainsSubstring("is below the minimum for " + std::to_string(half.size()) + " device(s)"));
+  }
+  MPI_Comm_free(&split);
 }
 
 TEST_CASE("the controller refuses bad options and reports actuator failures at stop", "[power][controller]") {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -20,6 +21,8 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/comm_ref.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/exec/work_sharing.hpp"
 
 namespace hetero {
@@ -88,51 +91,85 @@ inline std::string rank_weight_lines(int rank) {
 }
 }  // namespace detail
 
-/// Collective over `comm`: writes every rank's CPU weights to one file (rank 0 writes it), one
-/// "<rank> <weight> <label>" line each, so that ranks on uneven nodes keep their own balance.
-/// Throws `hetero::runtime_error` on every rank when the file cannot be written.
-/// @code
-/// hetero::save_weights("weights.txt", MPI_COMM_WORLD);   // at the end of a run, every rank
-/// hetero::load_weights("weights.txt", MPI_COMM_WORLD);   // at the start of the next
-/// @endcode
-inline void save_weights(const std::string& path, MPI_Comm comm) {
-  int rank = 0, size = 1;
-  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
-  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-  const std::string mine = detail::rank_weight_lines(rank);
-  const int length = detail::mpi_count(mine.size(), "weights text");
-  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  HETERO_MPI_CHECK(MPI_Gather, &length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+namespace detail {
+/// What the ranks of `save_weights` exchange. MPI may still write into it after a wait gave
+/// up (a late rank arrives after the `deadlock_error`), so it is left allocated then.
+struct weights_exchange {
+  std::string mine;
+  int length = 0;
+  std::vector<int> lengths, offsets;
   std::string all;
+  int written = 1;
+};
+}  // namespace detail
+
+/// Collective over `comm` (a hetero handle such as `hetero::communicator`, or an `MPI_Comm`):
+/// writes every rank's CPU weights to one file (rank 0 writes it), one
+/// "<rank> <weight> <label>" line each, so that ranks on uneven nodes keep their own balance.
+/// Throws `hetero::runtime_error` on every rank when the file cannot be written, and
+/// `hetero::deadlock_error` when a rank does not arrive within the wait timeout (the handle's,
+/// or `hetero::wait_timeout()`).
+/// @code
+/// const hetero::communicator world;
+/// hetero::save_weights("weights.txt", world);   // at the end of a run, every rank
+/// hetero::load_weights("weights.txt", world);   // at the start of the next
+/// @endcode
+inline void save_weights(const std::string& path, comm_ref comm) {
+  int rank = 0, size = 1;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm.get(), &rank);
+  HETERO_MPI_CHECK(MPI_Comm_size, comm.get(), &size);
+  const detail::wait_policy policy = detail::wait_policy_of(comm);
+  const detail::wait_call call{"hetero::", "save_weights", 0, -1};
+  const detail::wait_call_scope naming(call);
+  auto x = std::make_unique<detail::weights_exchange>();
+  // Non-blocking collectives waited through core's helper: a rank that never arrives gives a
+  // deadlock_error after the timeout instead of a hang inside MPI_Gather.
+  const auto wait = [&](MPI_Request& request, std::string_view what) {
+    try {
+      detail::wait_one(request, policy, what);
+    } catch (const deadlock_error&) {
+      detail::keep_for_mpi(std::move(x));  // MPI may still write there
+      throw;
+    }
+  };
+  x->mine = detail::rank_weight_lines(rank);
+  x->length = detail::mpi_count(x->mine.size(), "weights text");
+  x->lengths.resize(static_cast<std::size_t>(size));
+  x->offsets.resize(static_cast<std::size_t>(size));
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Igather, &x->length, 1, MPI_INT, x->lengths.data(), 1, MPI_INT, 0, comm.get(), &request);
+  wait(request, "gather of text lengths");
   if (rank == 0) {
     std::size_t total = 0;
     for (int r = 0; r < size; ++r) {
-      offsets[static_cast<std::size_t>(r)] = detail::mpi_count(total, "weights file size");
-      total += static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
+      x->offsets[static_cast<std::size_t>(r)] = detail::mpi_count(total, "weights file size");
+      total += static_cast<std::size_t>(x->lengths[static_cast<std::size_t>(r)]);
     }
-    all.resize(total);
+    x->all.resize(total);
   }
-  HETERO_MPI_CHECK(MPI_Gatherv, mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
-                   MPI_CHAR, 0, comm);
-  int written = 1;
+  HETERO_MPI_CHECK(MPI_Igatherv, x->mine.data(), x->length, MPI_CHAR, x->all.data(), x->lengths.data(),
+                   x->offsets.data(), MPI_CHAR, 0, comm.get(), &request);
+  wait(request, "gather of weights");
   if (rank == 0) {
     std::ofstream file(path, std::ios::trunc);
-    file << detail::rank_weights_header << '\n' << all;
+    file << detail::rank_weights_header << '\n' << x->all;
     file.flush();
-    written = file ? 1 : 0;
+    x->written = file ? 1 : 0;
   }
-  HETERO_MPI_CHECK(MPI_Bcast, &written, 1, MPI_INT, 0, comm);
-  if (!written) detail::raise<runtime_error>("cannot write weights file '", path, "' (rank 0 writes it)");
+  HETERO_MPI_CHECK(MPI_Ibcast, &x->written, 1, MPI_INT, 0, comm.get(), &request);
+  wait(request, "broadcast of the outcome");
+  if (!x->written) detail::raise<runtime_error>("cannot write weights file '", path, "' (rank 0 writes it)");
 }
 
-/// Collective over `comm`: reads a file written by `save_weights(path, comm)` and sets, on each
-/// rank, the weights saved for that rank (a file written by `save_weights(path)`, without ranks,
-/// applies to every rank). Every rank reads the whole file, so a malformed line or a weight
-/// outside [0, 1] throws `hetero::invalid_argument` on every rank and sets nothing; a file with no
-/// line for a rank sets nothing there.
-inline void load_weights(const std::string& path, MPI_Comm comm) {
+/// On every rank of `comm` (a hetero handle or an `MPI_Comm`): reads a file written by
+/// `save_weights(path, comm)` and sets, on each rank, the weights saved for that rank (a file
+/// written by `save_weights(path)`, without ranks, applies to every rank). Every rank reads the
+/// whole file on its own (no rank waits for another), so a malformed line or a weight outside
+/// [0, 1] throws `hetero::invalid_argument` on every rank and sets nothing; a file with no line
+/// for a rank sets nothing there.
+inline void load_weights(const std::string& path, comm_ref comm) {
   int rank = 0;
-  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm.get(), &rank);
   std::ifstream file(path);
   if (!file)
     detail::raise<runtime_error>("cannot open weights file '", path, "' for reading: ", std::strerror(errno));

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 
+#include "hetero/core/mpi/comm_ref.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
 namespace hetero {
@@ -15,14 +16,18 @@ namespace hetero {
 /// How a task graph runs; every rank of the communicator passes the same options.
 /// @code
 /// hetero::task_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
+/// const hetero::communicator world;
+/// hetero::task_graph on_world({.comm = world});  // or a process_grid, or an MPI_Comm
 /// @endcode
 struct task_options {
   /// Threads that run tasks on this rank, counting the thread that calls `wait()` (it runs
   /// tasks while it waits). 0: the host threads Kokkos was given (this rank's share of the
   /// node's cores).
   int workers = 0;
-  /// The ranks of the graph (duplicated; the graph is built collectively on it).
-  MPI_Comm comm = MPI_COMM_WORLD;
+  /// The ranks of the graph: a hetero handle (`hetero::communicator`, `process_grid`, ...) or
+  /// an `MPI_Comm`. Duplicated when the graph is built (collectively), so the handle need only
+  /// live until then.
+  comm_ref comm = MPI_COMM_WORLD;
   /// The most tasks (and pending notifications) declared and not finished on this rank: when
   /// it is reached, `spawn` runs tasks until one finishes, so a huge graph does not exhaust
   /// memory.

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -368,6 +370,17 @@ class request_buffer {
   T* m_data;
   bool m_abandoned = false;
 };
+
+/// Keeps `memory` that MPI may still write after a wait gave up (buffers of a request that a late
+/// rank completes after the `deadlock_error`) allocated and reachable until the process ends:
+/// never freed under MPI's feet, and not reported as a leak by LeakSanitizer.
+template <class T>
+void keep_for_mpi(std::unique_ptr<T> memory) {
+  static std::mutex mutex;
+  static auto* const kept = new std::vector<std::shared_ptr<void>>();  // never destroyed, on purpose
+  const std::lock_guard lock(mutex);
+  kept->push_back(std::shared_ptr<T>(std::move(memory)));
+}
 
 }  // namespace hetero::detail
 
