@@ -27,7 +27,8 @@ inline constexpr double timeout_seconds = 1.0;
 
 /// What one rank saw.
 struct outcome {
-  std::string kind = "none";  ///< "none", "deadlock_error", "invalid_argument", "runtime_error", "other"
+  std::string kind = "none";  ///< "none", "deadlock_error", "invalid_argument", "runtime_error", "error" (any
+                              ///< other hetero::error), "other"
   std::string text;
   std::vector<int> missing;
   double seconds = 0;
@@ -61,6 +62,9 @@ outcome attempt(F&& f) {
     o.text = e.what();
   } catch (const hetero::runtime_error& e) {
     o.kind = "runtime_error";
+    o.text = e.what();
+  } catch (const hetero::error& e) {
+    o.kind = "error";
     o.text = e.what();
   } catch (const std::exception& e) {
     o.kind = "other";

@@ -21,6 +21,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/comm_ref.hpp"
 #include "hetero/power/actuators/actuator.hpp"
 #include "hetero/power/allocator.hpp"
 #include "hetero/power/detail/control_channel.hpp"
@@ -69,7 +70,10 @@ struct controller_status {
   power_setting setting = {};    ///< the setting in effect on this rank
 };
 
-/// Runs the power-shifting loop for the ranks of `comm` (collective construction and `stop()`).
+/// Runs the power-shifting loop for the ranks of `comm` (collective construction and `stop()`):
+/// a hetero handle (`hetero::communicator`, `process_grid`, ...; its wait timeout, if it has
+/// one, bounds the controller's waits) or an `MPI_Comm`. The controller makes communicators of
+/// its own from it at construction, so the handle need only live until then.
 /// The monitor must be fed (installed as hetero's observer, or the PMPI layer, or both) and
 /// keep running while the controller does; the actuator's table is the one allocated from. The
 /// dynamic policy needs MPI_THREAD_MULTIPLE (hetero::runtime asks for it).
@@ -77,7 +81,8 @@ struct controller_status {
 /// hetero::power::monitor m;
 /// m.install();
 /// hetero::power::emulated_actuator cpu(hetero::power::frequency_table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0}));
-/// hetero::power::controller control(MPI_COMM_WORLD, m, cpu, {.budget_watts = 2 * 83.0});
+/// const hetero::communicator world;
+/// hetero::power::controller control(world, m, cpu, {.budget_watts = 2 * 83.0});  // or MPI_COMM_WORLD
 /// run_time_steps();  // hetero::mark_phase() once per step, optionally
 /// control.stop();
 /// @endcode
@@ -85,10 +90,10 @@ class controller {
  public:
   /// Starts the loop (collective over `comm`); throws `hetero::invalid_argument` for a budget below
   /// N * P(f_min) or bad options, `hetero::runtime_error` without MPI_THREAD_MULTIPLE (dynamic).
-  controller(MPI_Comm comm, monitor& activity, actuator& device, controller_options options)
+  controller(comm_ref comm, monitor& activity, actuator& device, controller_options options)
       : m_monitor(activity), m_actuator(device), m_table(device.table()), m_options(options) {
     int ranks = 0;
-    HETERO_MPI_CHECK(MPI_Comm_size, comm, &ranks);
+    HETERO_MPI_CHECK(MPI_Comm_size, comm.get(), &ranks);
     m_table.check_budget(m_options.budget_watts, static_cast<std::size_t>(ranks));
     HETERO_EXPECTS(m_options.group_size >= 0, "controller_options::group_size is ", m_options.group_size,
                    "; allowed: 0 (one group) or a positive number of ranks");
@@ -131,7 +136,16 @@ class controller {
     }
     m_wake.notify_all();
     if (m_helper.joinable()) m_helper.join();
-    if (m_options.mode == policy::dynamic && !m_channel_broken) drain();
+    if (m_options.mode == policy::dynamic && !m_channel_broken) {
+      try {
+        drain();
+      } catch (const deadlock_error&) {
+        // A late rank may still complete the abandoned exchanges, writing their buffers: the
+        // channel (its buffers, requests and communicators) is left to MPI.
+        ::hetero::detail::keep_for_mpi(std::move(m_channel));
+        throw;
+      }
+    }
     m_channel.reset();
     if (m_error) std::rethrow_exception(m_error);
   }

@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/comm_ref.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/wait.hpp"
 
@@ -40,17 +42,28 @@ struct exchange {
 class control_channel {
  public:
   /// Splits `comm` into groups of `group_size` consecutive ranks (0: one group). Collective.
-  control_channel(MPI_Comm comm, int group_size) {
+  /// Waits give up after `comm`'s timeout (its handle's, or the process-wide one).
+  control_channel(comm_ref comm, int group_size) {
     int rank = 0, size = 0;
     HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
     const int per_group = group_size > 0 ? group_size : size;
-    m_up = ::hetero::detail::owned_comm::split(comm, rank / per_group, rank);
+    // The split and duplicates below block inside MPI until every rank comes: first check, with
+    // waits that give up, that every rank of `comm` is here (see arrive()).
+    MPI_Comm base = arrive(comm, rank, size);
+    try {
+      m_up = ::hetero::detail::owned_comm::split(base, rank / per_group, rank);
+    } catch (...) {
+      MPI_Comm_free(&base);
+      throw;
+    }
+    MPI_Comm_free(&base);
     m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_rank = m_up.rank();
     m_size = m_up.size();
-    m_policy = ::hetero::detail::make_wait_policy(m_up.get());
+    m_policy = ::hetero::detail::make_wait_policy(m_up.get(), comm.wait_timeout_seconds());
+    m_policy.timeout_option = comm.timeout_option();
   }
   control_channel(const control_channel&) = delete;
   control_channel& operator=(const control_channel&) = delete;
@@ -129,13 +142,35 @@ class control_channel {
     try {
       ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller stop (exchange count agreement)");
     } catch (const deadlock_error&) {
-      (void)values.release();  // NOLINT: deliberately leaked
+      ::hetero::detail::keep_for_mpi(std::move(values));
       throw;
     }
     return static_cast<std::size_t>(values[1]);
   }
 
  private:
+  // A duplicate of `comm` once every rank of it is in this constructor, or `deadlock_error`
+  // after the wait timeout (a rank that never constructs the controller, or comes too late):
+  // MPI_Comm_idup waited for with the timeout, then a barrier on the duplicate (a rank whose
+  // idup matched the abandoned ones of ranks that gave up finds nobody there). The handle and
+  // the request of a wait that gave up are left to MPI (it may still complete them).
+  static MPI_Comm arrive(comm_ref comm, int rank, int size) {
+    auto policy = ::hetero::detail::make_wait_policy(size, rank, ::hetero::detail::process_node_ranks(),
+                                                     comm.wait_timeout_seconds(), comm.timeout_option());
+    auto base = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+    try {
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Comm_idup, comm.get(), base.get(), &request);
+      ::hetero::detail::wait_one(request, policy, "hetero::power::controller start (communicator set-up)");
+      HETERO_MPI_CHECK(MPI_Ibarrier, *base, &request);
+      ::hetero::detail::wait_one(request, policy, "hetero::power::controller start (every rank here)");
+    } catch (const deadlock_error&) {
+      ::hetero::detail::keep_for_mpi(std::move(base));
+      throw;
+    }
+    return *base;
+  }
+
   void post_down(exchange& e) {
     const int count = ::hetero::detail::mpi_count(e.received.size(), "controller answer");
     if (e.broadcast) {

@@ -24,6 +24,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/task/detail/node_pool.hpp"
 #include "hetero/task/detail/remote.hpp"
@@ -75,8 +76,10 @@ class graph_engine {
 
  public:
   graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices)
-      : m_channel(options.comm),
+      : m_channel(options.comm.get()),
         m_timeout(::hetero::detail::resolve_timeout(options.no_progress_timeout)),
+        m_timeout_inherited(options.no_progress_timeout.count() < 0 ||
+                            options.no_progress_timeout == ::hetero::inherit_timeout),
         m_pool(options.window),
         m_devices(std::move(devices)),
         m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel) {}
@@ -473,8 +476,27 @@ class graph_engine {
     for (char c : block.name) mix(static_cast<unsigned char>(c));
     for (std::size_t e : block.extents) mix(e);
     mix(block.first_id);
-    std::uint64_t mine[2] = {h, ~h}, all[2] = {0, 0};
-    HETERO_MPI_CHECK(MPI_Allreduce, mine, all, 2, MPI_UINT64_T, MPI_MAX, comm());
+    // Non-blocking and waited with the graph's timeout, so that a rank that skips this call does
+    // not hang the others; on the heap, and left there if the wait gives up (MPI may still write
+    // it when the late rank comes).
+    auto values = std::make_unique<std::uint64_t[]>(4);
+    values[0] = h;
+    values[1] = ~h;
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Iallreduce, &values[0], &values[2], 2, MPI_UINT64_T, MPI_MAX, comm(), &request);
+    const wait_policy policy = make_wait_policy(
+        size(), rank(), process_node_ranks(),
+        m_timeout_inherited ? inherit_wait_timeout : std::chrono::duration<double>(m_timeout).count(),
+        "task_options::no_progress_timeout");
+    const std::string what = "hetero::task_graph::remote_events('" + block.name + "')";
+    try {
+      wait_one(request, policy, what, wait_kind::task);
+    } catch (const deadlock_error&) {
+      keep_for_mpi(std::move(values));  // MPI may still write it
+      m_broken = true;                  // the ranks' collective calls on the graph's communicator are out of step
+      throw;
+    }
+    const std::uint64_t all[2] = {values[2], values[3]};
     if (all[0] != h || all[1] != ~h)
       raise<invalid_argument>(
           "remote_events('", block.name, "', ...) was declared differently on different ranks (",
@@ -486,6 +508,7 @@ class graph_engine {
 
   remote_channel m_channel;
   std::chrono::nanoseconds m_timeout;
+  bool m_timeout_inherited;  // m_timeout is the process-wide wait timeout (named in deadlock messages)
   std::thread::id m_owner_thread = std::this_thread::get_id();
   std::deque<std::unique_ptr<event_block>> m_blocks;
   std::uint64_t m_next_remote_id = 0;
@@ -536,10 +559,9 @@ inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) 
                  ? "no task ran, finished or arrived for " + std::to_string(seconds) + " s on rank " +
                        std::to_string(rank())
                  : "another rank found that its tasks made no progress";
-  message +=
-      " while wait() was waiting (task_options::no_progress_timeout); a rank waits for a notification nobody "
-      "sends, or "
-      "the ranks declared different graphs. Pending work on each rank:\n";
+  message += " while wait() was waiting";
+  message += no_progress_advice(m_timeout_inherited);
+  message += ". Pending work on each rank:\n";
   for (int r = 0; r < size(); ++r) {
     if (r == rank()) {
       message += text;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,7 +37,11 @@ struct remote_message {
   std::uint64_t type = 0;
   std::uint64_t a = 0, b = 0, c = 0, d = 0;  ///< notify: the remote_key; barrier: epoch, round
   std::uint64_t flags = 0;
+  std::uint64_t graph = 0;  ///< the sending graph's instance (see remote_channel)
 };
+
+/// The next task graph instance number of this process (see remote_channel's constructor).
+inline std::atomic<std::uint64_t> g_next_graph_instance{1};
 
 /// Calls from the progress baton holder for each satisfied wait: `n` received one more message
 /// (`last` when it was the last one expected); `cancelled` when the writer was cancelled.
@@ -70,6 +75,16 @@ class remote_channel {
     m_size = m_owned.size();
     m_requests.fill(MPI_REQUEST_NULL);
     if (m_size > 1) {
+      // MPI reuses a freed communicator's context, so messages a graph's peers sent after it
+      // was destroyed (a rank that left early, a report sent to it) would reach the next graph
+      // on the same ranks. Every message carries an instance number the ranks agree on here,
+      // larger than any of their earlier graphs'; others are dropped on arrival.
+      std::uint64_t mine = g_next_graph_instance.load(std::memory_order_relaxed);
+      HETERO_MPI_CHECK(MPI_Allreduce, MPI_IN_PLACE, &mine, 1, MPI_UINT64_T, MPI_MAX, m_comm);
+      m_instance = mine;
+      std::uint64_t next = g_next_graph_instance.load(std::memory_order_relaxed);
+      while (next <= mine && !g_next_graph_instance.compare_exchange_weak(next, mine + 1)) {
+      }
       for (int i = 0; i < posted_receives; ++i) post_small(i);
       post_report();
     }
@@ -183,7 +198,8 @@ class remote_channel {
     for (int r = 0; r < m_size; ++r) {
       if (r == m_rank) continue;
       auto& slot = new_slot();
-      slot.text = report.substr(0, report_capacity - 1);
+      slot.text.assign(reinterpret_cast<const char*>(&m_instance), sizeof(m_instance));
+      slot.text += report.substr(0, report_capacity - 1 - sizeof(m_instance));
       MPI_Request req = MPI_REQUEST_NULL;
       HETERO_MPI_CHECK(MPI_Isend, slot.text.data(), static_cast<int>(slot.text.size()), MPI_CHAR, r, tag_report,
                        m_comm, &req);
@@ -231,13 +247,19 @@ class remote_channel {
         if (i == posted_receives) {
           int length = 0;
           MPI_Get_count(&statuses[static_cast<std::size_t>(k)], MPI_CHAR, &length);
-          m_reports[statuses[static_cast<std::size_t>(k)].MPI_SOURCE] =
-              std::string(m_report_buffer.data(), static_cast<std::size_t>(std::max(0, length)));
-          m_report_arrived.store(true, std::memory_order_release);
+          std::uint64_t instance = 0;
+          if (length >= static_cast<int>(sizeof(instance)))
+            std::memcpy(&instance, m_report_buffer.data(), sizeof(instance));
+          if (instance == m_instance) {  // else: a report of an earlier graph on these ranks
+            m_reports[statuses[static_cast<std::size_t>(k)].MPI_SOURCE] = std::string(
+                m_report_buffer.data() + sizeof(instance), static_cast<std::size_t>(length) - sizeof(instance));
+            m_report_arrived.store(true, std::memory_order_release);
+          }
           post_report();
         } else {
           const remote_message m = m_received[static_cast<std::size_t>(i)];
           post_small(i);
+          if (m.graph != m_instance) continue;  // a message of an earlier graph on these ranks
           if (m.type == remote_message::notify) {
             deliver({m.a, m.b, m.c, m.d}, (m.flags & remote_message::cancelled_flag) != 0, on_arrival);
           } else if (m.type == remote_message::barrier) {
@@ -329,6 +351,7 @@ class remote_channel {
   void post_send(const remote_message& m, int target) {
     send_slot& slot = new_slot();
     slot.message = m;
+    slot.message.graph = m_instance;
     MPI_Request req = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Isend, &slot.message, static_cast<int>(sizeof(remote_message)), MPI_BYTE, target,
                      tag_small, m_comm, &req);
@@ -363,7 +386,8 @@ class remote_channel {
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;
   int m_size = 1;
-  std::mutex m_mutex;  // the progress baton; guards everything below
+  std::uint64_t m_instance = 0;  // this graph's instance number, the same on every rank
+  std::mutex m_mutex;            // the progress baton; guards everything below
   std::atomic<int> m_active{0};
   std::atomic<std::uint64_t> m_arrivals{0};
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hetero/core/wait_timeout.hpp"
 #include "hetero/task/detail/node.hpp"
 #include "hetero/task/detail/remote.hpp"
 
@@ -56,7 +57,17 @@ class pending_report {
         out << (n.kind == node_kind::device ? "device task #" : "task #") << n.sequence << ' ' << label();
         append_uses(out, n);
         const int pending = n.pending.load(std::memory_order_relaxed);
-        out << " waits for " << pending << " unfinished dependenc" << (pending == 1 ? "y" : "ies");
+        if (pending == 0 && n.kind == node_kind::cpu) {
+          // Not finished and nothing to wait for: queued (a rank told by another's report), or
+          // its body ran and the inner tasks of its subgraph or composed recording have not all
+          // finished (they depend only on one another, so they are never what a stuck graph
+          // waits for: they are not listed one by one).
+          out << " has no unfinished dependency: it is queued, or its body ran and the inner tasks of its "
+                 "subgraph "
+                 "or composed recording have not all finished";
+        } else {
+          out << " waits for " << pending << " unfinished dependenc" << (pending == 1 ? "y" : "ies");
+        }
         break;
       }
       case node_kind::receive: {
@@ -97,6 +108,22 @@ class pending_report {
   std::size_t m_count = 0;
   std::vector<std::string> m_lines;
 };
+
+/// What the text of a task graph's `deadlock_error` says after the wait: the likely causes,
+/// and the knob that set the limit (`inherited`: the process-wide wait timeout, else the
+/// graph's own `task_options::no_progress_timeout`).
+inline std::string no_progress_advice(bool inherited) {
+  std::string text =
+      "; a rank waits for a notification nobody sends, a rank left the graph (returned before declaring or "
+      "waiting for its part), is busy elsewhere for longer than the limit, or the ranks declared different graphs";
+  if (inherited)
+    return text + wait_timeout_advice() +
+           " (the graph's limit is task_options::no_progress_timeout, which inherits this wait timeout unless it "
+           "is given)";
+  return text + wait_timeout_advice("task_options::no_progress_timeout") +
+         " (without it the graph would inherit hetero's wait timeout: HETERO_WAIT_TIMEOUT, "
+         "runtime_options::wait_timeout or hetero::set_wait_timeout)";
+}
 
 }  // namespace hetero::detail
 
