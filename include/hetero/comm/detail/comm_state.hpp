@@ -91,6 +91,12 @@ class comm_state {
   }
   [[nodiscard]] const std::string& tuning_source() const noexcept { return m_tuning_source; }
 
+  /// True while a blocking call runs whose status step on shared memory saw every rank arrive
+  /// with accepted arguments (`all_present_scope`): MPI's own call cannot then wait for a rank
+  /// that never comes, so it runs blocking, without the timeout's polling.
+  [[nodiscard]] bool all_present() const noexcept { return m_all_present; }
+  void set_all_present(bool present) noexcept { m_all_present = present; }
+
   /// The tag of the next non-blocking reduction's settling messages (see `request_settle`):
   /// every rank starts those reductions in the same order, so their numbers agree.
   int next_settle_tag() noexcept {
@@ -180,6 +186,7 @@ class comm_state {
   comm_tuning m_tuning;
   std::string m_tuning_source;
   std::string m_broken;              // the call that gave up waiting (empty: in step)
+  bool m_all_present = false;        // see all_present()
   unsigned long long m_settles = 0;  // non-blocking reductions with a user operation started
   std::vector<std::weak_ptr<void>> m_unsettled;
   std::array<host_scratch, 4> m_scratch;

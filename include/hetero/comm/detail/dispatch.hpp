@@ -89,9 +89,23 @@ constexpr bool has_root(collective c) noexcept {
 /// Whether a blocking call of `kind` takes the status step of consistent checks when its
 /// algorithm is not the shared-memory one: with a root always, without one where there is a
 /// shared-memory window (where every rank hears of any rank's rejection, see `shm_root_status`).
+/// A barrier never does: it has no arguments to reject.
 inline bool takes_status(comm_state& st, collective kind) noexcept {
-  return has_root(kind) || st.shm() != nullptr;
+  return kind != collective::barrier && (has_root(kind) || st.shm() != nullptr);
 }
+
+/// Marks the communicator's current blocking call as one every rank is known to be in (see
+/// `comm_state::all_present`) for as long as it lives.
+class all_present_scope {
+ public:
+  explicit all_present_scope(comm_state& st) noexcept : m_st(st) { m_st.set_all_present(true); }
+  ~all_present_scope() { m_st.set_all_present(false); }
+  all_present_scope(const all_present_scope&) = delete;
+  all_present_scope& operator=(const all_present_scope&) = delete;
+
+ private:
+  comm_state& m_st;
+};
 
 /// The argument checks in force: `argument_check::full` when the older `verify_arguments` is set.
 inline argument_check checks_of(const comm_state& st) noexcept {
@@ -157,14 +171,15 @@ inline constexpr int root_status_capacity = 1024;  // characters of a root's rej
 /// single NUL when it does not fit), so only the root's rejection travels.
 /// `rejection`: this rank's error message, null when it accepted; a rank that rejected only
 /// takes part (and raises its own error after). Raises `rejected_by_peer` on the others.
-inline void root_status(comm_state& st, collective kind, int root, const std::string* rejection) {
+/// Returns true when it saw every rank arrive with accepted arguments (shared memory only).
+inline bool root_status(comm_state& st, collective kind, int root, const std::string* rejection) {
   if (shm_channel* channel = st.shm()) {
     shm_root_status operation(*channel, kind, root, rejection);
     run_blocking(*channel, operation, to_string(kind));
-    return;
+    return rejection == nullptr;
   }
   const int p = st.size();
-  if (p == 1 || root < 0) return;
+  if (p == 1 || root < 0) return false;
   static const char nothing[1] = {'\0'};
   if (st.rank() == root) {
     std::string_view text(nothing, 0);
@@ -178,7 +193,7 @@ inline void root_status(comm_state& st, collective kind, int root, const std::st
         HETERO_MPI_CHECK(MPI_Isend, text.data(), static_cast<int>(text.size()), MPI_CHAR, r, root_status_tag,
                          st.comm(), &requests[i++]);
     wait_all(std::span(requests), st.policy(), to_string(kind));
-    return;
+    return false;
   }
   request_buffer<char, root_status_capacity> text;
   MPI_Request request = MPI_REQUEST_NULL;
@@ -188,7 +203,7 @@ inline void root_status(comm_state& st, collective kind, int root, const std::st
   text.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), to_string(kind));
   int length = 0;
   MPI_Get_count(&status, MPI_CHAR, &length);
-  if (rejection || length <= 0) return;
+  if (rejection || length <= 0) return false;
   const bool fits = !(length == 1 && text[0] == '\0');
   raise<rejected_by_peer>(rejection_message(
       kind, root, true,
@@ -219,11 +234,13 @@ inline void settle_reduction(comm_state& st, collective kind, const op_failure& 
 }
 
 /// Calls MPI's own collective: `blocking()` returns an MPI code; where the node is
-/// oversubscribed or a timeout is set (the default), `start(&request)` starts the non-blocking
-/// form, waited politely (and given up after the timeout) instead.
+/// oversubscribed, or a timeout is set (the default) and the status step did not see every rank
+/// arrive (`comm_state::all_present`), `start(&request)` starts the non-blocking form, waited
+/// politely (and given up after the timeout) instead. The polling costs MPICH about 5 us per
+/// call at 8 bytes (docs/comm.md), so calls whose ranks are known present block.
 template <class Blocking, class Start>
 void call_mpi(comm_state& st, std::string_view what, std::string_view call, Blocking&& blocking, Start&& start) {
-  if (!st.policy().oversubscribed && st.policy().timeout() <= 0) {
+  if (!st.policy().oversubscribed && (st.policy().timeout() <= 0 || st.all_present())) {
     wait_scope waiting(wait_kind::collective, what);
     wait_record record;
     record.begin(monotonic_ns(), st.size(), st.rank(),

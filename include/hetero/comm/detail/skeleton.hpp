@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -256,8 +257,10 @@ void run_call(comm_state& st, const Call& call) {
   const comm_algorithm a = choose(st, Shape::traits(st, call), call.forced);
   // Consistent checks: the shared-memory algorithms carry the verdicts in the slots they read;
   // the others hear them first (every rank's, where there is a window; else the root's).
+  // Every rank arrived and accepted: MPI's call cannot wait for a missing one (call_mpi).
+  std::optional<all_present_scope> present;
   if (a != comm_algorithm::shm && checks_of(st) == argument_check::consistent && takes_status(st, Shape::kind))
-    root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr);
+    if (root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr)) present.emplace(st);
   buffer_route route = route_for<M>(st, a, Shape::name);
   if constexpr (Shape::reroutes)
     if (Shape::template reroute<M>(st, a, route, call)) return;
