@@ -53,6 +53,22 @@ void check_out_of_step(communicator& comm, const std::string& call) {
 
 }  // namespace
 
+TEST_CASE("a rank that never constructs its communicator: the others give up in the set-up", "[faults][comm]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const faults::case_comm ranks;
+  const auto o = faults::attempt([&] {
+    if (me == late) return;
+    communicator comm(ranks.comm);
+    comm.barrier();
+  });
+  faults::report("skip", "comm construction", o);
+  if (me == late)
+    CHECK(o.kind == "none");
+  else  // MPI_Comm_idup names no rank: which one is missing is not known
+    check_deadlock(o, "hetero::communicator construction (communicator set-up)", p, me, -1);
+}
+
 TEST_CASE("a rank that skips a collective: the ranks that wait for it get a deadlock_error", "[faults][comm]") {
   const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
   if (p < 2) return;

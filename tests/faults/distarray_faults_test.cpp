@@ -36,6 +36,24 @@ std::int64_t random_extent(int p) { return 4 * p + faults::shared_random(0, 50);
 
 }  // namespace
 
+TEST_CASE("distarray: a rank that never constructs the array: the others give up in its set-up",
+          "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const hetero::process_grid<1> grid;  // its own communicator: the abandoned set-up stays on it
+  const hetero::index_space<1> space({random_extent(p)}, grid);
+  const auto o = faults::attempt([&] {
+    if (me == late) return;
+    array1 a(space);
+    dist_test::fill(a, 2);
+  });
+  faults::report("skip", "distarray construction", o);
+  if (me == late)
+    CHECK(o.kind == "none");
+  else
+    check_gave_up(o, "hetero::distributed_array construction (communicator set-up)", -1);
+}
+
 TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[faults][dist]") {
   const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
   if (p < 2) return;

@@ -45,6 +45,16 @@ inline int world_size() {
   return s;
 }
 
+/// A communicator of every rank for one case: an object whose set-up gave up leaves an
+/// MPI_Comm_idup on it unmatched, which must not meet the ranks' later collectives on the world.
+struct case_comm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  case_comm() { MPI_Comm_dup(MPI_COMM_WORLD, &comm); }
+  ~case_comm() { MPI_Comm_free(&comm); }
+  case_comm(const case_comm&) = delete;
+  case_comm& operator=(const case_comm&) = delete;
+};
+
 /// Runs `f` after all ranks met (so the clocks start together) and records what it raised.
 template <class F>
 outcome attempt(F&& f) {

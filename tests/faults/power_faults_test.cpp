@@ -49,16 +49,6 @@ void check_gave_up(const faults::outcome& o, const std::string& call) {
                          ContainsSubstring("HETERO_WAIT_TIMEOUT"));
 }
 
-// A communicator of every rank for one case: a controller that gave up at its start leaves an
-// MPI_Comm_idup on it unmatched, which must not meet the ranks' later collectives on the world.
-struct case_comm {
-  MPI_Comm comm = MPI_COMM_NULL;
-  case_comm() { MPI_Comm_dup(MPI_COMM_WORLD, &comm); }
-  ~case_comm() { MPI_Comm_free(&comm); }
-  case_comm(const case_comm&) = delete;
-  case_comm& operator=(const case_comm&) = delete;
-};
-
 }  // namespace
 
 TEST_CASE("a rank that stops its controller early: it gives up in the stop agreement, the others in the exchanges",
@@ -91,7 +81,7 @@ TEST_CASE("a rank that never constructs its controller: the others give up at th
   if (p < 2) return;
   const auto table = hetero::testing::modelled_cpu_table();
   const auto options = options_for(table);
-  const case_comm ranks;
+  const faults::case_comm ranks;
   monitor m;
   m.install();
   emulated_actuator cpu(table);
@@ -120,7 +110,7 @@ TEST_CASE("a rank that sleeps past the timeout: the others give up, so does the 
   emulated_actuator cpu(table);
 
   SECTION("before constructing") {
-    const case_comm ranks;
+    const faults::case_comm ranks;
     const auto o = faults::attempt([&] {
       if (me == late) faults::oversleep();
       controller c(ranks.comm, m, cpu, options);

@@ -120,6 +120,27 @@ TEST_CASE("a task that throws on one rank: it rethrows there, the others raise h
   }
 }
 
+TEST_CASE("a rank that never constructs the graph: the others give up in its set-up", "[faults][task]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const faults::case_comm ranks;
+  const auto o = faults::attempt([&] {
+    if (me == late) return;
+    hetero::task_graph graph({.workers = workers, .comm = ranks.comm});
+    graph.wait();
+  });
+  faults::report("skip", "task graph construction", o);
+  if (me == late) {
+    CHECK(o.kind == "none");
+  } else {
+    INFO(o.text);
+    REQUIRE(o.kind == "deadlock_error");
+    CHECK_THAT(o.text, ContainsSubstring("hetero::task_graph construction (communicator set-up)") &&
+                           ContainsSubstring("(limit 1 s)") && ContainsSubstring("HETERO_WAIT_TIMEOUT"));
+  }
+  check_fresh_graph();  // the world's graphs are not disturbed
+}
+
 TEST_CASE("a rank that returns early: the ranks that wait for it raise deadlock_error", "[faults][task]") {
   const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
   if (p < 2) return;

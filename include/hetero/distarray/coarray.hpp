@@ -19,6 +19,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/staging.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/distarray/concepts.hpp"
 #include "hetero/distarray/detail/origin.hpp"
 #include "hetero/distarray/detail/rows.hpp"
@@ -68,7 +69,7 @@ class coarray {
     s.extents = extents;
     s.label = std::move(options.label);
     s.staged = detail::must_stage<MemorySpace>(options.device_path, "coarray");
-    s.comm = detail::owned_comm::duplicate(comm);
+    s.comm = detail::duplicate_on_arrival(comm, detail::make_wait_policy(comm), "hetero::coarray construction");
     std::int64_t stride = 1;
     for (int d = Rank - 1; d >= 0; --d) {
       s.strides[d] = stride;

@@ -138,7 +138,9 @@ class distributed_array {
       extents[d] = local[d] + shadow.lower[d] + shadow.upper[d];
     }
     s.staged = detail::must_stage<MemorySpace>(s.options.device_path, "distributed_array");
-    s.comm = detail::owned_comm::duplicate(s.space.grid().mpi_comm());
+    s.comm = detail::duplicate_on_arrival(s.space.grid().mpi_comm(),
+                                          detail::make_wait_policy(s.space.grid().mpi_comm()),
+                                          "hetero::distributed_array construction");
     s.storage = make_storage(s.options.label, extents);
     if (s.options.one_sided)
       s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(

@@ -18,6 +18,7 @@
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
 #include "hetero/linalg/detail/csr_halo_plan.hpp"
 #include "hetero/linalg/detail/vector_kernels.hpp"
@@ -139,7 +140,8 @@ class distributed_csr {
                                         static_cast<std::size_t>(
                                             std::lower_bound(ghosts.begin(), ghosts.end(), c) - ghosts.begin()));
     }
-    m_halo_comm = detail::owned_comm::duplicate(m_comm.mpi_comm());
+    m_halo_comm = detail::duplicate_on_arrival(m_comm.mpi_comm(), detail::make_wait_policy(m_comm.mpi_comm()),
+                                               "hetero::distributed_csr construction");
     m_halo = detail::csr_halo_plan<memory_space>(m_halo_comm.get(), m_global_rows, m_rows, ghosts);
     m_row_ptr = to_device<std::int64_t>(mine.row_ptr(), "hetero::csr row_ptr");
     m_global_cols = to_device<std::int64_t>(cols, "hetero::csr global columns");

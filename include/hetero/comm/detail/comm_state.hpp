@@ -46,7 +46,14 @@ class comm_state {
                    options.wait_timeout_seconds,
                    "; allowed: a negative number (inherit hetero::wait_timeout()), 0 (never) or a positive number "
                    "of seconds");
-    m_comm_owner = owned_comm::duplicate(base);
+    // Every rank is in this constructor once the duplicate exists (or deadlock_error after the
+    // timeout): the set-up's blocking steps below cannot wait for a rank that never comes.
+    m_comm_owner = duplicate_on_arrival(
+        base,
+        make_wait_policy(base,
+                         options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds,
+                         "communicator_options::wait_timeout_seconds"),
+        "hetero::communicator construction");
     m_comm = m_comm_owner.get();
     m_rank = m_comm_owner.rank();
     m_size = m_comm_owner.size();

@@ -47,6 +47,13 @@ class owned_comm {
     return adopted(std::move(owned));
   }
 
+  /// Takes ownership of `comm`, a communicator hetero made (e.g. with `MPI_Comm_idup`).
+  static owned_comm adopt(MPI_Comm comm) {
+    auto owned = std::make_shared<holder>();
+    owned->comm = comm;
+    return adopted(std::move(owned));
+  }
+
   /// The communicator (MPI_COMM_NULL for a default-constructed handle).
   [[nodiscard]] MPI_Comm get() const noexcept { return m_holder ? m_holder->comm : MPI_COMM_NULL; }
   /// This process's rank in it.

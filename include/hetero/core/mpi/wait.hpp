@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <concepts>
@@ -89,11 +90,12 @@ inline wait_policy make_wait_policy(int comm_size, int rank, int node_ranks,
 }
 
 /// The policy of `comm`, judged by the ranks of the job on this node (not collective).
-inline wait_policy make_wait_policy(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
+inline wait_policy make_wait_policy(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout,
+                                    std::string_view option = {}) {
   int rank = -1, size = 0;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
   HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-  return make_wait_policy(size, rank, process_node_ranks(), timeout_seconds);
+  return make_wait_policy(size, rank, process_node_ranks(), timeout_seconds, option);
 }
 
 /// The policy of `comm`, judged by its own ranks on this node (collective over `comm`).
@@ -338,39 +340,6 @@ inline void wait_one(MPI_Request& request, const wait_policy& policy, std::strin
            peer >= 0 ? std::span<const int>(peers) : std::span<const int>{});
 }
 
-/// Small buffers of a request that a wait may give up on: MPI can still write them when a late
-/// rank arrives after the `deadlock_error`, so they live on the heap and are left there (a few
-/// bytes, once per failed call) instead of being freed under MPI's feet.
-template <class T, std::size_t N>
-class request_buffer {
- public:
-  request_buffer() : m_data(new T[N]{}) {}
-  ~request_buffer() {
-    if (!m_abandoned) delete[] m_data;
-  }
-  request_buffer(const request_buffer&) = delete;
-  request_buffer& operator=(const request_buffer&) = delete;
-
-  [[nodiscard]] T* data() noexcept { return m_data; }
-  [[nodiscard]] T& operator[](std::size_t i) noexcept { return m_data[i]; }
-  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
-
-  /// `wait_all` on `requests`; if it gives up, the buffer stays allocated for MPI.
-  void wait(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
-            std::string_view what) {
-    try {
-      wait_all(requests, statuses, policy, what);
-    } catch (const deadlock_error&) {
-      m_abandoned = true;
-      throw;
-    }
-  }
-
- private:
-  T* m_data;
-  bool m_abandoned = false;
-};
-
 /// Keeps `memory` that MPI may still write after a wait gave up (buffers of a request that a late
 /// rank completes after the `deadlock_error`) allocated and reachable until the process ends:
 /// never freed under MPI's feet, and not reported as a leak by LeakSanitizer.
@@ -380,6 +349,71 @@ void keep_for_mpi(std::unique_ptr<T> memory) {
   static auto* const kept = new std::vector<std::shared_ptr<void>>();  // never destroyed, on purpose
   const std::lock_guard lock(mutex);
   kept->push_back(std::shared_ptr<T>(std::move(memory)));
+}
+
+/// Small buffers of a request that a wait may give up on: on the heap, and handed to
+/// `keep_for_mpi` if the wait gives up (MPI can still write them when a late rank arrives).
+template <class T, std::size_t N>
+class request_buffer {
+ public:
+  request_buffer() : m_data(std::make_unique<T[]>(N)) {}
+
+  [[nodiscard]] T* data() noexcept { return m_data.get(); }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return m_data[i]; }
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+
+  /// `wait_all` on `requests`; if it gives up, the buffer stays allocated for MPI.
+  void wait(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
+            std::string_view what, wait_kind kind = wait_kind::collective) {
+    try {
+      wait_all(requests, statuses, policy, what, kind);
+    } catch (const deadlock_error&) {
+      keep_for_mpi(std::move(m_data));
+      throw;
+    }
+  }
+
+ private:
+  std::unique_ptr<T[]> m_data;
+};
+
+/// The element-wise maximum of `values` over `comm` (`MPI_Iallreduce`), waited with `policy`:
+/// a `deadlock_error` after its timeout when a rank never joins, instead of a hang.
+template <std::size_t N>
+std::array<std::uint64_t, N> allreduce_max(const std::array<std::uint64_t, N>& values, MPI_Comm comm,
+                                           const wait_policy& policy, std::string_view what,
+                                           wait_kind kind = wait_kind::collective) {
+  request_buffer<std::uint64_t, 2 * N> buffer;  // in: [0, N), out: [N, 2 N)
+  for (std::size_t i = 0; i < N; ++i) buffer[i] = values[i];
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + N, static_cast<int>(N), MPI_UINT64_T, MPI_MAX,
+                   comm, &request);
+  buffer.wait(std::span(&request, 1), {}, policy, what, kind);
+  std::array<std::uint64_t, N> all{};
+  for (std::size_t i = 0; i < N; ++i) all[i] = buffer[N + i];
+  return all;
+}
+
+/// A duplicate of `comm` made once every rank of it has come: `MPI_Comm_idup`, then a barrier on
+/// the duplicate (a late rank whose idup matched the abandoned ones of ranks that gave up finds
+/// nobody there), both waited with `policy`. The first step of an object's collective set-up:
+/// a rank that never makes the object leaves the others a `deadlock_error` naming `what` after
+/// the timeout ("<what> (communicator set-up)", or "(every rank here)" for the barrier), not a
+/// hang in `MPI_Comm_dup`. Once it returns, every rank is in the set-up.
+inline owned_comm duplicate_on_arrival(MPI_Comm comm, const wait_policy& policy, std::string_view what) {
+  HETERO_EXPECTS(comm != MPI_COMM_NULL, what, ": the MPI communicator to duplicate is MPI_COMM_NULL");
+  auto handle = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+  try {
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Comm_idup, comm, handle.get(), &request);
+    wait_one(request, policy, std::string(what) + " (communicator set-up)");
+    HETERO_MPI_CHECK(MPI_Ibarrier, *handle, &request);
+    wait_one(request, policy, std::string(what) + " (every rank here)");
+  } catch (const deadlock_error&) {
+    keep_for_mpi(std::move(handle));  // MPI may still complete the duplicate
+    throw;
+  }
+  return owned_comm::adopt(*handle);
 }
 
 }  // namespace hetero::detail

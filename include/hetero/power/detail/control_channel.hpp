@@ -49,21 +49,19 @@ class control_channel {
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
     const int per_group = group_size > 0 ? group_size : size;
     // The split and duplicates below block inside MPI until every rank comes: first check, with
-    // waits that give up, that every rank of `comm` is here (see arrive()).
-    MPI_Comm base = arrive(comm, rank, size);
-    try {
-      m_up = ::hetero::detail::owned_comm::split(base, rank / per_group, rank);
-    } catch (...) {
-      MPI_Comm_free(&base);
-      throw;
+    // waits that give up, that every rank of `comm` is here.
+    const auto arrival = ::hetero::detail::make_wait_policy(size, rank, ::hetero::detail::process_node_ranks(),
+                                                            comm.wait_timeout_seconds(), comm.timeout_option());
+    {
+      const auto base = ::hetero::detail::duplicate_on_arrival(
+          comm.get(), arrival, "hetero::power::controller start");
+      m_up = ::hetero::detail::owned_comm::split(base.get(), rank / per_group, rank);
     }
-    MPI_Comm_free(&base);
     m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_rank = m_up.rank();
     m_size = m_up.size();
-    m_policy = ::hetero::detail::make_wait_policy(m_up.get(), comm.wait_timeout_seconds());
-    m_policy.timeout_option = comm.timeout_option();
+    m_policy = ::hetero::detail::make_wait_policy(m_up.get(), comm.wait_timeout_seconds(), comm.timeout_option());
   }
   control_channel(const control_channel&) = delete;
   control_channel& operator=(const control_channel&) = delete;
@@ -132,45 +130,12 @@ class control_channel {
   /// Shutdown agreement: the largest `count` over the group (blocking, collective;
   /// `deadlock_error` after the wait timeout).
   [[nodiscard]] std::size_t agree_on_max(std::size_t count) const {
-    // On the heap, and left there if the wait gives up: MPI may still write them when a late
-    // rank comes.
-    auto values = std::make_unique<unsigned long long[]>(2);
-    values[0] = count;
-    MPI_Request request = MPI_REQUEST_NULL;
-    HETERO_MPI_CHECK(MPI_Iallreduce, &values[0], &values[1], 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, m_shutdown.get(),
-                     &request);
-    try {
-      ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller stop (exchange count agreement)");
-    } catch (const deadlock_error&) {
-      ::hetero::detail::keep_for_mpi(std::move(values));
-      throw;
-    }
-    return static_cast<std::size_t>(values[1]);
+    const auto all = ::hetero::detail::allreduce_max<1>(
+        {count}, m_shutdown.get(), m_policy, "hetero::power::controller stop (exchange count agreement)");
+    return static_cast<std::size_t>(all[0]);
   }
 
  private:
-  // A duplicate of `comm` once every rank of it is in this constructor, or `deadlock_error`
-  // after the wait timeout (a rank that never constructs the controller, or comes too late):
-  // MPI_Comm_idup waited for with the timeout, then a barrier on the duplicate (a rank whose
-  // idup matched the abandoned ones of ranks that gave up finds nobody there). The handle and
-  // the request of a wait that gave up are left to MPI (it may still complete them).
-  static MPI_Comm arrive(comm_ref comm, int rank, int size) {
-    auto policy = ::hetero::detail::make_wait_policy(size, rank, ::hetero::detail::process_node_ranks(),
-                                                     comm.wait_timeout_seconds(), comm.timeout_option());
-    auto base = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
-    try {
-      MPI_Request request = MPI_REQUEST_NULL;
-      HETERO_MPI_CHECK(MPI_Comm_idup, comm.get(), base.get(), &request);
-      ::hetero::detail::wait_one(request, policy, "hetero::power::controller start (communicator set-up)");
-      HETERO_MPI_CHECK(MPI_Ibarrier, *base, &request);
-      ::hetero::detail::wait_one(request, policy, "hetero::power::controller start (every rank here)");
-    } catch (const deadlock_error&) {
-      ::hetero::detail::keep_for_mpi(std::move(base));
-      throw;
-    }
-    return *base;
-  }
-
   void post_down(exchange& e) {
     const int count = ::hetero::detail::mpi_count(e.received.size(), "controller answer");
     if (e.broadcast) {

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -70,16 +71,29 @@ inline scheduler_settings settings(const task_options& o, int comm_size) {
   return s;
 }
 
+/// Whether a graph's no-progress timeout is the process-wide wait timeout (named in messages).
+inline bool inherits_timeout(const task_options& o) noexcept {
+  return o.no_progress_timeout.count() < 0 || o.no_progress_timeout == ::hetero::inherit_timeout;
+}
+
+/// How a graph's collective waits (its set-up, remote_events' check) wait: with its no-progress
+/// timeout, or the process-wide one it inherits.
+inline wait_policy wait_policy_of(const task_options& o) {
+  return make_wait_policy(
+      o.comm.get(),
+      inherits_timeout(o) ? inherit_wait_timeout : std::chrono::duration<double>(o.no_progress_timeout).count(),
+      "task_options::no_progress_timeout");
+}
+
 /// The state of one task graph on this rank.
 class graph_engine {
   using clock = std::chrono::steady_clock;
 
  public:
   graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices)
-      : m_channel(options.comm.get()),
+      : m_channel(options.comm.get(), wait_policy_of(options)),
         m_timeout(::hetero::detail::resolve_timeout(options.no_progress_timeout)),
-        m_timeout_inherited(options.no_progress_timeout.count() < 0 ||
-                            options.no_progress_timeout == ::hetero::inherit_timeout),
+        m_timeout_inherited(inherits_timeout(options)),
         m_pool(options.window),
         m_devices(std::move(devices)),
         m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel) {}
@@ -330,12 +344,7 @@ class graph_engine {
     if (spec.on && !spec.on->contains(rank())) return nullptr;
     check_remote_reads(spec);
     node* n = m_recording ? m_recording->new_node() : acquire_node();
-    n->kind = spec.device ? node_kind::device : node_kind::cpu;
-    n->device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
-    n->urgent = spec.priority > 0;
-    n->priority = spec.priority;
-    n->sequence = ++m_declared;
-    if (!spec.label.empty()) n->extra.label.assign(spec.label);
+    start_node(*n, spec, ++m_declared);
     return n;
   }
 
@@ -476,27 +485,15 @@ class graph_engine {
     for (char c : block.name) mix(static_cast<unsigned char>(c));
     for (std::size_t e : block.extents) mix(e);
     mix(block.first_id);
-    // Non-blocking and waited with the graph's timeout, so that a rank that skips this call does
-    // not hang the others; on the heap, and left there if the wait gives up (MPI may still write
-    // it when the late rank comes).
-    auto values = std::make_unique<std::uint64_t[]>(4);
-    values[0] = h;
-    values[1] = ~h;
-    MPI_Request request = MPI_REQUEST_NULL;
-    HETERO_MPI_CHECK(MPI_Iallreduce, &values[0], &values[2], 2, MPI_UINT64_T, MPI_MAX, comm(), &request);
-    const wait_policy policy = make_wait_policy(
-        size(), rank(), process_node_ranks(),
-        m_timeout_inherited ? inherit_wait_timeout : std::chrono::duration<double>(m_timeout).count(),
-        "task_options::no_progress_timeout");
+    // Waited with the graph's timeout, so that a rank that skips this call does not hang the others.
     const std::string what = "hetero::task_graph::remote_events('" + block.name + "')";
+    std::array<std::uint64_t, 2> all{};
     try {
-      wait_one(request, policy, what, wait_kind::task);
+      all = allreduce_max<2>({h, ~h}, comm(), m_channel.policy(), what, wait_kind::task);
     } catch (const deadlock_error&) {
-      keep_for_mpi(std::move(values));  // MPI may still write it
-      m_broken = true;                  // the ranks' collective calls on the graph's communicator are out of step
+      m_broken = true;  // the ranks' collective calls on the graph's communicator are out of step
       throw;
     }
-    const std::uint64_t all[2] = {values[2], values[3]};
     if (all[0] != h || all[1] != ~h)
       raise<invalid_argument>(
           "remote_events('", block.name, "', ...) was declared differently on different ranks (",

@@ -25,6 +25,7 @@
 
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/task/detail/node.hpp"
 
 namespace hetero::detail {
@@ -68,22 +69,30 @@ class remote_channel {
   };
 
  public:
-  explicit remote_channel(MPI_Comm comm) {
-    m_owned = owned_comm::duplicate(comm);
+  /// The graph's channel on a duplicate of `comm`; its set-up waits (every rank must construct
+  /// the graph) give up after `policy`'s timeout with a `deadlock_error`.
+  remote_channel(MPI_Comm comm, const wait_policy& policy) : m_policy(policy) {
+    int size = 1;
+    HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
+    m_owned = size > 1 ? duplicate_on_arrival(comm, policy, "hetero::task_graph construction")
+                       : owned_comm::duplicate(comm);
     m_comm = m_owned.get();
     m_rank = m_owned.rank();
     m_size = m_owned.size();
+    m_policy.comm_size = m_size;
+    m_policy.rank = m_rank;
     m_requests.fill(MPI_REQUEST_NULL);
     if (m_size > 1) {
       // MPI reuses a freed communicator's context, so messages a graph's peers sent after it
       // was destroyed (a rank that left early, a report sent to it) would reach the next graph
       // on the same ranks. Every message carries an instance number the ranks agree on here,
       // larger than any of their earlier graphs'; others are dropped on arrival.
-      std::uint64_t mine = g_next_graph_instance.load(std::memory_order_relaxed);
-      HETERO_MPI_CHECK(MPI_Allreduce, MPI_IN_PLACE, &mine, 1, MPI_UINT64_T, MPI_MAX, m_comm);
-      m_instance = mine;
+      const std::uint64_t mine = g_next_graph_instance.load(std::memory_order_relaxed);
+      m_instance = allreduce_max<1>({mine}, m_comm, m_policy, "hetero::task_graph construction (instance number)",
+                                    wait_kind::task)[0];
+      const std::uint64_t agreed = m_instance;
       std::uint64_t next = g_next_graph_instance.load(std::memory_order_relaxed);
-      while (next <= mine && !g_next_graph_instance.compare_exchange_weak(next, mine + 1)) {
+      while (next <= agreed && !g_next_graph_instance.compare_exchange_weak(next, agreed + 1)) {
       }
       for (int i = 0; i < posted_receives; ++i) post_small(i);
       post_report();
@@ -111,6 +120,8 @@ class remote_channel {
   [[nodiscard]] int rank() const noexcept { return m_rank; }
   [[nodiscard]] int size() const noexcept { return m_size; }
   [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
+  /// How the graph's collective waits wait (its no-progress timeout).
+  [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
   /// Whether anything waits for MPI or an adopted operation (progress is worth calling).
   [[nodiscard]] bool active() const noexcept { return m_active.load(std::memory_order_acquire) > 0; }
   /// Messages received and operations completed so far (the watchdog's progress stamp).
@@ -382,6 +393,7 @@ class remote_channel {
     return true;
   }
 
+  wait_policy m_policy;
   owned_comm m_owned;  // freed after the destructor cancelled what was posted on it
   MPI_Comm m_comm = MPI_COMM_NULL;
   int m_rank = 0;

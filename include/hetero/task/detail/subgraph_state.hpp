@@ -87,12 +87,7 @@ class subgraph_state : public node_group {
   void declare(const task_spec& spec, SetBody&& set_body) {
     check(spec);
     node* n = new_node();
-    n->kind = spec.device ? node_kind::device : node_kind::cpu;
-    n->device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
-    n->urgent = spec.priority > 0;
-    n->priority = spec.priority;
-    n->sequence = ++m_declared;
-    if (!spec.label.empty()) n->extra.label.assign(spec.label);
+    start_node(*n, spec, ++m_declared);
     std::forward<SetBody>(set_body)(*n);
     int edges = 0;
     for (std::size_t i = 0; i < spec.size(); ++i) {

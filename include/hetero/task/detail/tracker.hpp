@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,16 @@ struct task_spec {
   std::vector<access_spec> m_more;
   std::size_t m_count = 0;
 };
+
+/// Sets up node `n` as the task `spec` describes, its `sequence`-th in declaration order.
+inline void start_node(node& n, const task_spec& spec, std::uint64_t sequence) {
+  n.kind = spec.device ? node_kind::device : node_kind::cpu;
+  n.device = static_cast<std::int16_t>(spec.device ? spec.pinned : -1);
+  n.urgent = spec.priority > 0;
+  n.priority = spec.priority;
+  n.sequence = sequence;
+  if (!spec.label.empty()) n.extra.label.assign(spec.label);
+}
 
 /// Adds dependency edges for accesses in program order. `recorded`: the predecessors belong to
 /// a recording (nothing runs yet, every edge is kept).
