@@ -327,10 +327,15 @@ build() { # build <build dir> [targets...]
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
-  # The sanitizer builds use -O1 with line tables only (no NDEBUG, so assertions stay on): the
-  # sanitizers' recommended level, and 2.6x quicker to compile here than RelWithDebInfo's -O2 -g
-  # (tests/comm/allreduce_test.cpp under ASan: 47 s against 121 s). Reports keep file:line.
-  local sanitizer_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
+  # The sanitizer builds use line tables only (-g1; no NDEBUG, so assertions stay on; reports
+  # keep file:line) and a low optimisation level instead of RelWithDebInfo's -O2 -g (2.6x slower
+  # to compile: tests/comm/allreduce_test.cpp under ASan at -O1 -g1 took 47 s against 121 s).
+  # ThreadSanitizer at -O1, its recommended level. ASan + UBSan at -O0: they check every access
+  # and operation as at -O1 (the optimiser only removes some), and -O0 halves that build, the
+  # longest of the four (allreduce_test.cpp: 29 s of CPU against 58 s at -O1); the CG tests,
+  # compute-bound, keep -O1 (tests/linalg/CMakeLists.txt).
+  local asan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1")
+  local tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
   rm -rf "$build_dir/test" "$build_dir/test-cuda" "$build_dir/test-asan" "$build_dir/test-tsan"
   mkdir -p "$build_dir"
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON
@@ -340,7 +345,7 @@ cmd_test() {
 
   cuda_stage
 
-  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" "${sanitizer_flags[@]}" \
+  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" "${asan_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF \
     -DHETERO_BUILD_EXAMPLES=OFF -DHETERO_CHECK_HEADERS=OFF
   build "$build_dir/test-asan"
@@ -350,7 +355,7 @@ cmd_test() {
   (cd "$build_dir/test-asan" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs" -LE 'style|package') \
     || die "some tests failed under the sanitizers (ctest output above)"
 
-  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${sanitizer_flags[@]}" \
+  HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${tsan_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
   # Only the executables of the tests labelled tsan are built (ctest knows them once configured).
   local tsan_targets

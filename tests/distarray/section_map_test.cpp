@@ -37,8 +37,10 @@ axis_runs reference_runs(int d, const section_side<1>& src, const section_side<1
 }
 
 // A random side of `count` positions: distributed over every rank (kept in `spaces`), or local.
+// One side of `count` positions; a distributed one on `grid` (made once per test case: a grid
+// is a communicator, whose collective set-up costs far more than the walk checked here).
 template <class Rng>
-section_side<1> random_side(Rng& rng, std::int64_t count, bool local,
+section_side<1> random_side(Rng& rng, std::int64_t count, bool local, const hetero::process_grid<1>& grid,
                             std::vector<hetero::index_space<1>>& spaces) {
   section_side<1> s;
   const std::int64_t step = dist_test::uniform(rng, 1, 4), begin = dist_test::uniform(rng, 0, 5);
@@ -50,7 +52,7 @@ section_side<1> random_side(Rng& rng, std::int64_t count, bool local,
     return s;
   }
   const int p = dist_test::world_size();
-  spaces.emplace_back(std::array<std::int64_t, 1>{extent}, hetero::process_grid<1>({p}),
+  spaces.emplace_back(std::array<std::int64_t, 1>{extent}, grid,
                       std::array<hetero::distribution, 1>{dist_test::random_distribution(rng, extent, p)});
   s.space = &spaces.back();
   return s;
@@ -88,14 +90,15 @@ bool same_runs(const axis_runs& a, const axis_runs& b) {
 TEST_CASE("runs_of_axis: the piece-by-piece walk gives the runs of the walk position by position",
           "[dist][section_map]") {
   auto rng = hetero::testing::rng(41);
+  const hetero::process_grid<1> grid({dist_test::world_size()});
   int cases = 0;
   for (int trial = 0; trial < 400; ++trial) {
     std::vector<hetero::index_space<1>> spaces;
     spaces.reserve(2);  // the sides point into it
     const std::int64_t count = dist_test::uniform(rng, 1, 80);
     const int locals = static_cast<int>(dist_test::uniform(rng, 0, 5));  // 0: both distributed
-    const auto src = random_side(rng, count, locals == 1, spaces);
-    const auto dst = random_side(rng, count, locals == 2, spaces);
+    const auto src = random_side(rng, count, locals == 1, grid, spaces);
+    const auto dst = random_side(rng, count, locals == 2, grid, spaces);
     for (walk how : {walk::all, walk::src_owned, walk::dst_owned}) {
       if ((how == walk::src_owned && !src.distributed()) || (how == walk::dst_owned && !dst.distributed()))
         continue;
