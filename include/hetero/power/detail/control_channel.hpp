@@ -53,8 +53,8 @@ class control_channel {
     const auto arrival = ::hetero::detail::make_wait_policy(size, rank, ::hetero::detail::process_node_ranks(),
                                                             comm.wait_timeout_seconds(), comm.timeout_option());
     {
-      const auto base = ::hetero::detail::duplicate_on_arrival(
-          comm.get(), arrival, "hetero::power::controller start");
+      const auto base =
+          ::hetero::detail::duplicate_on_arrival(comm.get(), arrival, "hetero::power::controller start");
       m_up = ::hetero::detail::owned_comm::split(base.get(), rank / per_group, rank);
     }
     m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
