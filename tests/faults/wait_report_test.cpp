@@ -15,7 +15,6 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -137,10 +136,11 @@ TEST_CASE("SIGUSR1 prints this rank's waits in progress and the program goes on"
 TEST_CASE("SIGTERM prints the waits in progress, then the process dies by SIGTERM", "[faults][signal]") {
   REQUIRE(hetero::detail::g_wait_signals.term);
   const int size = 2 + static_cast<int>(std::random_device{}() % 30);
-  const auto describe = [](char* text, std::size_t bytes) { std::snprintf(text, bytes, "hetero::test::sigterm"); };
-  {  // this thread's slot exists before the fork: the child allocates nothing
+  const int root = static_cast<int>(std::random_device{}() % 100);
+  {  // this thread's slot exists before the fork: the child allocates nothing. Its name has the
+     // child's lengths, so the child's record must replace text that compares equal in size.
     hetero::detail::wait_record warm;
-    warm.begin(hetero::detail::monotonic_ns(), 1, 0, describe);
+    warm.begin(hetero::detail::monotonic_ns(), 1, 0, {"hetero::test::", "sigtemp", -1, -1, "shapE"});
   }
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
@@ -155,7 +155,7 @@ TEST_CASE("SIGTERM prints the waits in progress, then the process dies by SIGTER
     ::sigaction(SIGTERM, &report, nullptr);
     ::dup2(pipe_fds[1], STDERR_FILENO);
     hetero::detail::wait_record record;
-    record.begin(hetero::detail::monotonic_ns(), size, 1, describe);
+    record.begin(hetero::detail::coarse_monotonic_ns(), size, 1, {"hetero::test::", "sigterm", root, 8, "shape"});
     ::raise(SIGTERM);
     ::_exit(0);  // not reached: the default action of SIGTERM ends the child
   }
@@ -169,6 +169,7 @@ TEST_CASE("SIGTERM prints the waits in progress, then the process dies by SIGTER
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFSIGNALED(status));
   CHECK(WTERMSIG(status) == SIGTERM);
-  CHECK_THAT(output, ContainsSubstring("s in hetero::test::sigterm on a communicator of " + std::to_string(size) +
+  CHECK_THAT(output, ContainsSubstring("s in hetero::test::sigterm (root " + std::to_string(root) +
+                                       ", 8 B): shape on a communicator of " + std::to_string(size) +
                                        " rank(s) as rank 1"));
 }

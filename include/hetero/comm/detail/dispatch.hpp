@@ -243,8 +243,7 @@ void call_mpi(comm_state& st, std::string_view what, std::string_view call, Bloc
   if (!st.policy().oversubscribed && (st.policy().timeout() <= 0 || st.all_present())) {
     wait_scope waiting(wait_kind::collective, what);
     wait_record record;
-    record.begin(monotonic_ns(), st.size(), st.rank(),
-                 [&](char* text, std::size_t bytes) { describe_wait(text, bytes, what); });
+    record.begin(coarse_monotonic_ns(), st.size(), st.rank(), wait_words_of(what));
     check_mpi(blocking(), call);
     return;
   }

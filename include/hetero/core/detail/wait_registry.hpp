@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -25,112 +26,6 @@ namespace hetero::detail {
 
 inline constexpr std::size_t wait_text_bytes = 200;  // the wait's description, cut if longer
 inline constexpr int wait_missing_max = 16;          // missing ranks listed in a report
-
-/// One thread's record. Written by its thread only; read by the signal handler (any thread),
-/// which sees either the old or the new values of each word: a report may mix two waits of a
-/// thread that changed wait exactly then, never crash.
-struct wait_slot {
-  std::atomic<bool> in_use{false};  ///< owned by a live thread
-  std::atomic<bool> active{false};  ///< a wait is recorded
-  std::atomic<std::int64_t> since_ns{0};
-  std::atomic<int> comm_size{0};
-  std::atomic<int> rank{-1};
-  std::atomic<int> missing_count{-1};  ///< -1: not known
-  std::atomic<int> missing[wait_missing_max] = {};
-  char text[wait_text_bytes] = {};
-  int thread_number = 0;
-  wait_slot* next = nullptr;  ///< immutable once linked
-};
-
-struct wait_registry_state {
-  std::atomic<wait_slot*> head{nullptr};
-  std::atomic<int> threads{0};
-  std::atomic<int> world_rank{-1};
-};
-inline wait_registry_state g_wait_registry;
-
-/// CLOCK_MONOTONIC in nanoseconds (what steady_clock reads on Linux; async-signal-safe).
-inline std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-/// The calling thread's slot, taken on first use (a free one, else a new one linked in) and
-/// freed when the thread ends. Slots are never deleted: the handler may be reading one.
-class thread_wait_slot {
- public:
-  thread_wait_slot() = default;
-  thread_wait_slot(const thread_wait_slot&) = delete;
-  thread_wait_slot& operator=(const thread_wait_slot&) = delete;
-  ~thread_wait_slot() {
-    if (!m_slot) return;
-    m_slot->active.store(false, std::memory_order_release);
-    m_slot->in_use.store(false, std::memory_order_release);
-  }
-
-  wait_slot& get() {
-    if (m_slot) return *m_slot;
-    auto& r = g_wait_registry;
-    for (wait_slot* s = r.head.load(std::memory_order_acquire); s; s = s->next) {
-      bool unused = false;
-      if (s->in_use.compare_exchange_strong(unused, true)) return *(m_slot = s);
-    }
-    auto* s = new wait_slot;  // NOLINT: lives as long as the process (the handler may read it)
-    s->in_use.store(true, std::memory_order_relaxed);
-    s->thread_number = r.threads.fetch_add(1) + 1;
-    s->next = r.head.load(std::memory_order_relaxed);
-    while (!r.head.compare_exchange_weak(s->next, s, std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    return *(m_slot = s);
-  }
-
- private:
-  wait_slot* m_slot = nullptr;
-};
-inline thread_local thread_wait_slot t_wait_slot;
-
-/// Records one wait of this thread while it lives (RAII); a wait nested in another recorded
-/// one (same thread) is not recorded again.
-class wait_record {
- public:
-  wait_record() = default;
-  wait_record(const wait_record&) = delete;
-  wait_record& operator=(const wait_record&) = delete;
-  ~wait_record() {
-    if (m_slot) m_slot->active.store(false, std::memory_order_release);
-  }
-
-  /// Starts recording; `write_text(buffer, bytes)` fills the description (NUL-terminated).
-  template <class WriteText>
-  void begin(std::int64_t since_ns, int comm_size, int rank, WriteText&& write_text) {
-    if (m_slot) return;
-    wait_slot& s = t_wait_slot.get();
-    if (s.active.load(std::memory_order_relaxed)) return;  // an outer wait is recorded
-    write_text(s.text, wait_text_bytes);
-    s.since_ns.store(since_ns, std::memory_order_relaxed);
-    s.comm_size.store(comm_size, std::memory_order_relaxed);
-    s.rank.store(rank, std::memory_order_relaxed);
-    s.missing_count.store(-1, std::memory_order_relaxed);
-    s.active.store(true, std::memory_order_release);
-    m_slot = &s;
-  }
-
-  /// The ranks not arrived yet (the first `wait_missing_max` are kept).
-  void missing(std::span<const int> ranks) noexcept {
-    if (!m_slot) return;
-    const auto n = static_cast<int>(std::min<std::size_t>(ranks.size(), wait_missing_max));
-    m_slot->missing_count.store(-1, std::memory_order_relaxed);
-    for (int i = 0; i < n; ++i)
-      m_slot->missing[i].store(ranks[static_cast<std::size_t>(i)], std::memory_order_relaxed);
-    m_slot->missing_count.store(static_cast<int>(ranks.size()), std::memory_order_release);
-  }
-
-  [[nodiscard]] bool recorded() const noexcept { return m_slot != nullptr; }
-
- private:
-  wait_slot* m_slot = nullptr;
-};
 
 /// Appends to a fixed buffer without allocating (async-signal-safe).
 class signal_safe_line {
@@ -189,6 +84,186 @@ class signal_safe_line {
   std::size_t m_size = 0;
 };
 
+/// The pieces a wait's description is made of: the public call around it (`api` + `name`,
+/// its root and byte count where told) and the wait's own name `what`.
+struct wait_words {
+  std::string_view api;   ///< e.g. "hetero::communicator::" (empty: no call around the wait)
+  std::string_view name;  ///< e.g. "gather"
+  int root = -1;          ///< -1: none
+  long long bytes = -1;   ///< -1: not told
+  std::string_view what;
+};
+
+/// Writes the description of `w` ("hetero::communicator::gather (root 0, 8 B): shape").
+inline void describe(signal_safe_line& line, const wait_words& w) noexcept {
+  if (w.api.empty() && w.name.empty()) return line.text(w.what);
+  line.text(w.api);
+  line.text(w.name);
+  if (w.root >= 0 || w.bytes >= 0) {
+    line.text(" (");
+    if (w.root >= 0) {
+      line.text("root ");
+      line.number(w.root);
+      if (w.bytes >= 0) line.text(", ");
+    }
+    if (w.bytes >= 0) {
+      line.number(w.bytes);
+      line.text(" B");
+    }
+    line.text(")");
+  }
+  if (w.what != w.name) {
+    line.text(": ");
+    line.text(w.what);
+  }
+}
+
+/// `wait_words` copied into fixed buffers (each cut at its size), so that a report can format
+/// them after the strings they came from are gone: a few short copies per recorded wait, where
+/// formatting the text up front cost more than a small MPI call's own front end.
+class wait_words_copy {
+ public:
+  void assign(const wait_words& w) noexcept {
+    copy(m_api, m_api_size, w.api);
+    copy(m_name, m_name_size, w.name);
+    copy(m_what, m_what_size, w.what);
+    m_root = w.root;
+    m_bytes = w.bytes;
+  }
+  [[nodiscard]] wait_words get() const noexcept {
+    return {{m_api, m_api_size}, {m_name, m_name_size}, m_root, m_bytes, {m_what, m_what_size}};
+  }
+
+ private:
+  // A thread waits in the same few calls over and over: comparing is cheaper than copying.
+  template <std::size_t N>
+  static void copy(char (&to)[N], std::size_t& size, std::string_view from) noexcept {
+    const std::size_t n = std::min(N, from.size());
+    if (n == size && std::memcmp(to, from.data(), n) == 0) return;
+    std::memcpy(to, from.data(), n);
+    size = n;
+  }
+  char m_api[48] = {};
+  char m_name[48] = {};
+  char m_what[104] = {};
+  std::size_t m_api_size = 0, m_name_size = 0, m_what_size = 0;
+  int m_root = -1;
+  long long m_bytes = -1;
+};
+
+/// One thread's record. Written by its thread only; read by the signal handler (any thread),
+/// which sees either the old or the new values of each word: a report may mix two waits of a
+/// thread that changed wait exactly then, never crash.
+struct wait_slot {
+  std::atomic<bool> in_use{false};  ///< owned by a live thread
+  std::atomic<bool> active{false};  ///< a wait is recorded
+  std::atomic<std::int64_t> since_ns{0};
+  std::atomic<int> comm_size{0};
+  std::atomic<int> rank{-1};
+  std::atomic<int> missing_count{-1};  ///< -1: not known
+  std::atomic<int> missing[wait_missing_max] = {};
+  wait_words_copy words;  ///< what it waits in, copied (formatted only by a report)
+  int thread_number = 0;
+  wait_slot* next = nullptr;  ///< immutable once linked
+};
+
+struct wait_registry_state {
+  std::atomic<wait_slot*> head{nullptr};
+  std::atomic<int> threads{0};
+  std::atomic<int> world_rank{-1};
+};
+inline wait_registry_state g_wait_registry;
+
+/// CLOCK_MONOTONIC in nanoseconds (what steady_clock reads on Linux; async-signal-safe).
+inline std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// CLOCK_MONOTONIC_COARSE in nanoseconds: the same clock at the kernel's tick (a few ms), read
+/// in a few ns; a report's start time for waits too short to be worth a precise clock read.
+inline std::int64_t coarse_monotonic_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// The calling thread's slot, taken on first use (a free one, else a new one linked in) and
+/// freed when the thread ends. Slots are never deleted: the handler may be reading one.
+class thread_wait_slot {
+ public:
+  thread_wait_slot() = default;
+  thread_wait_slot(const thread_wait_slot&) = delete;
+  thread_wait_slot& operator=(const thread_wait_slot&) = delete;
+  ~thread_wait_slot() {
+    if (!m_slot) return;
+    m_slot->active.store(false, std::memory_order_release);
+    m_slot->in_use.store(false, std::memory_order_release);
+  }
+
+  wait_slot& get() {
+    if (m_slot) return *m_slot;
+    auto& r = g_wait_registry;
+    for (wait_slot* s = r.head.load(std::memory_order_acquire); s; s = s->next) {
+      bool unused = false;
+      if (s->in_use.compare_exchange_strong(unused, true)) return *(m_slot = s);
+    }
+    auto* s = new wait_slot;  // NOLINT: lives as long as the process (the handler may read it)
+    s->in_use.store(true, std::memory_order_relaxed);
+    s->thread_number = r.threads.fetch_add(1) + 1;
+    s->next = r.head.load(std::memory_order_relaxed);
+    while (!r.head.compare_exchange_weak(s->next, s, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    return *(m_slot = s);
+  }
+
+ private:
+  wait_slot* m_slot = nullptr;
+};
+inline thread_local thread_wait_slot t_wait_slot;
+
+/// Records one wait of this thread while it lives (RAII); a wait nested in another recorded
+/// one (same thread) is not recorded again.
+class wait_record {
+ public:
+  wait_record() = default;
+  wait_record(const wait_record&) = delete;
+  wait_record& operator=(const wait_record&) = delete;
+  ~wait_record() {
+    if (m_slot) m_slot->active.store(false, std::memory_order_release);
+  }
+
+  /// Starts recording a wait described by `words` (copied) since `since_ns` (monotonic).
+  void begin(std::int64_t since_ns, int comm_size, int rank, const wait_words& words) noexcept {
+    if (m_slot) return;
+    wait_slot& s = t_wait_slot.get();
+    if (s.active.load(std::memory_order_relaxed)) return;  // an outer wait is recorded
+    s.words.assign(words);
+    s.since_ns.store(since_ns, std::memory_order_relaxed);
+    s.comm_size.store(comm_size, std::memory_order_relaxed);
+    s.rank.store(rank, std::memory_order_relaxed);
+    s.missing_count.store(-1, std::memory_order_relaxed);
+    s.active.store(true, std::memory_order_release);
+    m_slot = &s;
+  }
+
+  /// The ranks not arrived yet (the first `wait_missing_max` are kept).
+  void missing(std::span<const int> ranks) noexcept {
+    if (!m_slot) return;
+    const auto n = static_cast<int>(std::min<std::size_t>(ranks.size(), wait_missing_max));
+    m_slot->missing_count.store(-1, std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i)
+      m_slot->missing[i].store(ranks[static_cast<std::size_t>(i)], std::memory_order_relaxed);
+    m_slot->missing_count.store(static_cast<int>(ranks.size()), std::memory_order_release);
+  }
+
+  [[nodiscard]] bool recorded() const noexcept { return m_slot != nullptr; }
+
+ private:
+  wait_slot* m_slot = nullptr;
+};
+
 /// Writes one line per wait in progress in this process to `fd` (async-signal-safe).
 inline void write_pending_waits(int fd) noexcept {
   const std::int64_t now = monotonic_ns();
@@ -205,12 +280,9 @@ inline void write_pending_waits(int fd) noexcept {
     line.text(", thread ");
     line.number(s->thread_number);
     line.text("): waiting ");
-    line.seconds(now - s->since_ns.load(std::memory_order_relaxed));
+    line.seconds(std::max<std::int64_t>(0, now - s->since_ns.load(std::memory_order_relaxed)));
     line.text(" s in ");
-    char text[wait_text_bytes];
-    for (std::size_t i = 0; i < wait_text_bytes; ++i) text[i] = s->text[i];
-    text[wait_text_bytes - 1] = '\0';
-    line.text(static_cast<const char*>(text));
+    describe(line, s->words.get());
     const int size = s->comm_size.load(std::memory_order_relaxed);
     if (size > 0) {
       line.text(" on a communicator of ");

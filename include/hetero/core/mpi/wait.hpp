@@ -129,40 +129,19 @@ class wait_call_scope {
   const wait_call* m_outer;
 };
 
-/// The description of a wait named `what` (plus the call around it), into `out` (NUL
-/// terminated, cut at `bytes`); allocates nothing.
-inline void describe_wait(char* out, std::size_t bytes, std::string_view what) noexcept {
-  signal_safe_line line;
-  if (const wait_call* c = t_wait_call) {
-    line.text(c->api);
-    line.text(c->name);
-    if (c->root >= 0 || c->bytes >= 0) {
-      line.text(" (");
-      if (c->root >= 0) {
-        line.text("root ");
-        line.number(c->root);
-        if (c->bytes >= 0) line.text(", ");
-      }
-      if (c->bytes >= 0) {
-        line.number(c->bytes);
-        line.text(" B");
-      }
-      line.text(")");
-    }
-    if (what != c->name) {
-      line.text(": ");
-      line.text(what);
-    }
-  } else {
-    line.text(what);
-  }
-  line.copy_to(out, bytes);
+/// The pieces of the description of a wait named `what`: the calling thread's call around it
+/// (if any) and `what`.
+inline wait_words wait_words_of(std::string_view what) noexcept {
+  if (const wait_call* c = t_wait_call) return {c->api, c->name, c->root, c->bytes, what};
+  return {{}, {}, -1, -1, what};
 }
 
-/// `describe_wait` as a string.
+/// The description of a wait named `what` (plus the call around it).
 inline std::string wait_description(std::string_view what) {
+  signal_safe_line line;
+  describe(line, wait_words_of(what));
   char text[wait_text_bytes];
-  describe_wait(text, sizeof(text), what);
+  line.copy_to(text, sizeof(text));
   return text;
 }
 
@@ -263,8 +242,7 @@ class backoff {
     if (m_started == 0) {
       m_started = now;
       m_limit = m_policy.timeout();
-      m_record.begin(now, m_policy.comm_size, m_policy.rank,
-                     [&](char* text, std::size_t bytes) { describe_wait(text, bytes, m_what); });
+      m_record.begin(now, m_policy.comm_size, m_policy.rank, wait_words_of(m_what));
       return;
     }
     const double waited = static_cast<double>(now - m_started) * 1e-9;
@@ -303,8 +281,7 @@ inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> stat
   MPI_Status* status = statuses.empty() ? MPI_STATUSES_IGNORE : statuses.data();
   if (!policy.oversubscribed && policy.timeout() <= 0) {
     wait_record record;
-    record.begin(monotonic_ns(), policy.comm_size, policy.rank,
-                 [&](char* text, std::size_t bytes) { describe_wait(text, bytes, what); });
+    record.begin(coarse_monotonic_ns(), policy.comm_size, policy.rank, wait_words_of(what));
     HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), status);
     return;
   }
