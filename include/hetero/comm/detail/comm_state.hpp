@@ -48,12 +48,10 @@ class comm_state {
                    "of seconds");
     // Every rank is in this constructor once the duplicate exists (or deadlock_error after the
     // timeout): the set-up's blocking steps below cannot wait for a rank that never comes.
-    m_comm_owner = duplicate_on_arrival(
-        base,
-        make_wait_policy(base,
-                         options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds,
-                         "communicator_options::wait_timeout_seconds"),
-        "hetero::communicator construction");
+    const double timeout = options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds;
+    constexpr std::string_view timeout_option = "communicator_options::wait_timeout_seconds";
+    m_comm_owner = duplicate_on_arrival(base, make_wait_policy(base, timeout, timeout_option),
+                                        "hetero::communicator construction");
     m_comm = m_comm_owner.get();
     m_rank = m_comm_owner.rank();
     m_size = m_comm_owner.size();
@@ -61,10 +59,7 @@ class comm_state {
     m_node_size = m_node_comm.size();
     int leader = m_node_comm.rank() == 0 ? 1 : 0;
     HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
-    m_policy =
-        make_wait_policy(m_size, m_rank, m_node_size,
-                         options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds,
-                         "communicator_options::wait_timeout_seconds");
+    m_policy = make_wait_policy(m_size, m_rank, m_node_size, timeout, timeout_option);
     if (options.shared_memory && m_node_size == m_size)
       m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
     load_tuning();

@@ -50,11 +50,9 @@ class control_channel {
     const int per_group = group_size > 0 ? group_size : size;
     // The split and duplicates below block inside MPI until every rank comes: first check, with
     // waits that give up, that every rank of `comm` is here.
-    const auto arrival = ::hetero::detail::make_wait_policy(size, rank, ::hetero::detail::process_node_ranks(),
-                                                            comm.wait_timeout_seconds(), comm.timeout_option());
     {
-      const auto base =
-          ::hetero::detail::duplicate_on_arrival(comm.get(), arrival, "hetero::power::controller start");
+      const auto base = ::hetero::detail::duplicate_on_arrival(comm.get(), ::hetero::detail::wait_policy_of(comm),
+                                                               "hetero::power::controller start");
       m_up = ::hetero::detail::owned_comm::split(base.get(), rank / per_group, rank);
     }
     m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());

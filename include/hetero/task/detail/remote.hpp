@@ -70,7 +70,8 @@ class remote_channel {
 
  public:
   /// The graph's channel on a duplicate of `comm`; its set-up waits (every rank must construct
-  /// the graph) give up after `policy`'s timeout with a `deadlock_error`.
+  /// the graph) give up after `policy`'s timeout with a `deadlock_error`. `policy` is `comm`'s
+  /// (its ranks are the duplicate's).
   remote_channel(MPI_Comm comm, const wait_policy& policy) : m_policy(policy) {
     int size = 1;
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
@@ -79,8 +80,6 @@ class remote_channel {
     m_comm = m_owned.get();
     m_rank = m_owned.rank();
     m_size = m_owned.size();
-    m_policy.comm_size = m_size;
-    m_policy.rank = m_rank;
     m_requests.fill(MPI_REQUEST_NULL);
     if (m_size > 1) {
       // MPI reuses a freed communicator's context, so messages a graph's peers sent after it
@@ -90,9 +89,8 @@ class remote_channel {
       const std::uint64_t mine = g_next_graph_instance.load(std::memory_order_relaxed);
       m_instance = allreduce_max<1>({mine}, m_comm, m_policy, "hetero::task_graph construction (instance number)",
                                     wait_kind::task)[0];
-      const std::uint64_t agreed = m_instance;
       std::uint64_t next = g_next_graph_instance.load(std::memory_order_relaxed);
-      while (next <= agreed && !g_next_graph_instance.compare_exchange_weak(next, agreed + 1)) {
+      while (next <= m_instance && !g_next_graph_instance.compare_exchange_weak(next, m_instance + 1)) {
       }
       for (int i = 0; i < posted_receives; ++i) post_small(i);
       post_report();
