@@ -139,7 +139,10 @@ class wait_words_copy {
   template <std::size_t N>
   static void copy(char (&to)[N], std::size_t& size, std::string_view from) noexcept {
     const std::size_t n = std::min(N, from.size());
-    if (n == size && std::memcmp(to, from.data(), n) == 0) return;
+    if (n == 0 || (n == size && std::memcmp(to, from.data(), n) == 0)) {  // an empty view's data() may be null
+      size = n;
+      return;
+    }
     std::memcpy(to, from.data(), n);
     size = n;
   }
