@@ -1,7 +1,8 @@
-// Fault injection into distarray's waits: a rank that skips a reflect, a gmove or a coarray
-// sync_all, or sleeps past the timeout (1 s, set by this folder's main) in a reflect or while
-// another image gets from it. The ranks that wait for it get a deadlock_error naming it (where
-// MPI's call does not say, that it is not known).
+// Fault injection into distarray's waits: a rank that skips a reflect, a gmove, a coarray
+// sync_all or (staged windows) a sync_all or sync_images after puts, or sleeps past the timeout
+// (1 s, set by this folder's main) in a reflect or while another image gets from it. The ranks
+// that wait for it get a deadlock_error naming it (where MPI's call does not say, that it is
+// not known).
 #include <hetero/distarray.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -141,5 +142,49 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
     }
     a.sync_all();  // completes the abandoned get (the target is back in MPI)
     if (me == 0) CHECK(into(static_cast<std::size_t>(n - 1)) == 1000.0 * late + static_cast<double>(n - 1));
+  }
+}
+
+// Staged windows (forced on host memory with device_buffer_path::staged) exchange the logs of
+// their puts at every sync: MPI_Ialltoall / MPI_Ialltoallv in sync_all, polled MPI_Improbe in
+// sync_images, both waited with the timeout.
+TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const std::int64_t n = faults::shared_random(8, 100);
+  using staged_coarray = hetero::coarray<double, 1, Kokkos::HostSpace>;
+  const hetero::coarray_options staged{.device_path = hetero::device_buffer_path::staged};
+  Kokkos::View<double*, Kokkos::HostSpace> values("values", static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) values(static_cast<std::size_t>(i)) = 100.0 * me + static_cast<double>(i);
+
+  SECTION("sync_all, skipped") {
+    staged_coarray a({n}, staged);
+    REQUIRE(a.staged());
+    a.sync_all();
+    a.put((me + 1) % p, {hetero::slice::all()}, values);  // every image has a log to send
+    const auto o = faults::attempt([&] {
+      if (me != late) a.sync_all();
+    });
+    faults::report("skip", "coarray sync_all, staged", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::sync_all: put log sizes", -1);
+    } else {
+      CHECK(o.kind == "none");
+    }
+  }
+  SECTION("sync_images, the partner never syncs") {
+    staged_coarray a({n}, staged);
+    REQUIRE(a.staged());
+    a.sync_all();
+    if (me != late) a.put(late, {hetero::slice::all()}, values);
+    const auto o = faults::attempt([&] {
+      if (me != late) a.sync_images({late});
+    });
+    faults::report("skip", "coarray sync_images, staged", o);
+    if (me != late) {
+      check_gave_up(o, "hetero::sync_images: put logs", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
   }
 }

@@ -10,6 +10,11 @@
 /// the images it syncs with, copies those boxes from the landing area into its storage, and
 /// refreshes the snapshot. The landing area is never overwritten by the target, so a put is
 /// not lost when the target syncs with other images first.
+///
+/// The waits for other images go through core/mpi/wait.hpp (a `deadlock_error` after the wait
+/// timeout, not a hang): gets are request-based, a sync first completes the gets that gave up
+/// (so that its flush finds nothing to wait for), and the staged log exchange is
+/// non-blocking. Only a put's own flush waits in MPI (MPI has no non-blocking flush).
 #ifndef HETERO_DISTARRAY_DETAIL_WINDOW_HPP
 #define HETERO_DISTARRAY_DETAIL_WINDOW_HPP
 
@@ -20,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string_view>
@@ -49,8 +55,20 @@ class rma_window {
     std::int64_t exposed_size = size;
     if (staged) {
       // Puts land after the snapshot of the target's own size, which differs between ranks.
-      m_sizes.resize(static_cast<std::size_t>(m_images));
-      HETERO_MPI_CHECK(MPI_Allgather, &size, 1, MPI_INT64_T, m_sizes.data(), 1, MPI_INT64_T, comm);
+      // [0]: this rank's size, [1, images]: every rank's; on the heap, left to MPI if the wait
+      // gives up (every rank is here already: the array's communicator was made on arrival).
+      auto sizes = std::make_unique<std::int64_t[]>(static_cast<std::size_t>(m_images) + 1);
+      sizes[0] = size;
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Iallgather, sizes.get(), 1, MPI_INT64_T, sizes.get() + 1, 1, MPI_INT64_T, comm,
+                       &request);
+      try {
+        wait_one(request, m_policy, "one-sided window set-up (storage sizes)");
+      } catch (const deadlock_error&) {
+        keep_for_mpi(std::move(sizes));
+        throw;
+      }
+      m_sizes.assign(sizes.get() + 1, sizes.get() + 1 + m_images);
       m_host = Kokkos::View<T*, Kokkos::HostSpace>("hetero::dist::window", static_cast<std::size_t>(2 * size));
       Kokkos::deep_copy(flat_view<T, Kokkos::HostSpace>(m_host.data(), static_cast<std::size_t>(size)),
                         flat_view<T, MemorySpace>(storage, static_cast<std::size_t>(size)));
@@ -68,8 +86,7 @@ class rma_window {
   ~rma_window() {
     if (m_win == MPI_WIN_NULL || mpi_finalized()) return;
     MPI_Win_unlock_all(m_win);
-    if (!m_abandoned.empty())  // complete since the epoch ended
-      MPI_Waitall(static_cast<int>(m_abandoned.size()), m_abandoned.data(), MPI_STATUSES_IGNORE);
+    for (auto& a : m_abandoned) MPI_Wait(&a.request, MPI_STATUS_IGNORE);  // complete since the epoch ended
     MPI_Win_free(&m_win);  // collective: windows die together with their arrays on every rank
   }
 
@@ -109,7 +126,7 @@ class rma_window {
       // sync_all (or when the window goes) and may write `origin` until then.
       std::lock_guard lock(m_mutex);
       for (MPI_Request r : requests)
-        if (r != MPI_REQUEST_NULL) m_abandoned.push_back(r);
+        if (r != MPI_REQUEST_NULL) m_abandoned.push_back({r, target});
       throw;
     }
   }
@@ -130,6 +147,9 @@ class rma_window {
       at += n;
     }
     {
+      // MPI has no non-blocking flush, and MPI_Rput's request says only that `origin` may be
+      // reused (MPICH completes it before the target has seen the put): this flush waits,
+      // without a timeout, for a target that never enters MPI.
       wait_scope waiting(wait_kind::point_to_point, label);
       HETERO_MPI_CHECK(MPI_Win_flush, target, m_win);
     }
@@ -142,27 +162,20 @@ class rma_window {
 
   /// Every image's puts and gets before it are complete and visible after it (collective).
   void sync_all(std::string_view label) {
+    const wait_call named{"hetero::", label, -1, -1};
+    const wait_call_scope scope(named);
+    complete_abandoned({});
     {
+      // Every operation of this image is complete or was abandoned and is now: the flush has
+      // nothing to wait for (it makes strided gets' data complete, see get).
       wait_scope waiting(wait_kind::point_to_point, label);
       HETERO_MPI_CHECK(MPI_Win_flush_all, m_win);
     }
-    {
-      std::lock_guard lock(m_mutex);
-      if (!m_abandoned.empty()) {  // gets that gave up: complete after the flush
-        HETERO_MPI_CHECK(MPI_Waitall, static_cast<int>(m_abandoned.size()), m_abandoned.data(),
-                         MPI_STATUSES_IGNORE);
-        m_abandoned.clear();
-      }
-    }
-    if (m_staged) apply_logs(exchange_logs_all(label));
+    if (m_staged) apply_logs(exchange_logs_all());
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);
-    {
-      const wait_call named{"hetero::", label, -1, -1};
-      const wait_call_scope scope(named);
-      MPI_Request request = MPI_REQUEST_NULL;
-      HETERO_MPI_CHECK(MPI_Ibarrier, m_comm, &request);
-      wait_one(request, m_policy, label, wait_kind::point_to_point);
-    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Ibarrier, m_comm, &request);
+    wait_one(request, m_policy, label, wait_kind::point_to_point);
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);
   }
 
@@ -174,13 +187,16 @@ class rma_window {
     std::sort(images.begin(), images.end());
     images.erase(std::unique(images.begin(), images.end()), images.end());
     images.erase(std::remove(images.begin(), images.end(), m_rank), images.end());
+    const wait_call named{"hetero::", label, -1, -1};
+    const wait_call_scope scope(named);
+    if (!images.empty()) complete_abandoned(images);
     {
       wait_scope waiting(wait_kind::point_to_point, label);
-      for (int i : images) HETERO_MPI_CHECK(MPI_Win_flush, i, m_win);
+      for (int i : images) HETERO_MPI_CHECK(MPI_Win_flush, i, m_win);  // nothing left to wait for, as in sync_all
     }
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);
     if (m_staged) {
-      apply_logs(exchange_logs_with(images, label));
+      apply_logs(exchange_logs_with(images));
       HETERO_MPI_CHECK(MPI_Win_sync, m_win);
     }
     handshake(images, ready_tag, label);  // staged: the snapshot is fresh before peers read it
@@ -190,6 +206,39 @@ class rma_window {
  private:
   static constexpr int log_tag = 3000;
   static constexpr int ready_tag = 3001;
+
+  /// An RMA request whose wait gave up, and its target.
+  struct abandoned_request {
+    MPI_Request request;
+    int target;
+  };
+
+  // Waits, with the timeout, for the gets that gave up earlier and aim at `targets` (every
+  // target when empty), so that the flush after it finds nothing to wait for (puts were flushed
+  // when they were made). Those still incomplete when this gives up stay abandoned.
+  void complete_abandoned(std::span<const int> targets) {
+    std::vector<MPI_Request> requests;
+    std::vector<int> peers;
+    {
+      std::lock_guard lock(m_mutex);
+      const auto keep = std::partition(m_abandoned.begin(), m_abandoned.end(), [&](const abandoned_request& a) {
+        return !targets.empty() && std::find(targets.begin(), targets.end(), a.target) == targets.end();
+      });
+      for (auto it = keep; it != m_abandoned.end(); ++it) {
+        requests.push_back(it->request);
+        peers.push_back(it->target);
+      }
+      m_abandoned.erase(keep, m_abandoned.end());
+    }
+    try {
+      wait_all(requests, m_policy, "completing an earlier get that gave up", wait_kind::point_to_point, peers);
+    } catch (const deadlock_error&) {
+      std::lock_guard lock(m_mutex);
+      for (std::size_t i = 0; i < requests.size(); ++i)
+        if (requests[i] != MPI_REQUEST_NULL) m_abandoned.push_back({requests[i], peers[i]});
+      throw;
+    }
+  }
 
   // The datatype of `box` in the target's storage: the element type times n when contiguous,
   // else nested hvectors (made once per box shape).
@@ -240,58 +289,111 @@ class rma_window {
     }
   }
 
+  // The buffers of a staged log exchange, on the heap: a wait that gives up leaves them to MPI
+  // (a late image's part of the exchange still writes and reads them).
+  struct log_exchange {
+    std::vector<int> send_bytes, recv_bytes, send_at, recv_at;
+    std::vector<strided_box<Rank>> outgoing, incoming;
+  };
+
   // Staged: every image sends each other image the boxes it put there since they last met.
-  std::vector<strided_box<Rank>> exchange_logs_all(std::string_view label) {
-    std::vector<int> send_bytes(static_cast<std::size_t>(m_images)), recv_bytes(send_bytes.size());
-    std::vector<int> send_at(send_bytes.size()), recv_at(send_bytes.size());
-    std::vector<strided_box<Rank>> outgoing;
+  std::vector<strided_box<Rank>> exchange_logs_all() {
+    auto ex = std::make_unique<log_exchange>();
+    const auto images = static_cast<std::size_t>(m_images);
+    ex->send_bytes.resize(images);
+    ex->recv_bytes.resize(images);
+    ex->send_at.resize(images);
+    ex->recv_at.resize(images);
     {
       std::lock_guard lock(m_mutex);
-      for (int i = 0; i < m_images; ++i) {
-        auto& log = m_put_log[static_cast<std::size_t>(i)];
-        send_at[static_cast<std::size_t>(i)] = mpi_count(outgoing.size() * sizeof(strided_box<Rank>), "put log");
-        send_bytes[static_cast<std::size_t>(i)] = mpi_count(log.size() * sizeof(strided_box<Rank>), "put log");
-        outgoing.insert(outgoing.end(), log.begin(), log.end());
+      for (std::size_t i = 0; i < images; ++i) {
+        auto& log = m_put_log[i];
+        ex->send_at[i] = mpi_count(ex->outgoing.size() * sizeof(strided_box<Rank>), "put log");
+        ex->send_bytes[i] = mpi_count(log.size() * sizeof(strided_box<Rank>), "put log");
+        ex->outgoing.insert(ex->outgoing.end(), log.begin(), log.end());
         log.clear();
       }
     }
-    wait_scope waiting(wait_kind::point_to_point, label);
-    HETERO_MPI_CHECK(MPI_Alltoall, send_bytes.data(), 1, MPI_INT, recv_bytes.data(), 1, MPI_INT, m_comm);
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < recv_bytes.size(); ++i) {
-      recv_at[i] = mpi_count(total, "put log");
-      total += recv_bytes[i];
+    try {
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Ialltoall, ex->send_bytes.data(), 1, MPI_INT, ex->recv_bytes.data(), 1, MPI_INT, m_comm,
+                       &request);
+      wait_one(request, m_policy, "put log sizes", wait_kind::point_to_point);
+      std::int64_t total = 0;
+      for (std::size_t i = 0; i < images; ++i) {
+        ex->recv_at[i] = mpi_count(total, "put log");
+        total += ex->recv_bytes[i];
+      }
+      ex->incoming.resize(static_cast<std::size_t>(total) / sizeof(strided_box<Rank>));
+      HETERO_MPI_CHECK(MPI_Ialltoallv, ex->outgoing.data(), ex->send_bytes.data(), ex->send_at.data(), MPI_BYTE,
+                       ex->incoming.data(), ex->recv_bytes.data(), ex->recv_at.data(), MPI_BYTE, m_comm, &request);
+      wait_one(request, m_policy, "put logs", wait_kind::point_to_point);
+    } catch (const deadlock_error&) {
+      keep_for_mpi(std::move(ex));
+      throw;
     }
-    std::vector<strided_box<Rank>> incoming(static_cast<std::size_t>(total) / sizeof(strided_box<Rank>));
-    HETERO_MPI_CHECK(MPI_Alltoallv, outgoing.data(), send_bytes.data(), send_at.data(), MPI_BYTE, incoming.data(),
-                     recv_bytes.data(), recv_at.data(), MPI_BYTE, m_comm);
-    return incoming;
+    return std::move(ex->incoming);
   }
 
-  std::vector<strided_box<Rank>> exchange_logs_with(const std::vector<int>& images, std::string_view label) {
-    std::vector<std::vector<strided_box<Rank>>> outgoing(images.size());
+  // Staged: this image and each of `images` send each other the boxes they put there. The
+  // logs are probed for (MPI_Improbe, polled with the timeout) and then received as matched
+  // messages, which are here already: a partner that never syncs ends in a deadlock_error
+  // naming it, not in a blocking probe.
+  std::vector<strided_box<Rank>> exchange_logs_with(const std::vector<int>& images) {
+    struct sent_logs {
+      std::vector<std::vector<strided_box<Rank>>> logs;
+      std::vector<MPI_Request> requests;
+    };
+    auto sent = std::make_unique<sent_logs>();  // left to MPI if a wait gives up
+    sent->logs.resize(images.size());
+    sent->requests.assign(images.size(), MPI_REQUEST_NULL);
     {
       std::lock_guard lock(m_mutex);
       for (std::size_t j = 0; j < images.size(); ++j)
-        outgoing[j].swap(m_put_log[static_cast<std::size_t>(images[j])]);
+        sent->logs[j].swap(m_put_log[static_cast<std::size_t>(images[j])]);
     }
-    std::vector<MPI_Request> sends(images.size(), MPI_REQUEST_NULL);
     for (std::size_t j = 0; j < images.size(); ++j)
-      HETERO_MPI_CHECK(MPI_Isend, outgoing[j].data(),
-                       mpi_count(outgoing[j].size() * sizeof(strided_box<Rank>), "put log"), MPI_BYTE, images[j],
-                       log_tag, m_comm, &sends[j]);
-    std::vector<strided_box<Rank>> incoming;
-    wait_scope waiting(wait_kind::point_to_point, label);
-    for (int i : images) {
-      MPI_Status status;
-      HETERO_MPI_CHECK(MPI_Probe, i, log_tag, m_comm, &status);
-      int bytes = 0;
-      HETERO_MPI_CHECK(MPI_Get_count, &status, MPI_BYTE, &bytes);
-      const auto at = incoming.size();
-      incoming.resize(at + static_cast<std::size_t>(bytes) / sizeof(strided_box<Rank>));
-      HETERO_MPI_CHECK(MPI_Recv, incoming.data() + at, bytes, MPI_BYTE, i, log_tag, m_comm, MPI_STATUS_IGNORE);
+      HETERO_MPI_CHECK(MPI_Isend, sent->logs[j].data(),
+                       mpi_count(sent->logs[j].size() * sizeof(strided_box<Rank>), "put log"), MPI_BYTE, images[j],
+                       log_tag, m_comm, &sent->requests[j]);
+    std::vector<std::vector<strided_box<Rank>>> received(images.size());
+    std::vector<char> arrived(images.size(), 0);
+    std::size_t awaited = images.size();
+    const auto missing = [&](std::vector<int>& out) {
+      for (std::size_t j = 0; j < images.size(); ++j)
+        if (!arrived[j]) out.push_back(images[j]);
+    };
+    try {
+      wait_scope waiting(wait_kind::point_to_point, "put logs");
+      backoff wait(m_policy, "put logs", missing);
+      while (awaited > 0) {
+        bool progressed = false;
+        for (std::size_t j = 0; j < images.size(); ++j) {
+          if (arrived[j]) continue;
+          int flag = 0;
+          MPI_Message message = MPI_MESSAGE_NULL;
+          MPI_Status status;
+          HETERO_MPI_CHECK(MPI_Improbe, images[j], log_tag, m_comm, &flag, &message, &status);
+          if (!flag) continue;
+          int bytes = 0;
+          HETERO_MPI_CHECK(MPI_Get_count, &status, MPI_BYTE, &bytes);
+          received[j].resize(static_cast<std::size_t>(bytes) / sizeof(strided_box<Rank>));
+          HETERO_MPI_CHECK(MPI_Mrecv, received[j].data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+          arrived[j] = 1;
+          --awaited;
+          progressed = true;
+        }
+        if (awaited > 0 && !progressed) wait.pause();
+      }
+      wait_all(sent->requests, m_policy, "put logs", wait_kind::point_to_point, images);
+    } catch (const deadlock_error&) {
+      for (auto& r : sent->requests)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);  // the logs stay allocated for MPI to read
+      keep_for_mpi(std::move(sent));
+      throw;
     }
-    wait_all(sends, m_policy, label, wait_kind::point_to_point, images);
+    std::vector<strided_box<Rank>> incoming;  // in the order of `images`, as before
+    for (const auto& log : received) incoming.insert(incoming.end(), log.begin(), log.end());
     return incoming;
   }
 
@@ -315,7 +417,7 @@ class rma_window {
   void handshake(const std::vector<int>& images, int tag, std::string_view label) {
     std::vector<MPI_Request> requests(2 * images.size(), MPI_REQUEST_NULL);
     std::vector<int> peers(2 * images.size());
-    char token = 0;
+    static constexpr char token = 0;  // a send that gave up may still read it
     std::vector<char> tokens(images.size());
     for (std::size_t j = 0; j < images.size(); ++j) {
       peers[2 * j] = peers[2 * j + 1] = images[j];
@@ -349,7 +451,7 @@ class rma_window {
   int m_rank = 0;
   int m_images = 1;
   wait_policy m_policy;
-  std::vector<MPI_Request> m_abandoned;  // gets that gave up waiting (completed by sync_all)
+  std::vector<abandoned_request> m_abandoned;  // gets that gave up (completed by the syncs)
   MPI_Win m_win = MPI_WIN_NULL;
   Kokkos::View<T*, Kokkos::HostSpace> m_host;  // staged: snapshot [0, size), landing area [size, 2 size)
   MPI_Datatype m_element = mpi_type<T>();

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <thread>
 #include <vector>
@@ -36,20 +37,35 @@ class csr_halo_plan {
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &p);
     m_policy = policy_for(comm);
 
-    // Ghosts are sorted by global index, so each owner's ghosts are contiguous.
-    std::vector<int> need(static_cast<std::size_t>(p), 0), give(static_cast<std::size_t>(p), 0);
+    // Ghosts are sorted by global index, so each owner's ghosts are contiguous. Both exchanges
+    // are non-blocking, waited with the timeout; their buffers live on the heap and are left to
+    // MPI if a wait gives up (a late rank's part still reads and writes them).
+    auto ex = std::make_unique<set_up_exchange>();
+    auto& [asking, need, give, need_at, give_at, asked] = *ex;
+    asking.assign(ghosts.begin(), ghosts.end());
+    need.assign(static_cast<std::size_t>(p), 0);
+    give.assign(static_cast<std::size_t>(p), 0);
+    need_at.assign(static_cast<std::size_t>(p), 0);
+    give_at.assign(static_cast<std::size_t>(p), 0);
     for (std::int64_t g : ghosts) ++need[static_cast<std::size_t>(owner_of_row(g, global_rows, p))];
-    HETERO_MPI_CHECK(MPI_Alltoall, need.data(), 1, MPI_INT, give.data(), 1, MPI_INT, comm);
-    std::vector<int> need_at(static_cast<std::size_t>(p), 0), give_at(static_cast<std::size_t>(p), 0);
-    for (int r = 1; r < p; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      need_at[i] = need_at[i - 1] + need[i - 1];
-      give_at[i] = give_at[i - 1] + give[i - 1];
+    try {
+      MPI_Request request = MPI_REQUEST_NULL;
+      HETERO_MPI_CHECK(MPI_Ialltoall, need.data(), 1, MPI_INT, give.data(), 1, MPI_INT, comm, &request);
+      wait_one(request, m_policy, "hetero::distributed_csr construction (halo ghost counts)");
+      for (int r = 1; r < p; ++r) {
+        const auto i = static_cast<std::size_t>(r);
+        need_at[i] = need_at[i - 1] + need[i - 1];
+        give_at[i] = give_at[i - 1] + give[i - 1];
+      }
+      asked.resize(static_cast<std::size_t>(give_at.back() + give.back()));
+      HETERO_MPI_CHECK(MPI_Ialltoallv, asking.data(), need.data(), need_at.data(), MPI_INT64_T, asked.data(),
+                       give.data(), give_at.data(), MPI_INT64_T, comm, &request);
+      wait_one(request, m_policy, "hetero::distributed_csr construction (halo ghost indices)");
+    } catch (const deadlock_error&) {
+      keep_for_mpi(std::move(ex));
+      throw;
     }
-    const auto wanted = static_cast<std::size_t>(give_at.back() + give.back());
-    std::vector<std::int64_t> asked(wanted);
-    HETERO_MPI_CHECK(MPI_Alltoallv, ghosts.data(), need.data(), need_at.data(), MPI_INT64_T, asked.data(),
-                     give.data(), give_at.data(), MPI_INT64_T, comm);
+    const auto wanted = asked.size();
     for (int r = 0; r < p; ++r) {
       const auto i = static_cast<std::size_t>(r);
       if (need[i] > 0) m_receives.push_back({r, need_at[i], need[i]});
@@ -109,6 +125,12 @@ class csr_halo_plan {
 
  private:
   static constexpr int tag = 7001;
+  // The buffers of the set-up's two exchanges.
+  struct set_up_exchange {
+    std::vector<std::int64_t> asking;  // this rank's ghosts (a copy: the caller's span may die first)
+    std::vector<int> need, give, need_at, give_at;
+    std::vector<std::int64_t> asked;  // the entries others ask of this rank
+  };
   struct peer {
     int rank;
     int offset;
