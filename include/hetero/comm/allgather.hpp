@@ -79,25 +79,19 @@ struct allgather_shape
     T* recv = call.recv;
     const std::size_t n = call.n;
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_gather<T> operation(*st.shm(), send, recv, n, -1);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::recursive_doubling: recursive_doubling_allgather<T, Ops>(st, send, recv, n); return;
-      case comm_algorithm::ring: ring_allgather<T, Ops>(st, send, recv, n); return;
-      case comm_algorithm::bruck: bruck_allgather<T, Ops>(st, send, recv, n); return;
-      default: {
-        const int count = mpi_count(n, "allgather count");
-        const void* from = send ? static_cast<const void*>(send) : MPI_IN_PLACE;
-        call_mpi(
-            st, name, "MPI_Allgather",
-            [&] { return MPI_Allgather(from, count, mpi_type<T>(), recv, count, mpi_type<T>(), st.comm()); },
-            [&](MPI_Request* r) {
-              return MPI_Iallgather(from, count, mpi_type<T>(), recv, count, mpi_type<T>(), st.comm(), r);
-            });
-      }
+      case comm_algorithm::shm: return run_shm<shm_gather<T>>(*st.shm(), name, send, recv, n, -1);
+      case comm_algorithm::recursive_doubling: return recursive_doubling_allgather<T, Ops>(st, send, recv, n);
+      case comm_algorithm::ring: return ring_allgather<T, Ops>(st, send, recv, n);
+      case comm_algorithm::bruck: return bruck_allgather<T, Ops>(st, send, recv, n);
+      default: return run_mpi<allgather_shape>(st, call);
     }
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
+    const int n = mpi_count(call.n, "allgather count");
+    const MPI_Datatype t = mpi_type<typename Call::element_type>();
+    return mpi_form(r, MPI_Allgather, MPI_Iallgather, st.comm(), send_or_in_place(call.send), n, t, call.recv, n,
+                    t);
   }
 
   template <class T, class M, class Call>
@@ -113,14 +107,6 @@ struct allgather_shape
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
     return start_queued<shm_gather<T>>(*st.shm(), call.send, call.recv, call.n, -1);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep&, MPI_Request* r) {
-    using T = typename Call::element_type;
-    const int count = mpi_count(call.n, "allgather count");
-    HETERO_MPI_CHECK(MPI_Iallgather, call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE, count,
-                     mpi_type<T>(), call.recv, count, mpi_type<T>(), st.comm(), r);
-    return true;
   }
 };
 

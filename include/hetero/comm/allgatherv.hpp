@@ -23,7 +23,8 @@ namespace hetero::detail {
 
 /// Algorithms: mpi, shm, ring. `n` is this rank's count; `send` null: in place.
 struct allgatherv_shape
-    : shape_base<collective::allgatherv, shape_flags{.has_result = true, .start_needs_recv_buf = true}> {
+    : shape_base<collective::allgatherv,
+                 shape_flags{.has_result = true, .listed = true, .start_needs_recv_buf = true}> {
   template <class... Args>
   static constexpr void check() {
     static_assert(only_parameters<Args...>({parameter::send_buf, parameter::recv_buf, parameter::send_recv_buf,
@@ -98,10 +99,6 @@ struct allgatherv_shape
   }
 
   template <class Call>
-  static bool empty(const Call&) {
-    return false;
-  }
-  template <class Call>
   static std::size_t result_size(const comm_state&, const Call& call) {
     return extent_of(call.counts, call.displs);
   }
@@ -124,57 +121,41 @@ struct allgatherv_shape
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_allgatherv<T> operation(*st.shm(), call.send, call.recv, call.counts, call.displs);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
+      case comm_algorithm::shm:
+        return run_shm<shm_allgatherv<T>>(*st.shm(), name, call.send, call.recv, call.counts, call.displs);
       case comm_algorithm::ring:
-        ring_allgatherv<T, Ops>(st, call.send, call.recv, call.counts, call.displs);
-        return;
-      default: {
+        return ring_allgatherv<T, Ops>(st, call.send, call.recv, call.counts, call.displs);
+      default:
         if (st.size() == 1) {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank
           if (call.send) Ops::copy(call.recv + call.displs[0], call.send, call.counts[0]);
           return;
         }
-        const std::vector<int>& c = mpi_counts(call.counts, "allgatherv count", st.int_list(0));
-        const std::vector<int>& d = mpi_counts(call.displs, "allgatherv displacement", st.int_list(1));
-        const int count = c[static_cast<std::size_t>(st.rank())];
-        const void* from = call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE;
-        call_mpi(
-            st, name, "MPI_Allgatherv",
-            [&] {
-              return MPI_Allgatherv(from, count, mpi_type<T>(), call.recv, c.data(), d.data(), mpi_type<T>(),
-                                    st.comm());
-            },
-            [&](MPI_Request* r) {
-              return MPI_Iallgatherv(from, count, mpi_type<T>(), call.recv, c.data(), d.data(), mpi_type<T>(),
-                                     st.comm(), r);
-            });
-      }
+        return run_mpi<allgatherv_shape>(st, call);
     }
+  }
+  // On one rank (the non-blocking form only: `run` copies on its own), done at once: the
+  // request stays null.
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
+    using T = typename Call::element_type;
+    if (st.size() == 1) {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank
+      if (call.send)
+        copy_between<T, Kokkos::HostSpace, Kokkos::HostSpace>(call.recv + call.displs[0], call.send,
+                                                              call.counts[0]);
+      return MPI_SUCCESS;
+    }
+    mpi_counts(call.counts, "allgatherv count", x.counts);
+    mpi_counts(call.displs, "allgatherv displacement", x.displs);
+    const MPI_Datatype t = mpi_type<T>();
+    return mpi_form(r, MPI_Allgatherv, MPI_Iallgatherv, st.comm(), send_or_in_place(call.send),
+                    x.counts[static_cast<std::size_t>(st.rank())], t, call.recv, x.counts.data(), x.displs.data(),
+                    t);
   }
 
   template <class Call>
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
     return start_queued<shm_allgatherv<T>>(*st.shm(), call.send, call.recv, call.counts, call.displs);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    using T = typename Call::element_type;
-    if (st.size() == 1) {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank
-      if (call.send)
-        copy_between<T, Kokkos::HostSpace, Kokkos::HostSpace>(call.recv + call.displs[0], call.send,
-                                                              call.counts[0]);
-      return false;
-    }
-    mpi_counts(call.counts, "allgatherv count", keep.mpi_counts);
-    mpi_counts(call.displs, "allgatherv displacement", keep.mpi_displs);
-    HETERO_MPI_CHECK(MPI_Iallgatherv, call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE,
-                     keep.mpi_counts[static_cast<std::size_t>(st.rank())], mpi_type<T>(), call.recv,
-                     keep.mpi_counts.data(), keep.mpi_displs.data(), mpi_type<T>(), st.comm(), r);
-    return true;
   }
 };
 

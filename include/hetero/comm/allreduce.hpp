@@ -39,37 +39,28 @@ struct allreduce_shape
 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
-    using R = typename Call::reduction_type;
     const T* send = call.send;
     T* recv = call.recv;
     const std::size_t n = call.n;
     const auto reduction = guarded(*call.reduction);  // a user operation's exception waits for the end
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_reduce<T, std::remove_const_t<decltype(reduction)>> operation(*st.shm(), send, recv, n, reduction, -1);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
+      case comm_algorithm::shm:
+        return run_shm<shm_reduce<T, std::remove_const_t<decltype(reduction)>>>(*st.shm(), name, send, recv, n,
+                                                                                reduction, -1);
       case comm_algorithm::dissemination:
-        power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::dissemination);
-        return;
+        return power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::dissemination);
       case comm_algorithm::recursive_doubling:
-        power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::recursive_doubling);
-        return;
+        return power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::recursive_doubling);
       case comm_algorithm::recursive_halving:
-        power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::recursive_halving);
-        return;
-      case comm_algorithm::ring: ring_allreduce<T, Ops>(st, send, recv, n, reduction); return;
-      default: {
-        const mpi_reduction<T, R> mpi(*call.reduction);
-        const int count = mpi_count(n, "allreduce count");
-        const void* from = send_or_in_place(send, recv);
-        call_mpi(
-            st, name, "MPI_Allreduce",
-            [&] { return MPI_Allreduce(from, recv, count, mpi.type(), mpi.op(), st.comm()); },
-            [&](MPI_Request* r) { return MPI_Iallreduce(from, recv, count, mpi.type(), mpi.op(), st.comm(), r); });
-      }
+        return power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::recursive_halving);
+      case comm_algorithm::ring: return ring_allreduce<T, Ops>(st, send, recv, n, reduction);
+      default: return run_mpi<allreduce_shape>(st, call);
     }
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
+    return mpi_form(r, MPI_Allreduce, MPI_Iallreduce, st.comm(), send_or_in_place(call.send, call.recv), call.recv,
+                    mpi_count(call.n, "allreduce count"), x.type, x.op);
   }
 
   template <class T, class M, class Call>
@@ -87,18 +78,6 @@ struct allreduce_shape
     const auto reduction = guarded(*call.reduction);
     using R = std::remove_const_t<decltype(reduction)>;
     return start_queued<shm_reduce<T, R>>(*st.shm(), call.send, call.recv, call.n, reduction, -1);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    using T = typename Call::element_type;
-    // Guarded (see start_shm): MPI calls the operation from whichever MPI call drives progress,
-    // and an exception must not unwind through MPI.
-    const auto reduction = guarded(*call.reduction);
-    auto mpi = std::make_shared<mpi_reduction<T, std::remove_const_t<decltype(reduction)>>>(reduction);
-    keep.operation = mpi;
-    HETERO_MPI_CHECK(MPI_Iallreduce, send_or_in_place(call.send, call.recv), call.recv,
-                     mpi_count(call.n, "allreduce count"), mpi->type(), mpi->op(), st.comm(), r);
-    return true;
   }
 };
 

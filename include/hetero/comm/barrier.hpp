@@ -35,27 +35,19 @@ struct barrier_shape : shape_base<collective::barrier, shape_flags{}> {
   static block_layout recv_layout(const comm_state&, const call_type&) { return {}; }
 
   template <class T, class Ops>
-  static void run(comm_state& st, comm_algorithm a, const call_type&) {
+  static void run(comm_state& st, comm_algorithm a, const call_type& call) {
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_barrier operation(*st.shm());
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::dissemination: dissemination_barrier(st); return;
-      default:
-        call_mpi(
-            st, name, "MPI_Barrier", [&] { return MPI_Barrier(st.comm()); },
-            [&](MPI_Request* r) { return MPI_Ibarrier(st.comm(), r); });
+      case comm_algorithm::shm: return run_shm<shm_barrier>(*st.shm(), name);
+      case comm_algorithm::dissemination: return dissemination_barrier(st);
+      default: return run_mpi<barrier_shape>(st, call);
     }
+  }
+  static int mpi(const comm_state& st, const call_type&, const mpi_context&, MPI_Request* r) {
+    return mpi_form(r, MPI_Barrier, MPI_Ibarrier, st.comm());
   }
 
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const call_type&) {
     return start_queued<shm_barrier>(*st.shm());
-  }
-  static bool start_mpi(comm_state& st, const call_type&, request_keep<char>&, MPI_Request* r) {
-    HETERO_MPI_CHECK(MPI_Ibarrier, st.comm(), r);
-    return true;
   }
 };
 

@@ -61,20 +61,15 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_broadcast<T> operation(*st.shm(), call.recv, call.n, call.root);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::binomial: binomial_broadcast(st, call.recv, call.n, call.root); return;
-      default: {
-        const int count = mpi_count(call.n, "broadcast count");
-        call_mpi(
-            st, name, "MPI_Bcast",
-            [&] { return MPI_Bcast(call.recv, count, mpi_type<T>(), call.root, st.comm()); },
-            [&](MPI_Request* r) { return MPI_Ibcast(call.recv, count, mpi_type<T>(), call.root, st.comm(), r); });
-      }
+      case comm_algorithm::shm: return run_shm<shm_broadcast<T>>(*st.shm(), name, call.recv, call.n, call.root);
+      case comm_algorithm::binomial: return binomial_broadcast(st, call.recv, call.n, call.root);
+      default: return run_mpi<broadcast_shape>(st, call);
     }
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
+    return mpi_form(r, MPI_Bcast, MPI_Ibcast, st.comm(), call.recv, mpi_count(call.n, "broadcast count"),
+                    mpi_type<typename Call::element_type>(), call.root);
   }
 
   template <class T, class M, class Call>
@@ -93,13 +88,6 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
     return start_queued<shm_broadcast<T>>(*st.shm(), call.recv, call.n, call.root);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep&, MPI_Request* r) {
-    using T = typename Call::element_type;
-    HETERO_MPI_CHECK(MPI_Ibcast, call.recv, mpi_count(call.n, "broadcast count"), mpi_type<T>(), call.root,
-                     st.comm(), r);
-    return true;
   }
 };
 

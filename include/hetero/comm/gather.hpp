@@ -78,29 +78,15 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
-    const T* send = call.send;
-    T* recv = call.recv;
-    const std::size_t n = call.n;
-    const int root = call.root;
-    switch (a) {
-      case comm_algorithm::shm: {
-        shm_gather<T> operation(*st.shm(), send, recv, n, root, checks_of(st) == argument_check::consistent);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::linear: linear_gather<T, Ops>(st, send, recv, n, root); return;
-      case comm_algorithm::binomial: binomial_gather<T, Ops>(st, send, recv, n, root); return;
-      default: {
-        const int count = mpi_count(n, "gather count");
-        const void* from = send ? static_cast<const void*>(send) : MPI_IN_PLACE;
-        call_mpi(
-            st, name, "MPI_Gather",
-            [&] { return MPI_Gather(from, count, mpi_type<T>(), recv, count, mpi_type<T>(), root, st.comm()); },
-            [&](MPI_Request* r) {
-              return MPI_Igather(from, count, mpi_type<T>(), recv, count, mpi_type<T>(), root, st.comm(), r);
-            });
-      }
-    }
+    run_rooted<gather_shape, shm_gather<T>>(st, a, call, linear_gather<T, Ops>, binomial_gather<T, Ops>,
+                                            checks_of(st) == argument_check::consistent);
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
+    const int n = mpi_count(call.n, "gather count");
+    const MPI_Datatype t = mpi_type<typename Call::element_type>();
+    return mpi_form(r, MPI_Gather, MPI_Igather, st.comm(), send_or_in_place(call.send), n, t, call.recv, n, t,
+                    call.root);
   }
 
   template <class T, class M, class Call>
@@ -118,14 +104,6 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
     return start_queued<shm_gather<T>>(*st.shm(), call.send, call.recv, call.n, call.root);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep&, MPI_Request* r) {
-    using T = typename Call::element_type;
-    const int count = mpi_count(call.n, "gather count");
-    HETERO_MPI_CHECK(MPI_Igather, call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE, count,
-                     mpi_type<T>(), call.recv, count, mpi_type<T>(), call.root, st.comm(), r);
-    return true;
   }
 };
 

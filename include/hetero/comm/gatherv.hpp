@@ -43,7 +43,8 @@ void hybrid_gatherv(comm_state& st, const T* send, std::size_t send_n, T* recv,
 
 /// Algorithms: mpi, shm (with messages for large blocks), linear. `n` is this rank's count;
 /// `counts` and `displs` are read at the root only; `send` null at the root: in place.
-struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result = true, .shm_start = false}> {
+struct gatherv_shape
+    : shape_base<collective::gatherv, shape_flags{.has_result = true, .listed = true, .shm_start = false}> {
   template <class... Args>
   static constexpr void check() {
     static_assert(
@@ -127,17 +128,8 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
   }
 
   template <class Call>
-  static bool empty(const Call&) {
-    return false;
-  }
-  template <class Call>
   static std::size_t result_size(const comm_state& st, const Call& call) {
     return st.rank() == call.root ? extent_of(call.counts, call.displs) : 0;
-  }
-  // Keyed on size 0: only the root knows every count.
-  template <class Call>
-  static call_traits traits(const comm_state&, const Call&) {
-    return {kind, 0, 0, alignof(typename Call::element_type)};
   }
   template <class Call>
   static block_layout send_layout(const comm_state& st, const Call& call) {
@@ -155,32 +147,15 @@ struct gatherv_shape : shape_base<collective::gatherv, shape_flags{.has_result =
       return linear_gatherv<T, Ops>(st, call.send, call.n, call.recv, call.counts, call.displs, call.root);
     if (a == comm_algorithm::shm)
       return hybrid_gatherv(st, call.send, call.n, call.recv, call.counts, call.displs, call.root);
-    std::vector<int>& c = st.int_list(0);
-    std::vector<int>& d = st.int_list(1);
-    rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", c, d);
-    call_mpi(
-        st, name, "MPI_Gatherv", [&] { return mpi_gatherv<T>(st, call, c, d, nullptr); },
-        [&](MPI_Request* r) { return mpi_gatherv<T>(st, call, c, d, r); });
+    run_mpi<gatherv_shape>(st, call);
   }
-
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", keep.mpi_counts, keep.mpi_displs);
-    check_mpi(mpi_gatherv<typename Call::element_type>(st, call, keep.mpi_counts, keep.mpi_displs, r),
-              "MPI_Igatherv");
-    return true;
-  }
-
- private:
-  // MPI_Gatherv, or MPI_Igatherv when `r` is given, with MPI's int counts `c` and displs `d`.
-  template <class T, class Call>
-  static int mpi_gatherv(const comm_state& st, const Call& call, const std::vector<int>& c,
-                         const std::vector<int>& d, MPI_Request* r) {
-    const void* from = call.send ? static_cast<const void*>(call.send) : MPI_IN_PLACE;
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
+    rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", x.counts, x.displs);
     const int n = mpi_count(call.n, "gatherv count");
-    const MPI_Datatype t = mpi_type<T>();
-    return r ? MPI_Igatherv(from, n, t, call.recv, c.data(), d.data(), t, call.root, st.comm(), r)
-             : MPI_Gatherv(from, n, t, call.recv, c.data(), d.data(), t, call.root, st.comm());
+    const MPI_Datatype t = mpi_type<typename Call::element_type>();
+    return mpi_form(r, MPI_Gatherv, MPI_Igatherv, st.comm(), send_or_in_place(call.send), n, t, call.recv,
+                    x.counts.data(), x.displs.data(), t, call.root);
   }
 };
 

@@ -68,45 +68,37 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
-    using R = typename Call::reduction_type;
     const T* send = call.send;
     T* recv = call.recv;
     const std::size_t n = call.n;
     const int root = call.root;
     const auto reduction = guarded(*call.reduction);  // a user operation's exception waits for the end
     switch (a) {
-      case comm_algorithm::shm: {
-        shm_reduce<T, std::remove_const_t<decltype(reduction)>> operation(
-            *st.shm(), send, recv, n, reduction, root, checks_of(st) == argument_check::consistent);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::binomial: binomial_reduce<T, Ops>(st, send, recv, n, reduction, root); return;
-      case comm_algorithm::linear: linear_reduce<T, host_ops>(st, send, recv, n, reduction, root); return;
+      case comm_algorithm::shm:
+        return run_shm<shm_reduce<T, std::remove_const_t<decltype(reduction)>>>(
+            *st.shm(), name, send, recv, n, reduction, root, checks_of(st) == argument_check::consistent);
+      case comm_algorithm::binomial: return binomial_reduce<T, Ops>(st, send, recv, n, reduction, root);
+      case comm_algorithm::linear: return linear_reduce<T, host_ops>(st, send, recv, n, reduction, root);
       case comm_algorithm::linear_device:
-        linear_reduce<T, kernel_ops<typename Ops::memory_space>>(st, send, recv, n, reduction, root);
-        return;
-      default: {
-        const mpi_reduction<T, R> mpi(*call.reduction);
-        const int count = mpi_count(n, "reduce count");
+        return linear_reduce<T, kernel_ops<typename Ops::memory_space>>(st, send, recv, n, reduction, root);
+      default:
 #if defined(MPICH_VERSION)
         // MPICH 4.0.2 crashes in MPI_Reduce(MPI_IN_PLACE) at a root other than 0 (shared-memory
         // path, seen from 1000 ints on): give it a copy instead.
         if (st.rank() == root && root != 0 && send == recv) {
           T* copy = Ops::template scratch<T>(st, 0, n);
           Ops::copy(copy, recv, n);
-          send = copy;
+          return run_mpi<reduce_shape>(st, on_buffers(call, copy, recv, n));
         }
 #endif
-        const void* from = st.rank() == root ? send_or_in_place(send, recv) : send;
-        call_mpi(
-            st, name, "MPI_Reduce",
-            [&] { return MPI_Reduce(from, recv, count, mpi.type(), mpi.op(), root, st.comm()); },
-            [&](MPI_Request* r) {
-              return MPI_Ireduce(from, recv, count, mpi.type(), mpi.op(), root, st.comm(), r);
-            });
-      }
+        return run_mpi<reduce_shape>(st, call);
     }
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
+    const void* from = st.rank() == call.root ? send_or_in_place(call.send, call.recv) : call.send;
+    return mpi_form(r, MPI_Reduce, MPI_Ireduce, st.comm(), from, call.recv, mpi_count(call.n, "reduce count"),
+                    x.type, x.op, call.root);
   }
 
   // The linear algorithm combines on the host, the linear_device one where the data lives.
@@ -140,19 +132,6 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
     const auto reduction = guarded(*call.reduction);
     using R = std::remove_const_t<decltype(reduction)>;
     return start_queued<shm_reduce<T, R>>(*st.shm(), call.send, call.recv, call.n, reduction, call.root);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    using T = typename Call::element_type;
-    // Guarded (see start_shm): MPI calls the operation from whichever MPI call drives progress,
-    // and an exception must not unwind through MPI.
-    const auto reduction = guarded(*call.reduction);
-    auto mpi = std::make_shared<mpi_reduction<T, std::remove_const_t<decltype(reduction)>>>(reduction);
-    keep.operation = mpi;
-    const void* from = st.rank() == call.root ? send_or_in_place(call.send, call.recv) : call.send;
-    HETERO_MPI_CHECK(MPI_Ireduce, from, call.recv, mpi_count(call.n, "reduce count"), mpi->type(), mpi->op(),
-                     call.root, st.comm(), r);
-    return true;
   }
 };
 

@@ -93,29 +93,14 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
-    const T* send = call.send;
-    T* recv = call.recv;
-    const std::size_t n = call.n;
-    const int root = call.root;
-    switch (a) {
-      case comm_algorithm::shm: {
-        shm_scatter<T> operation(*st.shm(), send, recv, n, root);
-        run_blocking(*st.shm(), operation, name);
-        return;
-      }
-      case comm_algorithm::linear: linear_scatter<T, Ops>(st, send, recv, n, root); return;
-      case comm_algorithm::binomial: binomial_scatter<T, Ops>(st, send, recv, n, root); return;
-      default: {
-        const int count = mpi_count(n, "scatter count");
-        void* to = recv ? static_cast<void*>(recv) : MPI_IN_PLACE;
-        call_mpi(
-            st, name, "MPI_Scatter",
-            [&] { return MPI_Scatter(send, count, mpi_type<T>(), to, count, mpi_type<T>(), root, st.comm()); },
-            [&](MPI_Request* r) {
-              return MPI_Iscatter(send, count, mpi_type<T>(), to, count, mpi_type<T>(), root, st.comm(), r);
-            });
-      }
-    }
+    run_rooted<scatter_shape, shm_scatter<T>>(st, a, call, linear_scatter<T, Ops>, binomial_scatter<T, Ops>);
+  }
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
+    const int n = mpi_count(call.n, "scatter count");
+    const MPI_Datatype t = mpi_type<typename Call::element_type>();
+    return mpi_form(r, MPI_Scatter, MPI_Iscatter, st.comm(), call.send, n, t, recv_or_in_place(call.recv), n, t,
+                    call.root);
   }
 
   template <class T, class M, class Call>
@@ -131,15 +116,6 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
   static std::shared_ptr<shm_pending> start_shm(comm_state& st, const Call& call) {
     using T = typename Call::element_type;
     return start_queued<shm_scatter<T>>(*st.shm(), call.send, call.recv, call.n, call.root);
-  }
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep&, MPI_Request* r) {
-    using T = typename Call::element_type;
-    const int count = mpi_count(call.n, "scatter count");
-    HETERO_MPI_CHECK(MPI_Iscatter, call.send, count, mpi_type<T>(),
-                     call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE, count, mpi_type<T>(), call.root,
-                     st.comm(), r);
-    return true;
   }
 };
 

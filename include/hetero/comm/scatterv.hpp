@@ -41,7 +41,7 @@ void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t>
 
 /// Algorithms: mpi, shm (with messages for large blocks), linear. `n` is this rank's count;
 /// `send`, `counts` and `displs` are read at the root only; `recv` null at the root: in place.
-struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start = false}> {
+struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = true, .shm_start = false}> {
   template <class... Args>
   static constexpr void check() {
     static_assert(
@@ -115,15 +115,6 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start 
   }
 
   template <class Call>
-  static bool empty(const Call&) {
-    return false;
-  }
-  // Keyed on size 0: only the root knows every count.
-  template <class Call>
-  static call_traits traits(const comm_state&, const Call&) {
-    return {kind, 0, 0, alignof(typename Call::element_type)};
-  }
-  template <class Call>
   static block_layout send_layout(const comm_state& st, const Call& call) {
     return st.rank() == call.root ? block_layout::listed(call.counts, call.displs) : block_layout::none();
   }
@@ -138,32 +129,15 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.shm_start 
       return linear_scatterv<T, Ops>(st, call.send, call.counts, call.displs, call.recv, call.n, call.root);
     if (a == comm_algorithm::shm)
       return hybrid_scatterv(st, call.send, call.counts, call.displs, call.recv, call.n, call.root);
-    std::vector<int>& c = st.int_list(0);
-    std::vector<int>& d = st.int_list(1);
-    rooted_mpi_lists(st, call, "scatterv count", "scatterv displacement", c, d);
-    call_mpi(
-        st, name, "MPI_Scatterv", [&] { return mpi_scatterv<T>(st, call, c, d, nullptr); },
-        [&](MPI_Request* r) { return mpi_scatterv<T>(st, call, c, d, r); });
+    run_mpi<scatterv_shape>(st, call);
   }
-
-  template <class Call, class Keep>
-  static bool start_mpi(comm_state& st, const Call& call, Keep& keep, MPI_Request* r) {
-    rooted_mpi_lists(st, call, "scatterv count", "scatterv displacement", keep.mpi_counts, keep.mpi_displs);
-    check_mpi(mpi_scatterv<typename Call::element_type>(st, call, keep.mpi_counts, keep.mpi_displs, r),
-              "MPI_Iscatterv");
-    return true;
-  }
-
- private:
-  // MPI_Scatterv, or MPI_Iscatterv when `r` is given, with MPI's int counts `c` and displs `d`.
-  template <class T, class Call>
-  static int mpi_scatterv(const comm_state& st, const Call& call, const std::vector<int>& c,
-                          const std::vector<int>& d, MPI_Request* r) {
-    void* to = call.recv ? static_cast<void*>(call.recv) : MPI_IN_PLACE;
+  template <class Call>
+  static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
+    rooted_mpi_lists(st, call, "scatterv count", "scatterv displacement", x.counts, x.displs);
     const int n = mpi_count(call.n, "scatterv count");
-    const MPI_Datatype t = mpi_type<T>();
-    return r ? MPI_Iscatterv(call.send, c.data(), d.data(), t, to, n, t, call.root, st.comm(), r)
-             : MPI_Scatterv(call.send, c.data(), d.data(), t, to, n, t, call.root, st.comm());
+    const MPI_Datatype t = mpi_type<typename Call::element_type>();
+    return mpi_form(r, MPI_Scatterv, MPI_Iscatterv, st.comm(), call.send, x.counts.data(), x.displs.data(), t,
+                    recv_or_in_place(call.recv), n, t, call.root);
   }
 };
 

@@ -13,7 +13,9 @@
 #include <span>
 
 #include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/mpi_form.hpp"
 #include "hetero/comm/detail/p2p.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
 
 namespace hetero::detail {
 
@@ -229,6 +231,21 @@ void linear_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const 
   Ops::copy(all + static_cast<std::size_t>(root) * n, send, n);
   batch.wait();
   Ops::fold(recv, all, static_cast<std::size_t>(p), n, n, reduction);
+}
+
+/// The blocking algorithms of scatter and gather, `n` elements per rank: the shared-memory
+/// operation `ShmOp` (made of the call and `shm_extra`), the `linear` and `binomial` trees, or
+/// MPI's call (`Shape::mpi`).
+template <class Shape, class ShmOp, class Call, class Tree, class... Extra>
+void run_rooted(comm_state& st, comm_algorithm a, const Call& call, Tree linear, Tree binomial,
+                Extra... shm_extra) {
+  switch (a) {
+    case comm_algorithm::shm:
+      return run_shm<ShmOp>(*st.shm(), Shape::name, call.send, call.recv, call.n, call.root, shm_extra...);
+    case comm_algorithm::linear: return linear(st, call.send, call.recv, call.n, call.root);
+    case comm_algorithm::binomial: return binomial(st, call.send, call.recv, call.n, call.root);
+    default: return run_mpi<Shape>(st, call);
+  }
 }
 
 }  // namespace hetero::detail

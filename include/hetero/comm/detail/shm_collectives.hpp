@@ -158,6 +158,13 @@ void run_blocking(shm_channel& channel, Op& operation, std::string_view what) {
   channel.finish(operation.op);
 }
 
+/// Makes the shared-memory operation `Op` of `args` and runs it to completion (`run_blocking`).
+template <class Op, class... Args>
+void run_shm(shm_channel& channel, std::string_view what, Args&&... args) {
+  Op operation(channel, std::forward<Args>(args)...);
+  run_blocking(channel, operation, what);
+}
+
 /// Starts a shared-memory operation and queues it; the caller keeps the pointer as its request.
 template <class Op, class... Args>
 std::shared_ptr<Op> start_queued(shm_channel& channel, Args&&... args) {

@@ -13,7 +13,9 @@
 /// - `empty(call)`, `traits(st, call)` (what the tuning table is keyed on);
 /// - `run<T, Ops>(st, algorithm, call)`: the call on buffers `Ops` can touch;
 /// - `send_layout(st, call)`, `recv_layout(st, call)`: the blocks read and written;
-/// - `start_shm(st, call)` (when `shm_start`), `start_mpi(st, call, keep, request)`;
+/// - `mpi(st, call, context, request)`: MPI's collective, blocking or not (mpi_form.hpp), which
+///   `run` calls through `run_mpi` and the non-blocking form directly;
+/// - `start_shm(st, call)` (when `shm_start`);
 /// - what its `shape_flags` ask for (`run_staged`, `result_size`, `reroute`, `start_shm`).
 #ifndef HETERO_COMM_DETAIL_SKELETON_HPP
 #define HETERO_COMM_DETAIL_SKELETON_HPP
@@ -38,6 +40,7 @@
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/dispatch.hpp"
 #include "hetero/comm/detail/local_ops.hpp"
+#include "hetero/comm/detail/mpi_form.hpp"
 #include "hetero/comm/detail/scratch.hpp"
 #include "hetero/comm/parameters.hpp"
 #include "hetero/comm/reduce_ops.hpp"
@@ -129,6 +132,8 @@ struct shape_flags {
   bool chunked = false;               ///< staged blocking calls pipeline fixed-size chunks (`run_staged`)
   bool has_result = false;            ///< the send_buf-only form returns the result (`result_size`)
   bool reduces = false;               ///< takes op(...); a single value's result is a value
+  bool listed = false;                ///< every rank's block listed (v-collectives): never empty, since other
+                                      ///< ranks may have data; tuned at size 0 unless `traits` says more
   bool reroutes = false;              ///< may change the route for an algorithm (`reroute`)
   bool shm_start = true;              ///< the i-form may run on shared memory (`start_shm`)
   bool start_needs_recv_buf = false;  ///< the i-form needs recv_buf or send_recv_buf
@@ -159,17 +164,18 @@ struct shape_base {
   static constexpr std::string_view name = to_string(Kind);
   static constexpr std::string_view start_name = start_name_of(Kind);
   static constexpr bool chunked = Flags.chunked, has_result = Flags.has_result, reduces = Flags.reduces,
-                        reroutes = Flags.reroutes, shm_start = Flags.shm_start,
+                        listed = Flags.listed, reroutes = Flags.reroutes, shm_start = Flags.shm_start,
                         start_needs_recv_buf = Flags.start_needs_recv_buf;
 
   template <class Call>
   static bool empty(const Call& call) {
-    return call.n == 0;
+    return !listed && call.n == 0;
   }
+  // A listed (v-) shape is keyed on size 0: only the root knows every count.
   template <class Call>
   static call_traits traits(const comm_state&, const Call& call) {
     using T = typename Call::element_type;
-    const std::size_t bytes = call.n * sizeof(T);
+    const std::size_t bytes = listed ? 0 : call.n * sizeof(T);
     return {Kind, bytes, bytes, alignof(T), Call::reduction_type::commutative};
   }
 };
@@ -441,7 +447,10 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
       return request_access::shm(state, Shape::start_shm(st, call), Shape::start_name, std::move(finish), keep,
                                  std::move(settle));
   MPI_Request request = MPI_REQUEST_NULL;
-  if (!Shape::start_mpi(st, call, *keep, &request)) {  // done at once
+  mpi_context context{keep->mpi_counts, keep->mpi_displs};
+  if constexpr (Shape::reduces) keep->operation = kept_mpi_reduction(call, context);
+  check_mpi(Shape::mpi(st, call, context, &request), mpi_names_of(Shape::kind).nonblocking);
+  if (request == MPI_REQUEST_NULL) {  // done at once
     if (finish) finish();
     return {};
   }
