@@ -1,8 +1,8 @@
-// block_jacobi: seed 002's macro-tasks on hetero's distributed arrays. Each Jacobi sweep of the
-// 2-D Laplace equation is a task graph on every rank: the halo refresh (reflect) is adopted as
-// an event, and the rank's rows are cut into domain blocks (one per worker, "core group"), each
-// an outer task whose body declares an inner graph of row-chunk kernels. The same sweeps run
-// three ways, from the same start:
+// block_jacobi: macro-tasks (coarse tasks whose bodies are graphs of finer tasks) on hetero's distributed arrays.
+// Each Jacobi sweep of the 2-D Laplace equation is a task graph on every rank: the halo refresh (reflect) is
+// adopted as an event, and the rank's rows are cut into domain blocks (one per worker, "core group"), each an
+// outer task whose body declares an inner graph of row-chunk kernels. The same sweeps run three ways, from the
+// same start:
 //   nested   outer block tasks, inner chunk tasks (hetero::subgraph);
 //   flat     the same chunk tasks declared directly in the outer graph;
 //   serial   one loop over the rank's rows on one core.

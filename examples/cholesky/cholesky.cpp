@@ -1,7 +1,6 @@
 // Block Cholesky with hetero tasklets on every rank (tile rows cyclic over the ranks,
-// cross-rank events as in the seed's Figure 9; left-looking, cholesky_tasklet.hpp). Prints the
-// time, GFLOP/s and the residual ||A - L L^T|| / ||A||; exits non-zero when the residual is too
-// large.
+// cross-rank events as in Figure 9 of the XcalableMP tasklet paper; left-looking, cholesky_tasklet.hpp). Prints
+// the time, GFLOP/s and the residual ||A - L L^T|| / ||A||; exits non-zero when the residual is too large.
 //   mpiexec -n <ranks> cholesky [n=2048] [b=128] [double|float|both] [workers=0]
 #include <hetero/comm/communicator.hpp>
 #include <hetero/core/runtime.hpp>

@@ -38,7 +38,7 @@ void factorize_omp(tiles<T>& a, int threads, int width = update_width) {
 #pragma omp task depend(in : ajj[0]) depend(inout : aij[0])
       trsm(ajj, aij, b);
     }
-  }  // the end of the parallel region waits for every task (the seed's taskwait)
+  }  // the end of the parallel region waits for every task (the `taskwait` of the OpenMP version)
 }
 
 }  // namespace cholesky

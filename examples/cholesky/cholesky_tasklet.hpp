@@ -1,8 +1,8 @@
 // Block Cholesky with hetero tasklets across ranks: the serial left-looking version
-// (cholesky_serial.hpp) with each call made a tasklet, in the manner of the seed's Figure 9:
-// tile rows cyclic over the ranks (tiles.hpp, dist's cyclic index_space), one remote-capable
+// (cholesky_serial.hpp) with each call made a tasklet, in the manner of Figure 9 of the XcalableMP tasklet paper:
+// tile rows cyclic over the ranks (tiles.hpp, distarray's cyclic index_space), one remote-capable
 // event per tile, and the tiles a rank needs from other ranks fetched by a task (coarray::get,
-// the seed's `gmove in`) once their writer notified it.
+// XcalableMP's `gmove in`) once their writer notified it.
 #ifndef HETERO_EXAMPLES_CHOLESKY_TASKLET_HPP
 #define HETERO_EXAMPLES_CHOLESKY_TASKLET_HPP
 
@@ -29,8 +29,8 @@ class tasklet_factorization {
         m_nt(a.tiles_per_side()),
         m_b(a.tile_size()),
         m_width(width),
-        m_ea(graph.remote_events("EA", m_nt, m_nt)),        // the seed's xmp_event_t EA[nt][nt]:[*]
-        m_ec(graph.events("EC", copy_rows, chunks() + 1)),  // fetched copies (the seed's B, C)
+        m_ea(graph.remote_events("EA", m_nt, m_nt)),        // XcalableMP's xmp_event_t EA[nt][nt]:[*]
+        m_ec(graph.events("EC", copy_rows, chunks() + 1)),  // fetched copies (the paper's B, C)
         m_copies(graph.size() > 1 ? static_cast<std::size_t>(copy_rows * (m_nt + 1) * a.tile_elements()) : 0) {}
 
   /// Declares the factorisation's tasks (run them with wait(), or record them once).

@@ -1,8 +1,8 @@
 // Tiled symmetric positive definite matrices for block Cholesky (A = L L^T, lower storage):
-// tiles of b x b, column-major inside; the tiles of tile row i live on rank i % P (dist's
-// cyclic distribution, the seed's `distribute T(cyclic)`; the seed stores the transpose, tile
-// columns of U = L^T), in a dist coarray so that other ranks can fetch them with
-// `coarray::get` (the seed's `gmove in`). On one rank it is a plain tile matrix. The tiles of a
+// tiles of b x b, column-major inside; the tiles of tile row i live on rank i % P (distarray's
+// cyclic distribution, XcalableMP's `distribute T(cyclic)`; the XcalableMP version stores the transpose, tile
+// columns of U = L^T), in a distarray coarray so that other ranks can fetch them with
+// `coarray::get` (XcalableMP's `gmove in`). On one rank it is a plain tile matrix. The tiles of a
 // row are side by side in memory, so tiles (i, k) .. (i, k + w - 1) form one b x w*b
 // column-major matrix: the update kernels below take several of them at once. Also the four
 // tile kernels (LAPACKE/CBLAS) and the residual check.
@@ -100,10 +100,10 @@ inline double flops(std::int64_t n) {
 }
 
 /// The lower tiles of an n x n matrix (n = nt * b) distributed by tile rows over the ranks of
-/// `comm`, cyclically (dist's `index_space` with a cyclic axis, the seed's `distribute
-/// T(cyclic)`). Each rank's rows are its image of a dist `coarray` (every image holds
-/// ceil(nt / P) rows of nt tiles), so a rank reads another's tiles with `coarray::get`, the
-/// seed's `gmove in`. Collective construction.
+/// `comm`, cyclically (distarray's `index_space` with a cyclic axis, XcalableMP's
+/// `distribute T(cyclic)`). Each rank's rows are its image of a `coarray` (every image holds
+/// ceil(nt / P) rows of nt tiles), so a rank reads another's tiles with `coarray::get`, XcalableMP's
+/// `gmove in`. Collective construction.
 template <real T>
 class tiles {
  public:

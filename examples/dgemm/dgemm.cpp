@@ -1,9 +1,9 @@
 // dgemm: C = A * B with the rows of C shared between the device and the host by hetero's chunk
 // form (`split_for`), each side calling its own BLAS (CBLAS on the host, cuBLAS on a CUDA
-// device), as in the seed paper's matrix multiplication benchmark: A and C row-split (rows also
-// block-distributed over MPI ranks), B replicated. The multiplication repeats for a number of
-// steps while the tuner balances the sides; prints per step the device time, the host time and
-// the CPU weight (the paper's Figure 6), and checks C against one BLAS call on the whole rows.
+// device), as in the matrix multiplication benchmark of the XMP-dev load-balancing paper: A and C row-split (rows
+// also block-distributed over MPI ranks), B replicated. The multiplication repeats for a number of steps while the
+// tuner balances the sides; prints per step the device time, the host time and the CPU weight (the paper's Figure
+// 6), and checks C against one BLAS call on the whole rows.
 //   mpiexec -n 2 ./dgemm [n] [steps] [--tuner=model|fixed_step|manual]
 #include <hetero/hetero.hpp>
 

@@ -1,10 +1,11 @@
 // nbody: direct all-pairs N-body (double precision, softening, leapfrog), the force loop shared
-// between the device and the host of every rank by hetero's work sharing, as in the seed paper's
-// N-body benchmark. Particles are block-distributed over MPI ranks (a distributed array of
-// positions); every step a gmove copies the whole array into each rank's replicated copy (as
-// XcalableMP's gmove to a non-distributed array), which the force loop reads (replicated in). Prints per step and
-// rank the CPU weight of the force loop with that rank's device and host times (the paper's Figure 5), and the
-// total energy at the start and the end; checks the first forces against a serial loop and the energy drift.
+// between the device and the host of every rank by hetero's work sharing, as in the N-body
+// benchmark of the XMP-dev GPU/CPU load-balancing paper (Odajima et al.). Particles are block-distributed over MPI
+// ranks (a distributed array of positions); every step a gmove copies the whole array into each rank's replicated
+// copy (as XcalableMP's gmove to a non-distributed array), which the force loop reads (replicated in). Prints per
+// step and rank the CPU weight of the force loop with that rank's device and host times (the paper's Figure 5),
+// and the total energy at the start and the end; checks the first forces against a serial loop and the energy
+// drift.
 //   mpiexec -n 2 ./nbody [particles] [steps] [--tuner=model|fixed_step|manual] [--weights=FILE]
 // With --weights=FILE each rank's tuned weights are loaded from FILE when it exists and saved to
 // it at the end (one file, a line per rank and loop), so a second run starts balanced.

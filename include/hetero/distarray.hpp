@@ -1,5 +1,5 @@
 /// @file
-/// The dist module: distributed arrays in the global-view style of XcalableMP — index spaces
+/// The distributed-array module: distributed arrays in the global-view style of XcalableMP — index spaces
 /// distributed over process grids (block, cyclic, block-cyclic, gen-block), arrays aligned to
 /// them with shadows, owner-computes loops, reflect, gmove (collective and one-sided),
 /// coarrays, and rebalancing from measured rates.

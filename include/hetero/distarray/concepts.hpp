@@ -1,5 +1,5 @@
 /// @file
-/// What the dist module accepts as element types and array ranks, and the Kokkos View types
+/// What the distributed-array module accepts as element types and array ranks, and the Kokkos View types
 /// it builds from them.
 #ifndef HETERO_DISTARRAY_CONCEPTS_HPP
 #define HETERO_DISTARRAY_CONCEPTS_HPP
@@ -12,7 +12,7 @@
 
 namespace hetero {
 
-/// The highest array rank the dist module supports.
+/// The highest array rank the distributed-array module supports.
 inline constexpr int max_dist_rank = 3;
 
 /// A value that can live in a distributed array or coarray and travel between ranks as bytes:
@@ -22,7 +22,7 @@ template <class T>
 concept distributable = std::is_trivially_copyable_v<T> && !std::is_pointer_v<T> && !std::is_const_v<T> &&
                         !std::is_volatile_v<T> && !std::is_reference_v<T>;
 
-/// An array rank the dist module supports (1-D, 2-D, 3-D).
+/// An array rank the distributed-array module supports (1-D, 2-D, 3-D).
 template <int Rank>
 concept supported_rank = Rank >= 1 && Rank <= max_dist_rank;
 

@@ -317,9 +317,9 @@ class cg_solver {
   // `automatic` considers the allgather variant up to this many rows (a 32 MiB vector per rank).
   static constexpr std::int64_t max_rows_to_gather = std::int64_t{1} << 22;
 
-  // Seed 003 Fig. 13 and the halo variant: one exchange and two allreduces per iteration. (Fig.
-  // 13 recomputes r'r at the top of each iteration, a third allreduce; it equals the previous
-  // iteration's, so it is kept instead. Its line 16 divides before summing; the sum comes first.)
+  // The classic CG, used by the allgather and halo variants: one exchange and two allreduces
+  // per iteration. (r'r is not recomputed at the top of each iteration, which would be a third
+  // allreduce: it equals the previous iteration's, so that one is kept.)
   int classic(const vector_type& b, const vector_type& x, double b_norm) {
     residual(b, x);
     copy(m_p, m_r);

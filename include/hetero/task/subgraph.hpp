@@ -1,8 +1,9 @@
 /// @file
-/// `hetero::subgraph`: the inner graph a task declares in its body (seed 002's macro-tasks,
-/// Taskflow's subflow). The task's `out` events, and its notifications to other ranks, are
-/// written once every inner task finished; no worker waits for them: the worker that ran the
-/// body goes on with other work, and the inner task finishing last finishes the outer task.
+/// `hetero::subgraph`: the inner graph a task declares in its body (a macro-task whose body is
+/// a graph of finer tasks, like Taskflow's subflow). The task's `out` events, and its
+/// notifications to other ranks, are written once every inner task finished; no worker waits
+/// for them: the worker that ran the body goes on with other work, and the inner task finishing
+/// last finishes the outer task.
 #ifndef HETERO_TASK_SUBGRAPH_HPP
 #define HETERO_TASK_SUBGRAPH_HPP
 

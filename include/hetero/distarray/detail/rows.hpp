@@ -147,8 +147,8 @@ class row_list {
   /// Takes the rows (long rows are split for parallel copies) and uploads them once.
   explicit row_list(const std::vector<row>& rows) : m_host(split_long_rows(rows, longest_row)) {
     for (const auto& r : m_host) m_elements += r.count;
-    m_rows = Kokkos::View<row*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::dist::rows"),
-                                             m_host.size());
+    m_rows = Kokkos::View<row*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::distarray::rows"), m_host.size());
     Kokkos::deep_copy(m_rows, Kokkos::View<const row*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
                                   m_host.data(), m_host.size()));
   }
@@ -193,7 +193,7 @@ class row_list {
     }
     const auto n = static_cast<std::int64_t>(m_host.size());
     const row_copy<Gather, T, exec, Kokkos::View<row*, MemorySpace>> body{m_rows, storage, buffer};
-    const char* label = Gather ? "hetero::dist::gather_rows" : "hetero::dist::scatter_rows";
+    const char* label = Gather ? "hetero::distarray::gather_rows" : "hetero::distarray::scatter_rows";
     if (kernel == row_kernel::team) {
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<exec>(n, Kokkos::AUTO), body);
     } else {

@@ -82,11 +82,12 @@ class transfer_side {
       m_messages.push_back(m);
     }
     m_rows = row_list<MemorySpace>(all);
-    m_buffer = Kokkos::View<T*, MemorySpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::dist::buffer"), static_cast<std::size_t>(m_size));
+    m_buffer =
+        Kokkos::View<T*, MemorySpace>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::distarray::buffer"),
+                                      static_cast<std::size_t>(m_size));
     if (staged)
       m_host = Kokkos::View<T*, Kokkos::HostSpace>(
-          Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::dist::staging"),
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::distarray::staging"),
           static_cast<std::size_t>(m_size));
   }
 
@@ -199,7 +200,7 @@ class transfer_run {
       for (const auto& candidate : recv.messages())
         if (candidate.peer == me && candidate.tag == s.tag) r = &candidate;
       if (r == nullptr || r->count != s.count)
-        raise<runtime_error>("hetero::dist: inconsistent transfer plan (a local copy of ", s.count,
+        raise<runtime_error>("hetero::distarray: inconsistent transfer plan (a local copy of ", s.count,
                              " elements has no matching receive)");
       copy_local(s, *r);
     }

@@ -69,7 +69,8 @@ class rma_window {
         throw;
       }
       m_sizes.assign(sizes.get() + 1, sizes.get() + 1 + m_images);
-      m_host = Kokkos::View<T*, Kokkos::HostSpace>("hetero::dist::window", static_cast<std::size_t>(2 * size));
+      m_host =
+          Kokkos::View<T*, Kokkos::HostSpace>("hetero::distarray::window", static_cast<std::size_t>(2 * size));
       Kokkos::deep_copy(flat_view<T, Kokkos::HostSpace>(m_host.data(), static_cast<std::size_t>(size)),
                         flat_view<T, MemorySpace>(storage, static_cast<std::size_t>(size)));
       exposed = m_host.data();
@@ -278,7 +279,7 @@ class rma_window {
       }
       return;
     }
-    Kokkos::View<T*, MemorySpace> scratch("hetero::dist::scratch", static_cast<std::size_t>(n));
+    Kokkos::View<T*, MemorySpace> scratch("hetero::distarray::scratch", static_cast<std::size_t>(n));
     flat_view<T, Kokkos::HostSpace> host(origin, static_cast<std::size_t>(n));
     if constexpr (Get) {
       list.gather(static_cast<const T*>(m_storage), scratch.data());
@@ -404,9 +405,9 @@ class rma_window {
     std::int64_t n = 0;
     for (const auto& box : boxes) append_rows(box, rows, n, 0);
     if (n > 0) {
-      Kokkos::View<T*, Kokkos::HostSpace> landed("hetero::dist::landed", static_cast<std::size_t>(n));
+      Kokkos::View<T*, Kokkos::HostSpace> landed("hetero::distarray::landed", static_cast<std::size_t>(n));
       row_list<Kokkos::HostSpace>(rows).gather(static_cast<const T*>(m_host.data() + m_size), landed.data());
-      Kokkos::View<T*, MemorySpace> scratch("hetero::dist::scratch", static_cast<std::size_t>(n));
+      Kokkos::View<T*, MemorySpace> scratch("hetero::distarray::scratch", static_cast<std::size_t>(n));
       Kokkos::deep_copy(scratch, landed);
       row_list<MemorySpace>(rows).scatter(m_storage, static_cast<const T*>(scratch.data()));
     }
