@@ -2,6 +2,7 @@
 // matrices on 1, 2 and 3 ranks; the allgather and halo variants compute the same iterates;
 // non-SPD matrices are found.
 #include <hetero/comm.hpp>
+#include <hetero/core.hpp>
 #include <hetero/linalg.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -44,6 +45,7 @@ outcome solve(const matrix& a, hetero::cg_options options) {
   }
   std::vector<double> sums(local, local + 2);
   a.comm().allreduce(hetero::send_recv_buf(sums), hetero::op(hetero::ops::sum{}));
+  CHECK(hetero::comm_ref(a).get() == a.comm().mpi_comm());  // a matrix is a handle like the others
   o.error = std::sqrt(sums[0] / sums[1]);
   return o;
 }

@@ -56,8 +56,9 @@ TEST_CASE("a graph on a hetero::communicator runs a random cross-rank program", 
   hetero::task_graph graph({.workers = 2, .comm = world});
   CHECK(graph.size() == world.size());
   CHECK(graph.rank() == world.rank());
-  CHECK(congruent(graph.comm(), world.mpi_comm()));
-  CHECK(graph.comm() != world.mpi_comm());  // the graph's own duplicate
+  CHECK(congruent(graph.mpi_comm(), world.mpi_comm()));
+  CHECK(graph.mpi_comm() != world.mpi_comm());               // the graph's own duplicate
+  CHECK(hetero::comm_ref(graph).get() == graph.mpi_comm());  // a graph is a handle like the others
   auto e = graph.remote_events("E", program.events());
   auto ack = graph.remote_events("ACK", program.events(), world.size());
   std::atomic<int> bad{0}, ran{0};

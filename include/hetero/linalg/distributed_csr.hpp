@@ -65,7 +65,10 @@ class distributed_csr {
   distributed_csr(const distributed_csr&) = delete;
   distributed_csr& operator=(const distributed_csr&) = delete;
 
+  /// The matrix's ranks, for hetero's collectives.
   [[nodiscard]] const communicator& comm() const noexcept { return m_comm; }
+  /// The raw communicator of `comm()` (so a matrix is a `comm_ref` like the other handles).
+  [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_comm.mpi_comm(); }
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }
   /// This rank's rows.
   [[nodiscard]] row_block rows() const noexcept { return m_rows; }

@@ -181,8 +181,9 @@ class task_graph {
   [[nodiscard]] int workers() const noexcept { return m_engine->workers(); }
   /// Device instances of the graph.
   [[nodiscard]] int devices() const noexcept { return m_engine->devices(); }
-  /// The graph's private duplicate of `task_options::comm`.
-  [[nodiscard]] MPI_Comm comm() const noexcept { return m_engine->comm(); }
+  /// The graph's private duplicate of `task_options::comm` (named like every hetero handle's
+  /// raw communicator, so a graph is a `comm_ref` too).
+  [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_engine->comm(); }
 
  private:
   static std::unique_ptr<detail::graph_engine> make_engine(const task_options& options,
