@@ -66,10 +66,7 @@ struct wait_policy {
 inline std::atomic<int> g_node_ranks{0};
 
 /// The one oversubscription rule: more ranks on a node than it has cores.
-inline bool node_oversubscribed(int node_ranks) noexcept {
-  const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  return node_ranks > cores;
-}
+inline bool node_oversubscribed(int node_ranks) noexcept { return node_ranks > online_cores(); }
 
 /// Ranks of the job on this node without communicating: what `hetero::runtime` found, else
 /// what the launcher says (MPICH's Hydra, Open MPI, Slurm), else 1.
