@@ -188,3 +188,46 @@ TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dis
     }
   }
 }
+
+// A block no machine can hold (2^45 doubles, 256 TiB: beyond the 47-bit address space, so it
+// fails whatever the kernel's overcommit setting; under AddressSanitizer the test runs with
+// allocator_may_return_null=1, see CMakeLists.txt).
+constexpr std::int64_t impossible_block = std::int64_t{1} << 45;
+
+void check_told(const faults::outcome& o, int me, int bad, const std::string& what) {
+  INFO(o.text);
+  if (me == bad) {
+    CHECK(o.kind == "other");  // Kokkos' own allocation error, as it threw it
+  } else {
+    REQUIRE(o.kind == "runtime_error");
+    CHECK_THAT(o.text, ContainsSubstring(what) &&
+                           ContainsSubstring("rank " + std::to_string(bad) + " could not make its part"));
+  }
+}
+
+TEST_CASE("distarray, coarray: a rank whose block cannot be allocated: every rank hears it at construction",
+          "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), bad = p - 1;
+  if (p < 2) return;
+  const hetero::process_grid<1> grid;
+  SECTION("one-sided distributed array") {
+    std::vector<std::int64_t> sizes(static_cast<std::size_t>(p));
+    for (auto& n : sizes) n = faults::shared_random(1, 50);
+    sizes.back() = impossible_block;
+    std::int64_t extent = 0;
+    for (const auto n : sizes) extent += n;
+    const hetero::index_space<1> space({extent}, grid, {hetero::distribution::gen_block(sizes)});
+    const auto o = faults::attempt([&] { array1 a(space, {.one_sided = true}); });
+    faults::report("allocation fails", "distarray construction", o);
+    check_told(o, me, bad, "hetero::distributed_array construction (storage)");
+  }
+  SECTION("coarray") {
+    const std::int64_t n = me == bad ? impossible_block : faults::shared_random(1, 50);
+    const auto o = faults::attempt([&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {}, grid.comm()); });
+    faults::report("allocation fails", "coarray construction", o);
+    check_told(o, me, bad, "hetero::coarray construction (storage)");
+  }
+  // Nothing is left pending: the arrays and coarrays of this grid still work on every rank.
+  array1 after(hetero::index_space<1>({random_extent(p)}, grid));
+  dist_test::fill(after, 3);
+}

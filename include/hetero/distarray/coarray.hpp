@@ -69,20 +69,24 @@ class coarray {
     s.extents = extents;
     s.label = std::move(options.label);
     s.staged = detail::must_stage<MemorySpace>(options.device_path, "coarray");
-    s.comm = detail::duplicate_on_arrival(comm, detail::make_wait_policy(comm), "hetero::coarray construction");
+    const auto policy = detail::make_wait_policy(comm);
+    s.comm = detail::duplicate_on_arrival(comm, policy, "hetero::coarray construction");
     std::int64_t stride = 1;
     for (int d = Rank - 1; d >= 0; --d) {
       s.strides[d] = stride;
       stride *= extents[d];
     }
     auto n = [&](int d) { return static_cast<std::size_t>(extents[d]); };
-    if constexpr (Rank == 1) {
-      s.storage = local_view(s.label, n(0));
-    } else if constexpr (Rank == 2) {
-      s.storage = local_view(s.label, n(0), n(1));
-    } else {
-      s.storage = local_view(s.label, n(0), n(1), n(2));
-    }
+    // An image whose array cannot be allocated tells the others before the window's set-up.
+    detail::agreed_setup_step(s.comm.get(), policy, "hetero::coarray construction (storage)", [&] {
+      if constexpr (Rank == 1) {
+        s.storage = local_view(s.label, n(0));
+      } else if constexpr (Rank == 2) {
+        s.storage = local_view(s.label, n(0), n(1));
+      } else {
+        s.storage = local_view(s.label, n(0), n(1), n(2));
+      }
+    });
     s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(s.comm.get(), s.storage.data(), stride,
                                                                           s.staged);
   }

@@ -138,10 +138,12 @@ class distributed_array {
       extents[d] = local[d] + shadow.lower[d] + shadow.upper[d];
     }
     s.staged = detail::must_stage<MemorySpace>(s.options.device_path, "distributed_array");
-    s.comm = detail::duplicate_on_arrival(s.space.grid().mpi_comm(),
-                                          detail::make_wait_policy(s.space.grid().mpi_comm()),
-                                          "hetero::distributed_array construction");
-    s.storage = make_storage(s.options.label, extents);
+    const auto policy = detail::make_wait_policy(s.space.grid().mpi_comm());
+    s.comm =
+        detail::duplicate_on_arrival(s.space.grid().mpi_comm(), policy, "hetero::distributed_array construction");
+    // A rank whose block cannot be allocated tells the others before the window's set-up.
+    detail::agreed_setup_step(s.comm.get(), policy, "hetero::distributed_array construction (storage)",
+                              [&] { s.storage = make_storage(s.options.label, extents); });
     if (s.options.one_sided)
       s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(
           s.comm.get(), s.storage.data(), static_cast<std::int64_t>(s.storage.span()), s.staged);

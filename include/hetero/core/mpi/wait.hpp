@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -352,7 +353,10 @@ class request_buffer {
 };
 
 /// The element-wise maximum of `values` over `comm` (`MPI_Iallreduce`), waited with `policy`:
-/// a `deadlock_error` after its timeout when a rank never joins, instead of a hang.
+/// a `deadlock_error` after its timeout when a rank never joins, instead of a hang. Values are
+/// compared as signed by MPICH 4.0.2 (its MPI_MAX on MPI_UINT64_T: the maximum of 0 and
+/// 2^64 - 2 comes out 0), so callers that need the order keep them below 2^63; the equality
+/// test of `{h, ~h}` works under either order.
 template <std::size_t N>
 std::array<std::uint64_t, N> allreduce_max(const std::array<std::uint64_t, N>& values, MPI_Comm comm,
                                            const wait_policy& policy, std::string_view what,
@@ -388,6 +392,31 @@ inline owned_comm duplicate_on_arrival(MPI_Comm comm, const wait_policy& policy,
     throw;
   }
   return owned_comm::adopt(*handle);
+}
+
+/// Runs `step()`, a part of an object's collective set-up that may fail on some ranks only (an
+/// allocation of this rank's block), and then agrees on the outcome with every rank of `comm`
+/// (one `MPI_Iallreduce`, waited with `policy`) before the set-up's next blocking step: a rank
+/// whose step threw rethrows what it threw, and every other rank raises `runtime_error` naming
+/// the lowest such rank, instead of waiting in that next step for a rank that has left.
+template <class Step>
+void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  int rank = 0, size = 1;
+  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
+  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
+  // The maximum of (size - rank) over the ranks that failed names the lowest of them.
+  const auto mine = static_cast<std::uint64_t>(failure ? size - rank : 0);
+  const std::uint64_t any = allreduce_max<1>({mine}, comm, policy, what)[0];
+  if (failure) std::rethrow_exception(failure);
+  if (any != 0)
+    raise<runtime_error>(what, ": rank ", size - static_cast<int>(any),
+                         " could not make its part (its own error says why); the object was made on no rank");
 }
 
 }  // namespace hetero::detail

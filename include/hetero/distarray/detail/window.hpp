@@ -69,10 +69,13 @@ class rma_window {
         throw;
       }
       m_sizes.assign(sizes.get() + 1, sizes.get() + 1 + m_images);
-      m_host =
-          Kokkos::View<T*, Kokkos::HostSpace>("hetero::distarray::window", static_cast<std::size_t>(2 * size));
-      Kokkos::deep_copy(flat_view<T, Kokkos::HostSpace>(m_host.data(), static_cast<std::size_t>(size)),
-                        flat_view<T, MemorySpace>(storage, static_cast<std::size_t>(size)));
+      // A rank whose host copy cannot be allocated tells the others before MPI_Win_create.
+      agreed_setup_step(comm, m_policy, "one-sided window set-up (host copy)", [&] {
+        m_host =
+            Kokkos::View<T*, Kokkos::HostSpace>("hetero::distarray::window", static_cast<std::size_t>(2 * size));
+        Kokkos::deep_copy(flat_view<T, Kokkos::HostSpace>(m_host.data(), static_cast<std::size_t>(size)),
+                          flat_view<T, MemorySpace>(storage, static_cast<std::size_t>(size)));
+      });
       exposed = m_host.data();
       exposed_size = 2 * size;
       m_put_log.resize(static_cast<std::size_t>(m_images));
