@@ -11,6 +11,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <tuple>
 #include <utility>
@@ -172,6 +173,28 @@ TEST_CASE("owner loops split between a device and the host (exec's parallel_for)
   const auto [begin, end] = space.axis(0).block_range(space.grid().rank());
   CHECK(largest == static_cast<double>(end - 1));
   CHECK(hetero::split_statistics("split max").runs == 1);
+#else
+  SKIP("needs Kokkos::OpenMP to emulate a device beside Kokkos::Serial");
+#endif
+}
+
+TEST_CASE("a split executor on a work_sharing handle of its own keeps its loops there", "[dist][loop][exec]") {
+#if HETERO_HAS_OPENMP()
+  const hetero::work_sharing solver;
+  const hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial> split(solver);
+  solver.reset_weight("own visit", 0.5);
+  auto space = hetero::block_space(300);
+  hetero::distributed_array<int, 1, Kokkos::HostSpace> visits(space);
+  auto v = visits.global_view();
+  for (int run = 0; run < 3; ++run)
+    hetero::for_each_owned(
+        split, "own visit", space, space.box(), KOKKOS_LAMBDA(std::int64_t i) { v(i) += 1; });
+  const auto [begin, end] = space.axis(0).block_range(space.grid().rank());
+  for (std::int64_t i = begin; i < end; ++i) REQUIRE(v(i) == 3);
+  CHECK(solver.statistics("own visit").runs == 3);
+  CHECK(solver.statistics("own visit").device_items + solver.statistics("own visit").host_items == end - begin);
+  const auto defaults = hetero::default_work_sharing().labels();
+  CHECK(std::find(defaults.begin(), defaults.end(), "own visit") == defaults.end());  // not on the default handle
 #else
   SKIP("needs Kokkos::OpenMP to emulate a device beside Kokkos::Serial");
 #endif

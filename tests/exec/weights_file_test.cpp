@@ -96,6 +96,37 @@ TEST_CASE("weights saved to a file come back exactly, labels with spaces include
   CHECK(hetero::split_labels().size() == 3);
 }
 
+TEST_CASE("a work_sharing handle saves and loads its own labels, not the default handle's",
+          "[exec][weights][mpi]") {
+  hetero::forget_split_labels();
+  hetero::reset_weight("default only", 0.25);
+  auto gen = hetero::testing::rng(62);
+  std::uniform_real_distribution<double> weight(0, 1);
+  const double a = weight(gen), b = weight(gen);
+  const hetero::work_sharing solver;
+  solver.reset_weight("solver axpy", a);
+  solver.reset_weight("solver spmv", b);
+  const hetero::communicator world;
+  int pid = ::getpid();
+  world.broadcast(hetero::send_recv_buf(pid), hetero::root(0));
+  const std::string path = "hetero-solver-weights-" + std::to_string(pid) + ".txt";  // one file for all ranks
+  hetero::save_weights(solver, path, world);  // collective: every rank's lines, rank 0 writes
+  const hetero::work_sharing fresh;
+  hetero::load_weights(fresh, path, world);
+  CHECK(fresh.cpu_weight("solver axpy") == a);
+  CHECK(fresh.cpu_weight("solver spmv") == b);
+  CHECK(fresh.labels() == std::vector<std::string>{"solver axpy", "solver spmv"});  // not "default only"
+  const auto local = temp_path("solver_weights_local");
+  hetero::save_weights(solver, local);
+  hetero::forget_split_labels();
+  hetero::load_weights(local);  // into the default handle
+  CHECK(hetero::split_labels() == std::vector<std::string>{"solver axpy", "solver spmv"});
+  CHECK(hetero::cpu_weight("solver spmv") == b);
+  std::remove(local.c_str());
+  world.barrier();
+  if (world.rank() == 0) std::remove(path.c_str());
+}
+
 TEST_CASE("unreadable files and malformed lines are refused, naming the file and line", "[exec][weights]") {
   hetero::forget_split_labels();
   CHECK_THROWS_AS(hetero::load_weights("/nonexistent/dir/w.txt"), hetero::runtime_error);

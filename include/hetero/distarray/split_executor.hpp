@@ -15,6 +15,7 @@
 #include "hetero/distarray/section.hpp"
 #include "hetero/exec/parallel_for.hpp"
 #include "hetero/exec/split_policy.hpp"
+#include "hetero/exec/work_sharing.hpp"
 
 namespace hetero {
 
@@ -106,8 +107,9 @@ std::array<std::int64_t, 4> inner_bounds(const index_box<Rank>& box) {
 }  // namespace detail
 
 /// An `owned_loop_executor` that splits the first axis of each owned box between `Device` and
-/// `Host` with `hetero::parallel_for` (one weight and tuner per loop label, as for any split
-/// loop: `cpu_weight(label)`, `gpu_seconds(label)`, ...). Both sides run the same body, so the
+/// `Host` with `hetero::parallel_for` on a `work_sharing` handle (`default_work_sharing()`
+/// unless one is given; one weight and tuner per loop label, as for any split loop:
+/// `sharing().cpu_weight(label)`, ...). Both sides run the same body, so the
 /// arrays it touches must be reachable from both spaces: host memory when the "device" is a
 /// host space (as on a CPU-only machine), or memory both can access (e.g. CUDA's
 /// `SharedSpace`); a `distributed_array` in plain device memory is not readable by the host side.
@@ -115,6 +117,8 @@ std::array<std::int64_t, 4> inner_bounds(const index_box<Rank>& box) {
 /// hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial> split;
 /// hetero::for_each_owned(split, "sweep", space, interior,
 ///                        KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { v(i, j) = stencil(u, i, j); });
+/// hetero::work_sharing solver;  // labels, tuners and helper thread of its own
+/// hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial> own(solver);
 /// @endcode
 template <execution_space Device = default_device_space, execution_space Host = default_host_space>
 class split_executor {
@@ -125,13 +129,20 @@ class split_executor {
   split_executor() = default;
   /// Uses these instances of the two spaces.
   split_executor(Device device, Host host) : m_device(std::move(device)), m_host(std::move(host)) {}
+  /// Splits on `sharing` (its weights, tuners and helper thread), with these instances.
+  explicit split_executor(work_sharing sharing, Device device = Device(), Host host = Host())
+      : m_sharing(std::move(sharing)), m_device(std::move(device)), m_host(std::move(host)) {}
+
+  /// The work-sharing handle the loops run on.
+  [[nodiscard]] const work_sharing& sharing() const noexcept { return m_sharing; }
 
   /// Runs `f` over `box`, its first axis split between the device and the host.
   template <int Rank, class F>
   void for_each(const std::string& label, const index_box<Rank>& box, const F& f) const {
     if (box.empty()) return;
     const auto b = detail::inner_bounds(box);
-    ::hetero::parallel_for(label, split_policy<Device, Host>(m_device, m_host, box.begin[0], box.end[0]),
+    ::hetero::parallel_for(m_sharing, label,
+                           split_policy<Device, Host>(m_device, m_host, box.begin[0], box.end[0]),
                            detail::split_rows_body<Rank, F, is_gpu_space<Device>>{b[0], b[1], b[2], b[3], f});
   }
 
@@ -143,12 +154,13 @@ class split_executor {
     const auto b = detail::inner_bounds(box);
     const std::int64_t end = box.empty() ? box.begin[0] : box.end[0];  // an empty box may be reversed
     ::hetero::parallel_reduce(
-        label, split_policy<Device, Host>(m_device, m_host, box.begin[0], end),
+        m_sharing, label, split_policy<Device, Host>(m_device, m_host, box.begin[0], end),
         detail::split_rows_reduce_body<Rank, F, value, is_gpu_space<Device>>{b[0], b[1], b[2], b[3], f},
         std::forward<Result>(result));
   }
 
  private:
+  work_sharing m_sharing = default_work_sharing();
   Device m_device;
   Host m_host;
 };

@@ -33,19 +33,22 @@ inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <we
 
 /// Writes the CPU weight of every label to `path`, one "<weight> <label>" line each (labels may
 /// contain spaces, not line breaks). Throws `hetero::runtime_error` when the file cannot be written.
+/// Every form takes an optional `work_sharing` handle first (the labels of that handle; without
+/// it, `default_work_sharing()`'s).
 /// @code
 /// hetero::save_weights("weights.txt");   // at the end of a run
 /// hetero::load_weights("weights.txt");   // at the start of the next
+/// hetero::save_weights(solver, "solver_weights.txt");   // a work_sharing handle's own labels
 /// @endcode
-inline void save_weights(const std::string& path) {
+inline void save_weights(const work_sharing& sharing, const std::string& path) {
   std::ofstream file(path, std::ios::trunc);
   if (!file)
     detail::raise<runtime_error>("cannot open weights file '", path, "' for writing: ", std::strerror(errno));
   file << detail::weights_header << '\n' << std::setprecision(17);
-  for (const auto& label : split_labels()) {
+  for (const auto& label : sharing.labels()) {
     HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
                    "' contains a line break and cannot be saved in a weights file");
-    file << cpu_weight(label) << ' ' << label << '\n';
+    file << sharing.cpu_weight(label) << ' ' << label << '\n';
   }
   file.flush();
   if (!file) detail::raise<runtime_error>("writing weights file '", path, "' failed");
@@ -54,7 +57,7 @@ inline void save_weights(const std::string& path) {
 /// Reads a file written by `save_weights` and sets each label's weight (`reset_weight`).
 /// Throws `hetero::runtime_error` when the file cannot be read and `hetero::invalid_argument`
 /// naming the line for a malformed line or a weight outside [0, 1]; nothing is set then.
-inline void load_weights(const std::string& path) {
+inline void load_weights(const work_sharing& sharing, const std::string& path) {
   std::ifstream file(path);
   if (!file)
     detail::raise<runtime_error>("cannot open weights file '", path, "' for reading: ", std::strerror(errno));
@@ -72,20 +75,24 @@ inline void load_weights(const std::string& path) {
                    line.substr(space + 1), "'; allowed: [0, 1]");
     weights.emplace_back(w, line.substr(space + 1));
   }
-  for (const auto& [w, label] : weights) reset_weight(label, w);
+  for (const auto& [w, label] : weights) sharing.reset_weight(label, w);
 }
+
+/// `save_weights` and `load_weights` of `default_work_sharing()`'s labels.
+inline void save_weights(const std::string& path) { save_weights(default_work_sharing(), path); }
+inline void load_weights(const std::string& path) { load_weights(default_work_sharing(), path); }
 
 namespace detail {
 inline constexpr std::string_view rank_weights_header = "# hetero cpu weights v2: <rank> <weight> <label>";
 
 /// This rank's weights as "<rank> <weight> <label>" lines.
-inline std::string rank_weight_lines(int rank) {
+inline std::string rank_weight_lines(const work_sharing& sharing, int rank) {
   std::ostringstream text;
   text << std::setprecision(17);
-  for (const auto& label : split_labels()) {
+  for (const auto& label : sharing.labels()) {
     HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
                    "' contains a line break and cannot be saved in a weights file");
-    text << rank << ' ' << cpu_weight(label) << ' ' << label << '\n';
+    text << rank << ' ' << sharing.cpu_weight(label) << ' ' << label << '\n';
   }
   return text.str();
 }
@@ -114,7 +121,7 @@ struct weights_exchange {
 /// hetero::save_weights("weights.txt", world);   // at the end of a run, every rank
 /// hetero::load_weights("weights.txt", world);   // at the start of the next
 /// @endcode
-inline void save_weights(const std::string& path, comm_ref comm) {
+inline void save_weights(const work_sharing& sharing, const std::string& path, comm_ref comm) {
   int rank = 0, size = 1;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm.get(), &rank);
   HETERO_MPI_CHECK(MPI_Comm_size, comm.get(), &size);
@@ -132,7 +139,7 @@ inline void save_weights(const std::string& path, comm_ref comm) {
       throw;
     }
   };
-  x->mine = detail::rank_weight_lines(rank);
+  x->mine = detail::rank_weight_lines(sharing, rank);
   x->length = detail::mpi_count(x->mine.size(), "weights text");
   x->lengths.resize(static_cast<std::size_t>(size));
   x->offsets.resize(static_cast<std::size_t>(size));
@@ -167,7 +174,7 @@ inline void save_weights(const std::string& path, comm_ref comm) {
 /// whole file on its own (no rank waits for another), so a malformed line or a weight outside
 /// [0, 1] throws `hetero::invalid_argument` on every rank and sets nothing; a file with no line
 /// for a rank sets nothing there.
-inline void load_weights(const std::string& path, comm_ref comm) {
+inline void load_weights(const work_sharing& sharing, const std::string& path, comm_ref comm) {
   int rank = 0;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm.get(), &rank);
   std::ifstream file(path);
@@ -177,7 +184,7 @@ inline void load_weights(const std::string& path, comm_ref comm) {
   std::getline(file, line);
   if (line != detail::rank_weights_header) {
     file.close();
-    load_weights(path);
+    load_weights(sharing, path);
     return;
   }
   std::vector<std::pair<double, std::string>> weights;
@@ -198,7 +205,15 @@ inline void load_weights(const std::string& path, comm_ref comm) {
                    line.substr(second + 1), "'; allowed: [0, 1]");
     if (owner == rank) weights.emplace_back(w, line.substr(second + 1));
   }
-  for (const auto& [w, label] : weights) reset_weight(label, w);
+  for (const auto& [w, label] : weights) sharing.reset_weight(label, w);
+}
+
+/// The collective `save_weights` and `load_weights` of `default_work_sharing()`'s labels.
+inline void save_weights(const std::string& path, comm_ref comm) {
+  save_weights(default_work_sharing(), path, comm);
+}
+inline void load_weights(const std::string& path, comm_ref comm) {
+  load_weights(default_work_sharing(), path, comm);
 }
 
 }  // namespace hetero
