@@ -90,7 +90,7 @@ struct allgather_shape
   static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
     const int n = mpi_count(call.n, "allgather count");
     const MPI_Datatype t = mpi_type<typename Call::element_type>();
-    return mpi_form(r, MPI_Allgather, MPI_Iallgather, st.comm(), send_or_in_place(call.send), n, t, call.recv, n,
+    return mpi_form(r, MPI_Allgather, MPI_Iallgather, st.comm(), in_place_if_null(call.send), n, t, call.recv, n,
                     t);
   }
 

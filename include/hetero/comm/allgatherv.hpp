@@ -147,7 +147,7 @@ struct allgatherv_shape
     mpi_counts(call.counts, "allgatherv count", x.counts);
     mpi_counts(call.displs, "allgatherv displacement", x.displs);
     const MPI_Datatype t = mpi_type<T>();
-    return mpi_form(r, MPI_Allgatherv, MPI_Iallgatherv, st.comm(), send_or_in_place(call.send),
+    return mpi_form(r, MPI_Allgatherv, MPI_Iallgatherv, st.comm(), in_place_if_null(call.send),
                     x.counts[static_cast<std::size_t>(st.rank())], t, call.recv, x.counts.data(), x.displs.data(),
                     t);
   }

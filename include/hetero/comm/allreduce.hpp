@@ -59,7 +59,7 @@ struct allreduce_shape
   }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
-    return mpi_form(r, MPI_Allreduce, MPI_Iallreduce, st.comm(), send_or_in_place(call.send, call.recv), call.recv,
+    return mpi_form(r, MPI_Allreduce, MPI_Iallreduce, st.comm(), in_place_if_same(call.send, call.recv), call.recv,
                     mpi_count(call.n, "allreduce count"), x.type, x.op);
   }
 

@@ -85,7 +85,7 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
   static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
     const int n = mpi_count(call.n, "gather count");
     const MPI_Datatype t = mpi_type<typename Call::element_type>();
-    return mpi_form(r, MPI_Gather, MPI_Igather, st.comm(), send_or_in_place(call.send), n, t, call.recv, n, t,
+    return mpi_form(r, MPI_Gather, MPI_Igather, st.comm(), in_place_if_null(call.send), n, t, call.recv, n, t,
                     call.root);
   }
 

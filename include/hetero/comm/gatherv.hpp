@@ -154,7 +154,7 @@ struct gatherv_shape
     rooted_mpi_lists(st, call, "gatherv count", "gatherv displacement", x.counts, x.displs);
     const int n = mpi_count(call.n, "gatherv count");
     const MPI_Datatype t = mpi_type<typename Call::element_type>();
-    return mpi_form(r, MPI_Gatherv, MPI_Igatherv, st.comm(), send_or_in_place(call.send), n, t, call.recv,
+    return mpi_form(r, MPI_Gatherv, MPI_Igatherv, st.comm(), in_place_if_null(call.send), n, t, call.recv,
                     x.counts.data(), x.displs.data(), t, call.root);
   }
 };

@@ -96,7 +96,7 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
   }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
-    const void* from = st.rank() == call.root ? send_or_in_place(call.send, call.recv) : call.send;
+    const void* from = st.rank() == call.root ? in_place_if_same(call.send, call.recv) : call.send;
     return mpi_form(r, MPI_Reduce, MPI_Ireduce, st.comm(), from, call.recv, mpi_count(call.n, "reduce count"),
                     x.type, x.op, call.root);
   }

@@ -99,7 +99,7 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
   static int mpi(const comm_state& st, const Call& call, const mpi_context&, MPI_Request* r) {
     const int n = mpi_count(call.n, "scatter count");
     const MPI_Datatype t = mpi_type<typename Call::element_type>();
-    return mpi_form(r, MPI_Scatter, MPI_Iscatter, st.comm(), call.send, n, t, recv_or_in_place(call.recv), n, t,
+    return mpi_form(r, MPI_Scatter, MPI_Iscatter, st.comm(), call.send, n, t, in_place_if_null(call.recv), n, t,
                     call.root);
   }
 

@@ -137,7 +137,7 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
     const int n = mpi_count(call.n, "scatterv count");
     const MPI_Datatype t = mpi_type<typename Call::element_type>();
     return mpi_form(r, MPI_Scatterv, MPI_Iscatterv, st.comm(), call.send, x.counts.data(), x.displs.data(), t,
-                    recv_or_in_place(call.recv), n, t, call.root);
+                    in_place_if_null(call.recv), n, t, call.root);
   }
 };
 

@@ -253,11 +253,6 @@ void call_mpi(comm_state& st, std::string_view what, std::string_view call, Bloc
   wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), what);
 }
 
-/// MPI_IN_PLACE when `send` is `recv` (or null), else `send`.
-inline const void* send_or_in_place(const void* send, const void* recv) {
-  return (send == nullptr || send == recv) ? MPI_IN_PLACE : send;
-}
-
 /// Copies `n` elements between memory spaces, asynchronously where the backend can.
 template <class T, class To, class From>
 void copy_between(T* to, const T* from, std::size_t n) {

@@ -58,10 +58,13 @@ int mpi_form(MPI_Request* request, Blocking blocking, Nonblocking nonblocking, M
   return request ? nonblocking(a..., comm, request) : blocking(a..., comm);
 }
 
-/// `send`, or MPI_IN_PLACE when it is null.
-inline const void* send_or_in_place(const void* send) { return send ? send : MPI_IN_PLACE; }
-/// `recv`, or MPI_IN_PLACE when it is null (a scatter's root in place).
-inline void* recv_or_in_place(void* recv) { return recv ? recv : MPI_IN_PLACE; }
+/// MPI_IN_PLACE for a null buffer (a gather's send, a scatter's receive at the root in place).
+inline const void* in_place_if_null(const void* buffer) { return buffer ? buffer : MPI_IN_PLACE; }
+inline void* in_place_if_null(void* buffer) { return buffer ? buffer : MPI_IN_PLACE; }
+/// MPI_IN_PLACE when `send` is `recv` or null (a reduction in place), else `send`.
+inline const void* in_place_if_same(const void* send, const void* recv) {
+  return (send == nullptr || send == recv) ? MPI_IN_PLACE : send;
+}
 
 /// A non-blocking reduction's MPI operation for `call`, set in `context`; the request keeps it.
 /// Guarded: MPI calls it from whichever call drives progress, and an exception must not unwind
