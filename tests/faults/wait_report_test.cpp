@@ -1,6 +1,7 @@
 // The wait-timeout knob (HETERO_WAIT_TIMEOUT, runtime_options::wait_timeout,
 // hetero::set_wait_timeout, per-object "inherit") and the report of the waits in progress on
-// SIGUSR1 (report and continue) and SIGTERM (report, then die by the signal).
+// SIGUSR1 (report and continue) and SIGTERM (report, then die by the signal), and the
+// watchdog's view of a blocking call (the job it ends: blocked_call.cpp).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <hetero/comm.hpp>
 #include <hetero/core/mpi/wait.hpp>
+#include <hetero/core/mpi/watchdog.hpp>
 #include <hetero/core/runtime.hpp>
 #include <hetero/task/options.hpp>
 
@@ -15,6 +17,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -172,4 +175,37 @@ TEST_CASE("SIGTERM prints the waits in progress, then the process dies by SIGTER
   CHECK_THAT(output, ContainsSubstring("s in hetero::test::sigterm (root " + std::to_string(root) +
                                        ", 8 B): shape on a communicator of " + std::to_string(size) +
                                        " rank(s) as rank 1"));
+}
+
+TEST_CASE("the watchdog finds a blocking call past twice the wait limit, and its report names the call",
+          "[faults][watchdog]") {
+  using namespace hetero::detail;
+  const int k = 4 + static_cast<int>(std::random_device{}() % 9);  // limit k/8 s: 0.5 to 1.5 s, exact
+  const double limit = k / 8.0;
+  const std::int64_t second = 1000000000;
+  // Nothing watched: no blocking call, or one made with the timeout off.
+  CHECK(overdue_blocked_call(monotonic_ns() + 1000 * second) == nullptr);
+  {
+    const blocking_call unwatched(wait_policy{false, 0, 2, 0, {}}, "off", hetero::wait_kind::collective);
+    CHECK(overdue_blocked_call(monotonic_ns() + 1000 * second) == nullptr);
+  }
+  // The clock is moved, not waited for: the runtime's own watchdog (this folder's main starts
+  // one) sees a call that lasts microseconds.
+  const wait_call call{"hetero::test::", "flush", -1, -1};
+  const wait_call_scope scope(call);
+  const blocking_call blocked(wait_policy{false, limit, 3, 1, {}}, "flush", hetero::wait_kind::point_to_point);
+  const std::int64_t at = monotonic_ns();
+  CHECK(overdue_blocked_call(at + static_cast<std::int64_t>(1.9 * limit * 1e9)) == nullptr);
+  const std::int64_t later = at + static_cast<std::int64_t>(2.1 * limit * 1e9);
+  const wait_slot* overdue = overdue_blocked_call(later);
+  REQUIRE(overdue != nullptr);
+  const std::string report = capture_stderr([&] { report_blocked_call(STDERR_FILENO, *overdue, later); });
+  INFO(report);
+  char twice[32];
+  std::snprintf(twice, sizeof twice, "%d.%03d", k / 4, (k % 4) * 250);  // 2 k / 8 s
+  CHECK_THAT(report, ContainsSubstring("hetero: rank " + std::to_string(faults::world_rank()) + " (pid ") &&
+                         ContainsSubstring(" s in hetero::test::flush, past " + std::string(twice) +
+                                           " s (twice the wait limit); MPI cannot abandon this call") &&
+                         ContainsSubstring("raise the limit (HETERO_WAIT_TIMEOUT") &&
+                         ContainsSubstring("in hetero::test::flush on a communicator of 3 rank(s) as rank 1"));
 }

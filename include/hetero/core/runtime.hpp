@@ -10,8 +10,10 @@
 
 #include <stdlib.h>  // setenv (POSIX)
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +26,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/mpi/watchdog.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
 namespace hetero {
@@ -47,6 +50,11 @@ struct runtime_options {
   /// SIGTERM, print them and terminate as before. Not installed for an ignored signal; a
   /// handler already there (MPICH installs one for SIGUSR1) is called after the report.
   bool report_waits_on_signal = true;
+  /// End the job, with a report, when a thread has been blocked for twice the wait timeout in
+  /// an MPI call that cannot give up (a window's flush or free, a set-up's blocking step): a
+  /// thread looks every 100 ms and calls `MPI_Abort` (docs/faults.md). Nothing is watched when
+  /// the timeout is 0; one watchdog per process (a nested runtime uses its outer one's).
+  bool end_blocked_calls = true;
 };
 
 /// RAII owner of MPI and Kokkos for one process. Initialises MPI (asking for
@@ -124,6 +132,8 @@ class runtime {
       detail::g_node_ranks.store(m_local_size, std::memory_order_relaxed);
       detail::g_wait_registry.world_rank.store(m_world_rank, std::memory_order_relaxed);
       if (options.report_waits_on_signal) m_owns_signals = detail::install_wait_report_signals();
+      if (options.end_blocked_calls && !g_watchdog_started().exchange(true))
+        m_watchdog = std::make_unique<detail::blocked_call_watchdog>(m_thread_level == thread_level::multiple);
     } catch (...) {
       stop();  // a throwing constructor runs no destructor: undo what was brought up
       throw;
@@ -140,8 +150,16 @@ class runtime {
                                  "runtime_options::wait_timeout");
   }
 
+  // Whether a runtime of this process runs the watchdog.
+  static std::atomic<bool>& g_watchdog_started() {
+    static std::atomic<bool> started{false};
+    return started;
+  }
+
   // Finalises what this runtime initialised, Kokkos before MPI.
   void stop() noexcept {
+    if (m_watchdog) g_watchdog_started().store(false);
+    m_watchdog.reset();
     if (m_owns_signals) detail::remove_wait_report_signals();
     m_owns_signals = false;
     if (m_owns_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
@@ -223,6 +241,7 @@ class runtime {
   bool m_owns_mpi = false;
   bool m_owns_kokkos = false;
   bool m_owns_signals = false;
+  std::unique_ptr<detail::blocked_call_watchdog> m_watchdog;  // the process's, if started here
   thread_level m_thread_level = thread_level::single;
   int m_world_rank = 0;
   int m_world_size = 1;

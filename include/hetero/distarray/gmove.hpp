@@ -39,11 +39,11 @@ struct gmove_plan {
 
 inline constexpr int gmove_tag = 200;
 
-/// The messages this rank sends and receives for dst = src.
+/// The messages this rank (`me` of `ranks` in `comm`) sends and receives for dst = src.
 template <class T, class SrcSpace, class DstSpace, int Rank>
 std::shared_ptr<gmove_plan<T, SrcSpace, DstSpace>> make_gmove_plan(const operand<T, Rank, SrcSpace>& src,
                                                                    const operand<T, Rank, DstSpace>& dst, int me,
-                                                                   int ranks) {
+                                                                   int ranks, MPI_Comm comm) {
   std::vector<message_spec<Rank>> sends, recvs;
   const auto& s = src.side;
   const auto& d = dst.side;
@@ -67,6 +67,7 @@ std::shared_ptr<gmove_plan<T, SrcSpace, DstSpace>> make_gmove_plan(const operand
 
   auto plan = std::make_shared<gmove_plan<T, SrcSpace, DstSpace>>();
   plan->transfer.me = me;
+  plan->transfer.policy = make_wait_policy(comm);
   plan->transfer.send = transfer_side<T, SrcSpace>(sends, src.staged);
   plan->transfer.recv = transfer_side<T, DstSpace>(recvs, dst.staged);
   return plan;
@@ -199,7 +200,7 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
   key.add(me).add(ranks).add(static_cast<std::int64_t>(sizeof(T)));
   src.describe(key);
   dst.describe(key);
-  auto build = [&] { return make_gmove_plan<T, SrcSpace, DstSpace>(src, dst, me, ranks); };
+  auto build = [&] { return make_gmove_plan<T, SrcSpace, DstSpace>(src, dst, me, ranks, comm); };
   std::shared_ptr<gmove_plan<T, SrcSpace, DstSpace>> plan;
   if (auto* holder = dst.distributed()   ? static_cast<plan_cache*>(&dst.state->plans)
                      : src.distributed() ? &src.state->plans

@@ -50,11 +50,16 @@ class comm_state {
     // timeout): the set-up's blocking steps below cannot wait for a rank that never comes.
     const double timeout = options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds;
     constexpr std::string_view timeout_option = "communicator_options::wait_timeout_seconds";
-    m_comm_owner = duplicate_on_arrival(base, make_wait_policy(base, timeout, timeout_option),
-                                        "hetero::communicator construction");
+    const wait_policy setup = make_wait_policy(base, timeout, timeout_option);
+    m_comm_owner = duplicate_on_arrival(base, setup, "hetero::communicator construction");
     m_comm = m_comm_owner.get();
     m_rank = m_comm_owner.rank();
     m_size = m_comm_owner.size();
+    // A step that throws on one rank only (the shared-memory window's allocation) leaves the
+    // others blocked in the next: watched, so they end with a report past the limit.
+    const blocking_call blocked(setup,
+                                "hetero::communicator construction (node split, shared-memory window, tuning)",
+                                wait_kind::collective);
     m_node_comm = owned_comm::split_shared(m_comm);
     m_node_size = m_node_comm.size();
     int leader = m_node_comm.rank() == 0 ? 1 : 0;

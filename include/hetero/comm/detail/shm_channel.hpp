@@ -101,7 +101,11 @@ class shm_channel {
   shm_channel& operator=(const shm_channel&) = delete;
 
   ~shm_channel() {
-    if (m_window != MPI_WIN_NULL && !mpi_finalized()) MPI_Win_free(&m_window);
+    if (m_window == MPI_WIN_NULL || mpi_finalized()) return;
+    // Collective: a rank that keeps its communicator while the others drop theirs holds them
+    // here, until the watchdog ends the job.
+    const blocking_call blocked(m_policy, "hetero::communicator tear-down (MPI_Win_free)", wait_kind::collective);
+    MPI_Win_free(&m_window);
   }
 
   [[nodiscard]] int rank() const noexcept { return m_rank; }

@@ -139,11 +139,8 @@ class wait_words_copy {
   template <std::size_t N>
   static void copy(char (&to)[N], std::size_t& size, std::string_view from) noexcept {
     const std::size_t n = std::min(N, from.size());
-    if (n == 0 || (n == size && std::memcmp(to, from.data(), n) == 0)) {  // an empty view's data() may be null
-      size = n;
-      return;
-    }
-    std::memcpy(to, from.data(), n);
+    // An empty view's data() may be null: neither compared nor copied.
+    if (n != 0 && (n != size || std::memcmp(to, from.data(), n) != 0)) std::memcpy(to, from.data(), n);
     size = n;
   }
   char m_api[48] = {};
@@ -161,6 +158,9 @@ struct wait_slot {
   std::atomic<bool> in_use{false};  ///< owned by a live thread
   std::atomic<bool> active{false};  ///< a wait is recorded
   std::atomic<std::int64_t> since_ns{0};
+  /// A call that cannot give up by itself (a blocking MPI call): past `since_ns + limit_ns` the
+  /// watchdog ends the process with a report (0: not watched; core/detail/watchdog.hpp).
+  std::atomic<std::int64_t> limit_ns{0};
   std::atomic<int> comm_size{0};
   std::atomic<int> rank{-1};
   std::atomic<int> missing_count{-1};  ///< -1: not known
@@ -237,13 +237,17 @@ class wait_record {
     if (m_slot) m_slot->active.store(false, std::memory_order_release);
   }
 
-  /// Starts recording a wait described by `words` (copied) since `since_ns` (monotonic).
-  void begin(std::int64_t since_ns, int comm_size, int rank, const wait_words& words) noexcept {
+  /// Starts recording a wait described by `words` (copied) since `since_ns` (monotonic). A
+  /// blocking call that cannot give up passes its wait limit as `limit_ns` (> 0), which arms
+  /// the watchdog for it.
+  void begin(std::int64_t since_ns, int comm_size, int rank, const wait_words& words,
+             std::int64_t limit_ns = 0) noexcept {
     if (m_slot) return;
     wait_slot& s = t_wait_slot.get();
     if (s.active.load(std::memory_order_relaxed)) return;  // an outer wait is recorded
     s.words.assign(words);
     s.since_ns.store(since_ns, std::memory_order_relaxed);
+    s.limit_ns.store(limit_ns, std::memory_order_relaxed);
     s.comm_size.store(comm_size, std::memory_order_relaxed);
     s.rank.store(rank, std::memory_order_relaxed);
     s.missing_count.store(-1, std::memory_order_relaxed);

@@ -96,15 +96,6 @@ inline wait_policy make_wait_policy(MPI_Comm comm, double timeout_seconds = inhe
   return make_wait_policy(size, rank, process_node_ranks(), timeout_seconds, option);
 }
 
-/// The policy of `comm`, judged by its own ranks on this node (collective over `comm`).
-inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
-  const owned_comm node = owned_comm::split_shared(comm);
-  int rank = -1, size = 0;
-  HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
-  HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-  return make_wait_policy(size, rank, node.size(), timeout_seconds);
-}
-
 /// What the calling thread is doing when it waits: set by the public call (e.g.
 /// `hetero::communicator::gather`) around its waits, so that a timeout names it.
 struct wait_call {
@@ -313,6 +304,45 @@ inline void wait_one(MPI_Request& request, const wait_policy& policy, std::strin
   const int peers[] = {peer};
   wait_all(std::span<MPI_Request>(&request, 1), std::span<MPI_Status>{}, policy, what, kind,
            peer >= 0 ? std::span<const int>(peers) : std::span<const int>{});
+}
+
+/// A blocking call is ended after this many wait limits (`blocking_call`).
+inline constexpr double blocked_call_limits = 2;
+
+/// Marks an MPI call that blocks and cannot give up (MPI has no non-blocking form of it, or
+/// completes that form too early to tell): a wait of `kind` named `what` for the observers and
+/// the report on a signal. With a wait limit in force, past twice the limit (so that ranks
+/// still in a wait that gives up after the limit arrive first) the runtime's watchdog ends the
+/// job with a report (core/mpi/watchdog.hpp) instead of letting it hang.
+/// @code
+/// { blocking_call blocked(policy, "put (flush)", wait_kind::point_to_point); MPI_Win_flush(t, win); }
+/// @endcode
+class blocking_call {
+ public:
+  blocking_call(const wait_policy& policy, std::string_view what, wait_kind kind) : m_scope(kind, what) {
+    const double limit = policy.timeout();
+    m_record.begin(coarse_monotonic_ns(), policy.comm_size, policy.rank, wait_words_of(what),
+                   limit > 0 ? static_cast<std::int64_t>(blocked_call_limits * limit * 1e9) : 0);
+  }
+  blocking_call(const blocking_call&) = delete;
+  blocking_call& operator=(const blocking_call&) = delete;
+
+ private:
+  wait_scope m_scope;
+  wait_record m_record;
+};
+
+/// The policy of `comm`, judged by its own ranks on this node (collective over `comm`: the
+/// node split blocks, watched).
+inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
+  wait_policy policy = make_wait_policy(comm, timeout_seconds);
+  owned_comm node;
+  {
+    const blocking_call blocked(policy, "node split", wait_kind::collective);
+    node = owned_comm::split_shared(comm);
+  }
+  policy.oversubscribed = node_oversubscribed(node.size());
+  return policy;
 }
 
 /// Keeps `memory` that MPI may still write after a wait gave up (buffers of a request that a late

@@ -84,6 +84,7 @@ std::shared_ptr<halo_plan<T, MemorySpace>> make_halo_plan(const index_space<Rank
     for (std::size_t a = 0; a < phase_end; ++a) done[static_cast<std::size_t>(axes[a])] = true;
     transfer_plan<T, MemorySpace, MemorySpace> phase;
     phase.me = grid.rank();
+    phase.policy = make_wait_policy(grid.mpi_comm());
     phase.send = transfer_side<T, MemorySpace>(sends, staged);
     phase.recv = transfer_side<T, MemorySpace>(recvs, staged);
     plan->phases.push_back(std::move(phase));

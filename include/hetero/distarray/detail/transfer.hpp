@@ -136,6 +136,7 @@ struct transfer_plan {
   transfer_side<T, SrcSpace> send;
   transfer_side<T, DstSpace> recv;
   int me = 0;
+  wait_policy policy;  ///< how a run waits, made with the plan (on the communicator it runs on)
   MPI_Datatype element = mpi_type<T>();
   std::vector<MPI_Request> requests;  ///< of the run in flight
   std::vector<int> peers;             ///< the rank of each request, for timeout messages
@@ -161,8 +162,12 @@ class transfer_run {
   ~transfer_run() {
     if (m_plan == nullptr) return;
     auto& pending = m_plan->requests;
-    if (!pending.empty() && !mpi_finalized())
+    if (!pending.empty() && !mpi_finalized()) {
+      // A run dropped unwaited (an exception between start and wait): MPI has nothing that gives
+      // up on a request it cannot cancel (a send), so this blocks, watched.
+      const blocking_call blocked(m_plan->policy, "transfer dropped before its wait", wait_kind::halo);
       MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
+    }
     pending.clear();
   }
 
@@ -224,8 +229,7 @@ class transfer_run {
       const wait_call named{"hetero::", label, -1, -1};
       const wait_call_scope scope(named);
       try {
-        const wait_policy policy = make_wait_policy(m_comm);
-        wait_all(requests, policy, label, wait_kind::halo, m_plan->peers);
+        wait_all(requests, m_plan->policy, label, wait_kind::halo, m_plan->peers);
       } catch (...) {
         // A failed wait must not be retried by the destructor (it would wait forever for a
         // rank that never comes): receives are cancelled, what is left is released to MPI.

@@ -81,7 +81,10 @@ class rma_window {
       m_put_log.resize(static_cast<std::size_t>(m_images));
     }
     const auto bytes = static_cast<MPI_Aint>(exposed_size) * static_cast<MPI_Aint>(sizeof(T));
-    HETERO_MPI_CHECK(MPI_Win_create, exposed, bytes, static_cast<int>(sizeof(T)), MPI_INFO_NULL, comm, &m_win);
+    {
+      const blocking_call blocked(m_policy, "one-sided window set-up (MPI_Win_create)", wait_kind::point_to_point);
+      HETERO_MPI_CHECK(MPI_Win_create, exposed, bytes, static_cast<int>(sizeof(T)), MPI_INFO_NULL, comm, &m_win);
+    }
     HETERO_MPI_CHECK(MPI_Win_set_errhandler, m_win, MPI_ERRORS_RETURN);
     HETERO_MPI_CHECK(MPI_Win_lock_all, MPI_MODE_NOCHECK, m_win);
   }
@@ -89,9 +92,12 @@ class rma_window {
   rma_window& operator=(const rma_window&) = delete;
   ~rma_window() {
     if (m_win == MPI_WIN_NULL || mpi_finalized()) return;
+    // Collective (MPICH ends it with a barrier): a rank that keeps its array alive while the
+    // others drop theirs holds them here, until the watchdog ends the job past the limit.
+    const blocking_call blocked(m_policy, "one-sided window tear-down (MPI_Win_free)", wait_kind::point_to_point);
     MPI_Win_unlock_all(m_win);
     for (auto& a : m_abandoned) MPI_Wait(&a.request, MPI_STATUS_IGNORE);  // complete since the epoch ended
-    MPI_Win_free(&m_win);  // collective: windows die together with their arrays on every rank
+    MPI_Win_free(&m_win);
   }
 
   [[nodiscard]] bool staged() const noexcept { return m_staged; }
@@ -123,7 +129,8 @@ class rma_window {
       wait_all(requests, m_policy, label, wait_kind::point_to_point, peers);
       // The requests say the target served the gets; the flush (immediate then) makes the data
       // complete in `origin` on every MPICH device (some complete a request of a strided get
-      // before its data has landed).
+      // before its data has landed, so this flush can wait for the target: watched).
+      const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       HETERO_MPI_CHECK(MPI_Win_flush, target, m_win);
     } catch (const deadlock_error&) {
       // An RMA request can be neither cancelled nor freed: kept, it completes at the next
@@ -152,9 +159,11 @@ class rma_window {
     }
     {
       // MPI has no non-blocking flush, and MPI_Rput's request says only that `origin` may be
-      // reused (MPICH completes it before the target has seen the put): this flush waits,
-      // without a timeout, for a target that never enters MPI.
-      wait_scope waiting(wait_kind::point_to_point, label);
+      // reused (MPICH completes it before the target has seen the put): this flush waits for a
+      // target that never enters MPI until the watchdog ends the job.
+      const wait_call named{"hetero::", label, -1, -1};
+      const wait_call_scope scope(named);
+      const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       HETERO_MPI_CHECK(MPI_Win_flush, target, m_win);
     }
     if (m_staged) {
@@ -172,7 +181,7 @@ class rma_window {
     {
       // Every operation of this image is complete or was abandoned and is now: the flush has
       // nothing to wait for (it makes strided gets' data complete, see get).
-      wait_scope waiting(wait_kind::point_to_point, label);
+      const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       HETERO_MPI_CHECK(MPI_Win_flush_all, m_win);
     }
     if (m_staged) apply_logs(exchange_logs_all());
@@ -195,7 +204,7 @@ class rma_window {
     const wait_call_scope scope(named);
     if (!images.empty()) complete_abandoned(images);
     {
-      wait_scope waiting(wait_kind::point_to_point, label);
+      const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       for (int i : images) HETERO_MPI_CHECK(MPI_Win_flush, i, m_win);  // nothing left to wait for, as in sync_all
     }
     HETERO_MPI_CHECK(MPI_Win_sync, m_win);

@@ -50,13 +50,17 @@ class control_channel {
     const int per_group = group_size > 0 ? group_size : size;
     // The split and duplicates below block inside MPI until every rank comes: first check, with
     // waits that give up, that every rank of `comm` is here.
+    // Then the blocking steps are watched (the runtime's watchdog ends a job stuck there).
+    const auto setup = ::hetero::detail::wait_policy_of(comm);
     {
-      const auto base = ::hetero::detail::duplicate_on_arrival(comm.get(), ::hetero::detail::wait_policy_of(comm),
-                                                               "hetero::power::controller start");
+      const auto base =
+          ::hetero::detail::duplicate_on_arrival(comm.get(), setup, "hetero::power::controller start");
+      const ::hetero::detail::blocking_call blocked(setup, "hetero::power::controller start (group split)",
+                                                    ::hetero::wait_kind::collective);
       m_up = ::hetero::detail::owned_comm::split(base.get(), rank / per_group, rank);
+      m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
+      m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
     }
-    m_down = ::hetero::detail::owned_comm::duplicate(m_up.get());
-    m_shutdown = ::hetero::detail::owned_comm::duplicate(m_up.get());
     m_rank = m_up.rank();
     m_size = m_up.size();
     m_policy = ::hetero::detail::make_wait_policy(m_up.get(), comm.wait_timeout_seconds(), comm.timeout_option());

@@ -1,0 +1,51 @@
+// A call that blocks inside MPI and cannot give up, held there by a rank that sleeps outside
+// MPI: the runtime's watchdog must end the job with a report past twice the wait limit (here
+// 2 x 1 s), long before the sleeper wakes (20 s). Run under mpiexec with 2 ranks and one
+// scenario; CTest passes the test on the report's text (the job's exit status is MPI_Abort's),
+// and fails it on "woke" (the sleeper came back: nothing ended the job) or on its timeout.
+//   put:  image 0 puts into image 1's coarray; the put's flush (MPI_Win_flush) waits for image 1.
+//   free: image 0 drops its coarray while image 1 keeps its own; MPI_Win_free waits for image 1.
+//   put-unwatched: "put" with runtime_options::end_blocked_calls = false and a 3 s sleep: the put
+//         returns once image 1 wakes (nothing ends the job, nothing is reported).
+#include <hetero/core/runtime.hpp>
+#include <hetero/distarray/coarray.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string_view>
+#include <thread>
+
+int main(int argc, char** argv) {
+  const std::string_view given = argc > 1 ? argv[1] : "";
+  const bool watched = given != "put-unwatched";
+  hetero::runtime runtime(argc, argv, {.wait_timeout = 1.0, .end_blocked_calls = watched});
+  const std::string_view scenario = watched ? given : "put";
+  if (runtime.world_size() != 2 || (scenario != "put" && scenario != "free")) {
+    std::fprintf(stderr, "usage: mpiexec -n 2 %s put|free|put-unwatched\n", argv[0]);
+    return 2;
+  }
+  const bool sleeper = runtime.world_rank() == 1;
+  const auto sleep = [watched] { std::this_thread::sleep_for(std::chrono::seconds(watched ? 20 : 3)); };
+  const auto start = std::chrono::steady_clock::now();
+  double put_seconds = 0;
+  {
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({64});
+    a.sync_all();
+    if (scenario == "put") {
+      if (sleeper) {
+        sleep();
+      } else {
+        Kokkos::View<double*, Kokkos::HostSpace> values("values", 64);
+        const auto before = std::chrono::steady_clock::now();
+        a.put(1, {hetero::slice::all()}, values);
+        put_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+      }
+    } else if (sleeper) {
+      sleep();  // still holding the coarray
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("rank %d: %s %s after %.3f s (the put took %.3f s)\n", runtime.world_rank(),
+              sleeper ? "woke" : "returned", std::string(given).c_str(), seconds, put_seconds);
+  return 0;
+}
