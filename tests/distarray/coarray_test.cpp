@@ -141,6 +141,32 @@ TEST_CASE("own-image transfers are local copies in program order", "[dist][coarr
   a.sync_all();
 }
 
+TEST_CASE("a coarray's communicator spans its images; one given is shared", "[dist][coarray]") {
+  auto rng = hetero::testing::rng(177);
+  const std::int64_t n = dist_test::uniform(rng, 1, 50);
+  hetero::coarray<double, 1, Kokkos::HostSpace> a({n});  // a communicator of its own
+  const int me = a.this_image();
+  CHECK(a.comm().size() == a.num_images());
+  CHECK(a.comm().rank() == me);
+  CHECK(hetero::detail::congruent(a.comm().mpi_comm(), a.mpi_comm()));
+  CHECK(a.comm().mpi_comm() != a.mpi_comm());  // the window keeps its own duplicate
+  // Its collectives against MPI's on fresh values, every element.
+  std::vector<double> mine(static_cast<std::size_t>(n));
+  for (auto& v : mine) v = dist_test::uniform(rng, -1000, 1000) + 0.25 * me;
+  Kokkos::View<double*, Kokkos::HostSpace> sums("sums", static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) sums(static_cast<std::size_t>(i)) = mine[static_cast<std::size_t>(i)];
+  a.comm().allreduce(hetero::send_recv_buf(sums), hetero::op(hetero::ops::sum{}));
+  std::vector<double> expected(mine.size());
+  MPI_Allreduce(mine.data(), expected.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (std::int64_t i = 0; i < n; ++i)
+    CHECK(sums(static_cast<std::size_t>(i)) == expected[static_cast<std::size_t>(i)]);
+
+  const hetero::communicator given;
+  hetero::coarray<double, 1, Kokkos::HostSpace> b({n}, {}, given);
+  CHECK(b.comm().mpi_comm() == given.mpi_comm());
+  CHECK(b.comm().size() == b.num_images());
+}
+
 TEST_CASE("coarrays refuse images outside the communicator and mismatched sections", "[dist][coarray]") {
   hetero::coarray<double, 1, Kokkos::HostSpace> a({10});
   const int images = a.num_images();

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/staging.hpp"
@@ -59,18 +60,22 @@ class coarray {
   coarray() = default;
 
   /// Allocates the array (zero-initialised) on every image of `comm` and its RMA window
-  /// (collective).
+  /// (collective); `comm()` is a new `hetero::communicator` on `comm`'s ranks.
   explicit coarray(std::array<std::int64_t, Rank> extents, coarray_options options = {},
                    MPI_Comm comm = MPI_COMM_WORLD)
-      : m_state(std::make_shared<state>()) {
+      : coarray(extents, std::move(options), images_of(comm)) {}
+
+  /// The same on every image of `comm` (its ranks are the images), which `comm()` then shares.
+  coarray(std::array<std::int64_t, Rank> extents, coarray_options options, const communicator& comm)
+      : m_state(std::make_shared<state>(comm)) {
     for (int d = 0; d < Rank; ++d)
       HETERO_EXPECTS(extents[d] >= 0, "coarray extent ", extents[d], " on axis ", d, " is negative");
     auto& s = *m_state;
     s.extents = extents;
     s.label = std::move(options.label);
     s.staged = detail::must_stage<MemorySpace>(options.device_path, "coarray");
-    const auto policy = detail::make_wait_policy(comm);
-    s.comm = detail::duplicate_on_arrival(comm, policy, "hetero::coarray construction");
+    const auto policy = detail::make_wait_policy(comm.mpi_comm());
+    s.comm = detail::duplicate_on_arrival(comm.mpi_comm(), policy, "hetero::coarray construction");
     std::int64_t stride = 1;
     for (int d = Rank - 1; d >= 0; --d) {
       s.strides[d] = stride;
@@ -91,10 +96,6 @@ class coarray {
                                                                           s.staged);
   }
 
-  /// The same on every image of `comm` (its ranks are the images).
-  coarray(std::array<std::int64_t, Rank> extents, coarray_options options, const communicator& comm)
-      : coarray(extents, std::move(options), comm.mpi_comm()) {}
-
   /// This image's array.
   [[nodiscard]] const local_view& local() const { return state_of().storage; }
   /// The extents (the same on every image).
@@ -107,6 +108,9 @@ class coarray {
   [[nodiscard]] bool staged() const { return state_of().staged; }
   /// The MPI communicator that carries the coarray's traffic (its own duplicate).
   [[nodiscard]] MPI_Comm mpi_comm() const { return state_of().comm.get(); }
+  /// The images' communicator: hetero's collectives over the same ranks
+  /// (`a.comm().allreduce(hetero::send_buf(local), hetero::op(hetero::ops::sum{}))`).
+  [[nodiscard]] const communicator& comm() const { return state_of().images; }
 
   /// Reads the section `spec` of image `image`'s array into `into` (a View with the
   /// section's extents, in host memory or in `MemorySpace`); complete on return.
@@ -155,14 +159,23 @@ class coarray {
 
  private:
   struct state {
+    explicit state(const communicator& c) : images(c) {}
     std::array<std::int64_t, Rank> extents{};
     std::array<std::int64_t, Rank> strides{};
     std::string label;
     bool staged = false;
-    detail::owned_comm comm;
+    communicator images;      // comm(): the collectives
+    detail::owned_comm comm;  // the window's own duplicate
     local_view storage;
     std::unique_ptr<detail::rma_window<T, Rank, MemorySpace>> window;  // destroyed first
   };
+
+  // A communicator on `comm`'s ranks, its set-up named after the coarray's.
+  static communicator images_of(MPI_Comm comm) {
+    const detail::wait_call named{"hetero::", "coarray construction", -1, -1};
+    const detail::wait_call_scope scope(named);
+    return communicator(comm);
+  }
 
   state& state_of() const {
     if (!m_state) detail::raise<invalid_argument>("hetero::coarray: the handle is empty");
