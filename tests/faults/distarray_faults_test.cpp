@@ -221,11 +221,41 @@ TEST_CASE("distarray, coarray: a rank whose block cannot be allocated: every ran
     faults::report("allocation fails", "distarray construction", o);
     check_told(o, me, bad, "hetero::distributed_array construction (storage)");
   }
+  // Nothing is left pending: the arrays and coarrays of this grid still work on every rank.
+  array1 after(hetero::index_space<1>({random_extent(p)}, grid));
+  dist_test::fill(after, 3);
+}
+
+void check_refused(const faults::outcome& o, const std::string& what, const std::string& arguments) {
+  INFO(o.text);
+  REQUIRE(o.kind == "invalid_argument");
+  CHECK_THAT(o.text, ContainsSubstring(what + ": the ranks passed different " + arguments));
+}
+
+// Every rank draws the same numbers (shared_random), also the rank that then passes another: a
+// rank that skipped a draw would pass other extents in every later case.
+TEST_CASE("distarray, coarray: a rank that passes other extents: every rank hears it at construction",
+          "[faults][dist]") {
+  const int p = faults::world_size(), me = faults::world_rank(), odd = p - 1;
+  if (p < 2) return;
+  const hetero::process_grid<1> grid;
+  const std::int64_t n = random_extent(p) + (me == odd ? 1 : 0);
+  SECTION("distributed array") {
+    const auto o = faults::attempt([&] { array1 a(hetero::index_space<1>({n}, grid)); });
+    faults::report("extents", "distarray construction", o);
+    check_refused(o, "hetero::distributed_array construction (storage)", "index spaces");
+  }
+  SECTION("distributed array, shadow widths") {
+    const auto width = hetero::shadow_width<1>::uniform(me == odd ? 2 : 1);
+    const auto o =
+        faults::attempt([&] { array1 a(hetero::index_space<1>({4 * p + 4}, grid), {.shadow = width}); });
+    faults::report("shadow widths", "distarray construction", o);
+    check_refused(o, "hetero::distributed_array construction (storage)", "index spaces");
+  }
   SECTION("coarray") {
-    const std::int64_t n = me == bad ? impossible_block : faults::shared_random(1, 50);
     const auto o = faults::attempt([&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {}, grid.comm()); });
-    faults::report("allocation fails", "coarray construction", o);
-    check_told(o, me, bad, "hetero::coarray construction (storage)");
+    faults::report("extents", "coarray construction", o);
+    check_refused(o, "hetero::coarray construction (storage)", "extents or element types");
   }
   // Nothing is left pending: the arrays and coarrays of this grid still work on every rank.
   array1 after(hetero::index_space<1>({random_extent(p)}, grid));

@@ -82,8 +82,11 @@ class coarray {
       stride *= extents[d];
     }
     auto n = [&](int d) { return static_cast<std::size_t>(extents[d]); };
-    // An image whose array cannot be allocated tells the others before the window's set-up.
-    detail::agreed_setup_step(s.comm.get(), policy, "hetero::coarray construction (storage)", [&] {
+    // An image whose array cannot be allocated tells the others before the window's set-up;
+    // images that passed other extents hear it.
+    std::vector<std::int64_t> shape(extents.begin(), extents.end());
+    shape.push_back(static_cast<std::int64_t>(sizeof(T)));
+    const auto allocate = [&] {
       if constexpr (Rank == 1) {
         s.storage = local_view(s.label, n(0));
       } else if constexpr (Rank == 2) {
@@ -91,7 +94,9 @@ class coarray {
       } else {
         s.storage = local_view(s.label, n(0), n(1), n(2));
       }
-    });
+    };
+    detail::agreed_setup_step(s.comm.get(), policy, "hetero::coarray construction (storage)", allocate,
+                              {detail::hash_of(shape), "extents or element types"});
     s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(s.comm.get(), s.storage.data(), stride,
                                                                           s.staged);
   }

@@ -141,9 +141,16 @@ class distributed_array {
     const auto policy = detail::make_wait_policy(s.space.grid().mpi_comm());
     s.comm =
         detail::duplicate_on_arrival(s.space.grid().mpi_comm(), policy, "hetero::distributed_array construction");
-    // A rank whose block cannot be allocated tells the others before the window's set-up.
+    // A rank whose block cannot be allocated tells the others before the window's set-up, and
+    // ranks that passed different spaces or shadows hear it before their blocks meet.
+    std::vector<std::int64_t> layout = s.space.describe();
+    layout.insert(layout.end(), {static_cast<std::int64_t>(sizeof(T)), s.options.one_sided ? 1 : 0});
+    layout.insert(layout.end(), shadow.lower.begin(), shadow.lower.end());
+    layout.insert(layout.end(), shadow.upper.begin(), shadow.upper.end());
     detail::agreed_setup_step(s.comm.get(), policy, "hetero::distributed_array construction (storage)",
-                              [&] { s.storage = make_storage(s.options.label, extents); });
+                              [&] { s.storage = make_storage(s.options.label, extents); },
+                              {detail::hash_of(layout),
+                               "index spaces (extents, distributions, grid shapes), shadow widths or one_sided"});
     if (s.options.one_sided)
       s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(
           s.comm.get(), s.storage.data(), static_cast<std::int64_t>(s.storage.span()), s.staged);

@@ -424,13 +424,35 @@ inline owned_comm duplicate_on_arrival(MPI_Comm comm, const wait_policy& policy,
   return owned_comm::adopt(*handle);
 }
 
+/// The arguments every rank of a collective set-up must pass alike, for `agreed_setup_step`: a
+/// hash of their values (`hash_of`) and what they are, for the error (empty: nothing checked).
+struct same_arguments {
+  std::uint64_t hash = 0;
+  std::string_view what;
+};
+
+/// FNV-1a of `values`' bytes.
+inline std::uint64_t hash_of(std::span<const std::int64_t> values) noexcept {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::int64_t v : values)
+    for (int byte = 0; byte < 8; ++byte) {
+      h ^= (static_cast<std::uint64_t>(v) >> (8 * byte)) & 0xffU;
+      h *= 1099511628211ULL;
+    }
+  return h;
+}
+
 /// Runs `step()`, a part of an object's collective set-up that may fail on some ranks only (an
 /// allocation of this rank's block), and then agrees on the outcome with every rank of `comm`
 /// (one `MPI_Iallreduce`, waited with `policy`) before the set-up's next blocking step: a rank
 /// whose step threw rethrows what it threw, and every other rank raises `runtime_error` naming
-/// the lowest such rank, instead of waiting in that next step for a rank that has left.
+/// the lowest such rank, instead of waiting in that next step for a rank that has left. The
+/// same reduction compares `same.hash` across the ranks: where they differ, every rank raises
+/// `invalid_argument` ("the ranks passed different <same.what>"), whatever its step did (a step
+/// made from other arguments than the other ranks' is no part of a whole).
 template <class Step>
-void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step) {
+void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step,
+                       const same_arguments& same = {}) {
   std::exception_ptr failure;
   try {
     step();
@@ -440,12 +462,17 @@ void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_vie
   int rank = 0, size = 1;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
   HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-  // The maximum of (size - rank) over the ranks that failed names the lowest of them.
+  // The maximum of (size - rank) over the ranks that failed names the lowest of them; the
+  // maxima of h and ~h are equal and complementary only when every rank has the same h.
   const auto mine = static_cast<std::uint64_t>(failure ? size - rank : 0);
-  const std::uint64_t any = allreduce_max<1>({mine}, comm, policy, what)[0];
+  const std::uint64_t h = same.what.empty() ? 0 : same.hash;
+  const auto all = allreduce_max<3>({mine, h, ~h}, comm, policy, what);
+  if (all[1] != ~all[2])
+    raise<invalid_argument>(what, ": the ranks passed different ", same.what,
+                            "; every rank must pass the same (this rank's may be the one that differs)");
   if (failure) std::rethrow_exception(failure);
-  if (any != 0)
-    raise<runtime_error>(what, ": rank ", size - static_cast<int>(any),
+  if (all[0] != 0)
+    raise<runtime_error>(what, ": rank ", size - static_cast<int>(all[0]),
                          " could not make its part (its own error says why); the object was made on no rank");
 }
 
