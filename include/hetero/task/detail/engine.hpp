@@ -480,11 +480,10 @@ class graph_engine {
   }
 
   void check_same_on_every_rank(const event_block& block) {
-    std::uint64_t h = 1469598103934665603ULL;
-    const auto mix = [&](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
-    for (char c : block.name) mix(static_cast<unsigned char>(c));
-    for (std::size_t e : block.extents) mix(e);
-    mix(block.first_id);
+    std::vector<std::int64_t> shape(block.name.begin(), block.name.end());
+    shape.insert(shape.end(), block.extents.begin(), block.extents.end());
+    shape.push_back(static_cast<std::int64_t>(block.first_id));
+    const std::uint64_t h = hash_of(shape);
     // Waited with the graph's timeout, so that a rank that skips this call does not hang the others.
     const std::string what = "hetero::task_graph::remote_events('" + block.name + "')";
     std::array<std::uint64_t, 2> all{};
