@@ -1,7 +1,12 @@
 // Coarrays: get and put of random sections between images (into row- and column-major
-// Views), sync_all and sync_images, staged or not; a put survives the target's syncs with
-// other images; the errors.
+// Views), sync_all and sync_images, staged, through MPI or in the node's shared memory; a put
+// survives the target's syncs with other images; images of one node reach each other while
+// the target never calls MPI; the errors.
 #include <hetero/distarray/coarray.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <vector>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -41,10 +46,11 @@ void random_coarrays(std::uint64_t stream, int trials) {
       section[d] = {begin, dist_test::uniform(rng, begin, extents[d]), step};
       shape[d] = section[d].count();
     }
-    const auto mode =
-        dist_test::uniform(rng, 0, 1) ? hetero::device_buffer_path::staged : hetero::device_buffer_path::automatic;
-    INFO("trial " << trial << ", staging " << hetero::to_string(mode));
-    hetero::coarray<double, R, Kokkos::HostSpace> a(extents, {.device_path = mode});
+    // Staged, MPI's one-sided calls, or the node's shared memory (the default).
+    const auto path = dist_test::uniform(rng, 0, 2);
+    const auto mode = path == 0 ? hetero::device_buffer_path::staged : hetero::device_buffer_path::automatic;
+    INFO("trial " << trial << ", staging " << hetero::to_string(mode) << ", shared memory " << (path == 2));
+    hetero::coarray<double, R, Kokkos::HostSpace> a(extents, {.device_path = mode, .shared_memory = path == 2});
     const int me = a.this_image(), images = a.num_images();
     const int right = (me + 1) % images, left = (me + images - 1) % images;
     const auto salt = [](int image) { return 80 + static_cast<std::uint64_t>(image); };
@@ -125,6 +131,46 @@ TEST_CASE("a put survives the target's synchronisation with other images", "[dis
     }
     a.sync_all();
   }
+}
+
+TEST_CASE("images of one node get and put while the target never calls MPI", "[dist][coarray]") {
+  // Image 1 spins on its own element 0 without calling MPI until image 0 puts a mark there;
+  // image 0 first gets image 1's array and checks it. Through MPI (MPICH) the get would wait
+  // for image 1's next MPI call, which comes only when its spin gives up.
+  hetero::coarray<int, 1, Kokkos::HostSpace> a({4096});
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(a.mpi_comm(), MPI_COMM_TYPE_SHARED, a.this_image(), MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (a.num_images() < 2 || node_size != a.num_images()) SKIP("needs 2 or more images, all on one node");
+  auto rng = hetero::testing::rng(84);
+  std::vector<int> values(4096);
+  for (auto& v : values) v = static_cast<int>(dist_test::uniform(rng, 1, 1 << 30));
+  const int me = a.this_image();
+  if (me == 1)
+    for (int i = 0; i < 4096; ++i) a.local()(i) = values[static_cast<std::size_t>(i)];
+  a.sync_all();
+  if (me == 1) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool marked = false;
+    while (!marked && std::chrono::steady_clock::now() < give_up)
+      marked = std::atomic_ref<int>(a.local()(0)).load(std::memory_order_acquire) == -1;
+    CHECK(marked);
+    std::int64_t kept = 0;  // the rest of the array is untouched
+    for (int i = 1; i < 4096; ++i) kept += a.local()(i) == values[static_cast<std::size_t>(i)] ? 1 : 0;
+    CHECK(kept == 4095);
+  } else if (me == 0) {
+    Kokkos::View<int*, Kokkos::HostSpace> got("got", 4096);
+    a.get(1, {hetero::slice::all()}, got);
+    std::int64_t right = 0;
+    for (int i = 0; i < 4096; ++i) right += got(i) == values[static_cast<std::size_t>(i)] ? 1 : 0;
+    CHECK(right == 4096);
+    Kokkos::View<int*, Kokkos::HostSpace> mark("mark", 1);
+    mark(0) = -1;
+    a.put(1, {hetero::slice{0, 1}}, mark);
+  }
+  a.sync_all();
 }
 
 TEST_CASE("own-image transfers are local copies in program order", "[dist][coarray]") {

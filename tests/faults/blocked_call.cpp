@@ -3,7 +3,8 @@
 // 2 x 1 s), long before the sleeper wakes (20 s). Run under mpiexec with 2 ranks and one
 // scenario; CTest passes the test on the report's text (the job's exit status is MPI_Abort's),
 // and fails it on "woke" (the sleeper came back: nothing ended the job) or on its timeout.
-//   put:  image 0 puts into image 1's coarray; the put's flush (MPI_Win_flush) waits for image 1.
+//   put:  image 0 puts into image 1's coarray through MPI (not the node's shared memory); the
+//         put's flush (MPI_Win_flush) waits for image 1.
 //   free: image 0 drops its coarray while image 1 keeps its own; MPI_Win_free waits for image 1.
 //   put-unwatched: "put" with runtime_options::end_blocked_calls = false and a 3 s sleep: the put
 //         returns once image 1 wakes (nothing ends the job, nothing is reported).
@@ -29,7 +30,8 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   double put_seconds = 0;
   {
-    hetero::coarray<double, 1, Kokkos::HostSpace> a({64});
+    // Through MPI: within a node the coarray's shared memory never waits for the target.
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({64}, {.shared_memory = scenario != "put"});
     a.sync_all();
     if (scenario == "put") {
       if (sleeper) {

@@ -125,8 +125,10 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
       CHECK(o.kind == "none");
     }
   }
-  SECTION("get from a sleeping image") {
-    hetero::coarray<double, 1, Kokkos::HostSpace> a({n});
+  // Through MPI (MPICH serves a get only when the target calls MPI) the get gives up; in the
+  // node's shared memory it is served at once.
+  const auto get_from_sleeper = [&](bool shared) {
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {.shared_memory = shared});
     for (std::int64_t i = 0; i < n; ++i) a.local()(i) = 1000.0 * me + static_cast<double>(i);
     a.sync_all();
     Kokkos::View<double*, Kokkos::HostSpace> into("into", static_cast<std::size_t>(n));  // outlives the get
@@ -134,15 +136,17 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
       if (me == late) faults::oversleep();
       if (me == 0) a.get(late, {hetero::slice{0, n}}, into);
     });
-    faults::report("slow rank", "coarray get", o);
-    if (me == 0) {
+    faults::report("slow rank", shared ? "coarray get, shared memory" : "coarray get", o);
+    if (me == 0 && !shared) {
       check_gave_up(o, "hetero::coarray::get", late);
     } else {
       CHECK(o.kind == "none");
     }
-    a.sync_all();  // completes the abandoned get (the target is back in MPI)
+    a.sync_all();  // completes an abandoned get (the target is back in MPI)
     if (me == 0) CHECK(into(static_cast<std::size_t>(n - 1)) == 1000.0 * late + static_cast<double>(n - 1));
-  }
+  };
+  SECTION("get from a sleeping image, through MPI") { get_from_sleeper(false); }
+  SECTION("get from a sleeping image, shared memory") { get_from_sleeper(true); }
 }
 
 // Staged windows (forced on host memory with device_buffer_path::staged) exchange the logs of
@@ -220,6 +224,15 @@ TEST_CASE("distarray, coarray: a rank whose block cannot be allocated: every ran
     const auto o = faults::attempt([&] { array1 a(space, {.one_sided = true}); });
     faults::report("allocation fails", "distarray construction", o);
     check_told(o, me, bad, "hetero::distributed_array construction (storage)");
+  }
+  SECTION("coarray larger than the node's memory") {
+    // Every rank asks for the same impossible size, and every rank refuses it before MPI's
+    // shared allocation (which MPICH would leave hanging on the ranks it did not refuse).
+    const auto o = faults::attempt(
+        [&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({impossible_block}, {}, grid.comm()); });
+    faults::report("allocation fails", "coarray construction", o);
+    REQUIRE(o.kind == "runtime_error");
+    CHECK_THAT(o.text, ContainsSubstring("hetero::coarray: ") && ContainsSubstring("more than the node's memory"));
   }
   // Nothing is left pending: the arrays and coarrays of this grid still work on every rank.
   array1 after(hetero::index_space<1>({random_extent(p)}, grid));

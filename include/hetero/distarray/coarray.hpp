@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "hetero/comm/communicator.hpp"
@@ -22,6 +23,7 @@
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/node_segment.hpp"
 #include "hetero/distarray/detail/origin.hpp"
 #include "hetero/distarray/detail/rows.hpp"
 #include "hetero/distarray/detail/window.hpp"
@@ -34,13 +36,20 @@ namespace hetero {
 struct coarray_options {
   device_buffer_path device_path = device_buffer_path::automatic;  ///< how transfers reach MPI
   std::string label = "hetero::coarray";                           ///< the View's label
+  /// In host memory (`Kokkos::HostSpace`): the images of one node share their arrays, and a get
+  /// or put between two of them is a copy by the calling thread, whether or not the target is
+  /// inside MPI. `false`: MPI's one-sided calls, which MPICH serves only when the target next
+  /// calls MPI. Other memory spaces always use MPI.
+  bool shared_memory = true;
 };
 
 /// An array of `extents` on every image of a communicator, with one-sided access to the
 /// other images' copies (images are the communicator's ranks, numbered from 0). A cheap
 /// handle: copies share the array. Construction and destruction are collective. Data put to
 /// an image is visible to it, and its writes to others, after a sync_all or a sync_images
-/// naming both.
+/// naming both (or another synchronisation between the two, such as a task event one notifies
+/// the other of). In host memory the array lies in memory the node's images share
+/// (`coarray_options::shared_memory`), and `local()` is valid while a handle of it lives.
 /// @code
 /// hetero::coarray<double, 1> a({25});
 /// if (a.this_image() == 3) a.get(0, {hetero::slice{0, 25}}, b);  // b = a[0:25]:[0]
@@ -86,19 +95,35 @@ class coarray {
     // images that passed other extents hear it.
     std::vector<std::int64_t> shape(extents.begin(), extents.end());
     shape.push_back(static_cast<std::int64_t>(sizeof(T)));
-    const auto allocate = [&] {
+    // A label allocates the View, a pointer wraps memory allocated elsewhere.
+    const auto shaped = [&](auto label_or_data) {
       if constexpr (Rank == 1) {
-        s.storage = local_view(s.label, n(0));
+        return local_view(label_or_data, n(0));
       } else if constexpr (Rank == 2) {
-        s.storage = local_view(s.label, n(0), n(1));
+        return local_view(label_or_data, n(0), n(1));
       } else {
-        s.storage = local_view(s.label, n(0), n(1), n(2));
+        return local_view(label_or_data, n(0), n(1), n(2));
+      }
+    };
+    const bool shared = std::is_same_v<MemorySpace, Kokkos::HostSpace> && !s.staged && options.shared_memory;
+    // The node's images are found first, to check that their parts fit in its memory.
+    detail::owned_comm node;
+    if (shared) node = detail::node_segment<T>::node_of(s.comm.get(), policy);
+    const auto allocate = [&] {
+      if (shared) {
+        detail::node_segment<T>::check_fits(stride, node.size(), "hetero::coarray");
+      } else {
+        s.storage = shaped(s.label);
       }
     };
     detail::agreed_setup_step(s.comm.get(), policy, "hetero::coarray construction (storage)", allocate,
                               {detail::hash_of(shape), "extents or element types"});
+    if (shared) {
+      s.segment = std::make_unique<detail::node_segment<T>>(s.comm.get(), std::move(node), stride, policy);
+      s.storage = shaped(s.segment->local());
+    }
     s.window = std::make_unique<detail::rma_window<T, Rank, MemorySpace>>(s.comm.get(), s.storage.data(), stride,
-                                                                          s.staged);
+                                                                          s.staged, s.segment.get());
   }
 
   /// This image's array.
@@ -169,9 +194,10 @@ class coarray {
     std::array<std::int64_t, Rank> strides{};
     std::string label;
     bool staged = false;
-    communicator images;      // comm(): the collectives
-    detail::owned_comm comm;  // the window's own duplicate
-    local_view storage;
+    communicator images;                                               // comm(): the collectives
+    detail::owned_comm comm;                                           // the window's own duplicate
+    std::unique_ptr<detail::node_segment<T>> segment;                  // host memory: the node's shared storage
+    local_view storage;                                                // in `segment`, or a Kokkos allocation
     std::unique_ptr<detail::rma_window<T, Rank, MemorySpace>> window;  // destroyed first
   };
 

@@ -119,6 +119,22 @@ KOKKOS_FORCEINLINE_FUNCTION void copy_element(const row& r, std::int64_t i, T* s
   }
 }
 
+/// Copies row `r` between storage and the message buffer on the calling host thread.
+template <bool Gather, class T>
+void copy_host_row(const row& r, T* storage, T* buffer) {
+  if (r.stride == 1) {
+    if constexpr (Gather) {
+      std::memcpy(buffer + r.buffer_offset, storage + r.storage_offset,
+                  static_cast<std::size_t>(r.count) * sizeof(T));
+    } else {
+      std::memcpy(storage + r.storage_offset, buffer + r.buffer_offset,
+                  static_cast<std::size_t>(r.count) * sizeof(T));
+    }
+    return;
+  }
+  for (std::int64_t i = 0; i < r.count; ++i) copy_element<Gather>(r, i, storage, buffer);
+}
+
 /// The kernel of a row copy: one row per index (range policy) or per team (team policy). A
 /// functor, not a lambda: nvcc refuses device lambdas in private member functions.
 template <bool Gather, class T, class Exec, class Rows>
@@ -187,7 +203,7 @@ class row_list {
     }
     if constexpr (host_addressable<MemorySpace>) {
       if (kernel == row_kernel::serial) {
-        for (const auto& r : m_host) copy_row<Gather>(r, storage, buffer);
+        for (const auto& r : m_host) copy_host_row<Gather>(r, storage, buffer);
         return;
       }
     }
@@ -200,21 +216,6 @@ class row_list {
       Kokkos::parallel_for(label, Kokkos::RangePolicy<exec, Kokkos::IndexType<std::int64_t>>(0, n), body);
     }
     exec().fence();
-  }
-
-  template <bool Gather, class T>
-  static void copy_row(const row& r, T* storage, T* buffer) {
-    if (r.stride == 1) {
-      if constexpr (Gather) {
-        std::memcpy(buffer + r.buffer_offset, storage + r.storage_offset,
-                    static_cast<std::size_t>(r.count) * sizeof(T));
-      } else {
-        std::memcpy(storage + r.storage_offset, buffer + r.buffer_offset,
-                    static_cast<std::size_t>(r.count) * sizeof(T));
-      }
-      return;
-    }
-    for (std::int64_t i = 0; i < r.count; ++i) copy_element<Gather>(r, i, storage, buffer);
   }
 
   std::vector<row> m_host;

@@ -11,6 +11,11 @@
 /// refreshes the snapshot. The landing area is never overwritten by the target, so a put is
 /// not lost when the target syncs with other images first.
 ///
+/// With a `node_segment` (a coarray in host memory), a get or put between two images of one node
+/// copies directly between the calling thread's buffer and the target's shared storage, with a
+/// memory barrier (MPI_Win_sync) before a get's loads and after a put's stores; the syncs add
+/// the segment's barrier to the window's. The window then serves only the images of other nodes.
+///
 /// The waits for other images go through core/mpi/wait.hpp (a `deadlock_error` after the wait
 /// timeout, not a hang): gets are request-based, a sync first completes the gets that gave up
 /// (so that its flush finds nothing to wait for), and the staged log exchange is
@@ -36,6 +41,7 @@
 #include "hetero/core/mpi/datatype.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/distarray/detail/node_segment.hpp"
 #include "hetero/distarray/detail/rows.hpp"
 
 namespace hetero::detail {
@@ -45,9 +51,10 @@ namespace hetero::detail {
 template <class T, int Rank, class MemorySpace>
 class rma_window {
  public:
-  /// Exposes `size` elements at `storage` on every rank of `comm` (collective).
-  rma_window(MPI_Comm comm, T* storage, std::int64_t size, bool staged)
-      : m_comm(comm), m_storage(storage), m_size(size), m_staged(staged) {
+  /// Exposes `size` elements at `storage` on every rank of `comm` (collective). With `segment`
+  /// (whose `local()` is `storage`, not staged), the images of this node are reached through it.
+  rma_window(MPI_Comm comm, T* storage, std::int64_t size, bool staged, const node_segment<T>* segment = nullptr)
+      : m_comm(comm), m_storage(storage), m_size(size), m_staged(staged), m_segment(segment) {
     HETERO_MPI_CHECK(MPI_Comm_rank, comm, &m_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &m_images);
     m_policy = make_wait_policy(comm);
@@ -110,6 +117,7 @@ class rma_window {
   /// progress) ends in a `deadlock_error` after the timeout instead of a hang.
   void get(int target, std::span<const strided_box<Rank>> boxes, T* origin, std::string_view label) {
     if (target == m_rank) return copy_own<true>(boxes, origin);
+    if (T* shared = shared_storage(target)) return copy_shared<true>(shared, boxes, origin);
     std::int64_t at = 0;
     std::vector<MPI_Request> requests;
     requests.reserve(boxes.size());
@@ -146,6 +154,7 @@ class rma_window {
   /// at the target on return, visible to it after the next synchronisation with it.
   void put(int target, std::span<const strided_box<Rank>> boxes, const T* origin, std::string_view label) {
     if (target == m_rank) return copy_own<false>(boxes, const_cast<T*>(origin));
+    if (T* shared = shared_storage(target)) return copy_shared<false>(shared, boxes, const_cast<T*>(origin));
     std::int64_t at = 0;
     for (const auto& box : boxes) {
       const auto n = box.size();
@@ -185,11 +194,11 @@ class rma_window {
       HETERO_MPI_CHECK(MPI_Win_flush_all, m_win);
     }
     if (m_staged) apply_logs(exchange_logs_all());
-    HETERO_MPI_CHECK(MPI_Win_sync, m_win);
+    memory_barrier();
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Ibarrier, m_comm, &request);
     wait_one(request, m_policy, label, wait_kind::point_to_point);
-    HETERO_MPI_CHECK(MPI_Win_sync, m_win);
+    memory_barrier();
   }
 
   /// Like sync_all, only between this image and `images` (each of which must name this one).
@@ -207,13 +216,13 @@ class rma_window {
       const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       for (int i : images) HETERO_MPI_CHECK(MPI_Win_flush, i, m_win);  // nothing left to wait for, as in sync_all
     }
-    HETERO_MPI_CHECK(MPI_Win_sync, m_win);
+    memory_barrier();
     if (m_staged) {
       apply_logs(exchange_logs_with(images));
       HETERO_MPI_CHECK(MPI_Win_sync, m_win);
     }
     handshake(images, ready_tag, label);  // staged: the snapshot is fresh before peers read it
-    HETERO_MPI_CHECK(MPI_Win_sync, m_win);
+    memory_barrier();
   }
 
  private:
@@ -274,6 +283,30 @@ class rma_window {
       it = m_types.emplace(std::move(shape), mpi_datatype(type)).first;
     }
     return {it->second.get(), 1};
+  }
+
+  // The storage of `target` when it shares this node's segment, else null.
+  [[nodiscard]] T* shared_storage(int target) const noexcept {
+    return m_segment ? m_segment->peer(target) : nullptr;
+  }
+
+  // The window's memory barrier, and the segment's.
+  void memory_barrier() {
+    HETERO_MPI_CHECK(MPI_Win_sync, m_win);
+    if (m_segment) m_segment->sync();
+  }
+
+  // Another image of this node: the calling thread's own loads and stores of its storage, after
+  // the barrier (a get sees what the target wrote before it last synchronised with this image)
+  // or before it (a put is complete at the target on return). Never waits for the target.
+  template <bool Get>
+  void copy_shared(T* storage, std::span<const strided_box<Rank>> boxes, T* origin) {
+    std::vector<row> rows;
+    std::int64_t n = 0;
+    for (const auto& box : boxes) append_rows(box, rows, n, 0);
+    if constexpr (Get) m_segment->sync();
+    for (const auto& r : rows) copy_host_row<Get>(r, storage, origin);
+    if constexpr (!Get) m_segment->sync();
   }
 
   // Own image: copy between the storage and the origin directly (program order, no window).
@@ -461,6 +494,7 @@ class rma_window {
   std::int64_t m_size;
   std::vector<std::int64_t> m_sizes;  // staged: every rank's storage size (where its landing area starts)
   bool m_staged;
+  const node_segment<T>* m_segment;  // the images of this node, or null
   int m_rank = 0;
   int m_images = 1;
   wait_policy m_policy;
