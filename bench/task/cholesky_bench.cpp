@@ -54,7 +54,8 @@ void omp_tasks(benchmark::State& state) {
 template <cholesky::real T, int tile, bool Replay, bool InOrder = true>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  hetero::task_graph graph({.workers = threads, .comm = MPI_COMM_SELF});
+  hetero::task_graph graph(
+      {.workers = threads, .comm = MPI_COMM_SELF, .window = cholesky::whole_graph_window(n / tile)});
   cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_SELF));
   cholesky::tasklet_factorization<T> factorization(graph, a, InOrder);
   hetero::task_recording recording;

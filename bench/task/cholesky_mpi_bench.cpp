@@ -114,7 +114,7 @@ void mpi_openmp(benchmark::State& state) {
 template <cholesky::real T>
 void tasklets(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  hetero::task_graph graph({.workers = workers});
+  hetero::task_graph graph({.workers = workers, .window = cholesky::whole_graph_window(n / tile)});
   cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_WORLD));
   cholesky::tasklet_factorization<T> factorization(graph, a);
   openblas_set_num_threads(1);

@@ -18,7 +18,7 @@ namespace {
 
 template <cholesky::real T>
 bool run(int n, int b, int workers) {
-  hetero::task_graph graph({.workers = workers});
+  hetero::task_graph graph({.workers = workers, .window = cholesky::whole_graph_window(n / b)});
   const hetero::communicator world;
   cholesky::tiles<T> a(n / b, b, world);
   cholesky::tasklet_factorization<T> factorization(graph, a);

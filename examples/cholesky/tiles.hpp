@@ -16,8 +16,10 @@
 #include <hetero/distarray/coarray.hpp>
 #include <hetero/distarray/index_space.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -48,6 +50,17 @@ T element(std::int64_t r, std::int64_t c, std::int64_t n) {
 /// ones. Its output tile then stays in cache for all of them (docs/task.md measures 4 against
 /// 1).
 inline constexpr int update_width = 4;
+
+/// A `task_options::window` that holds every task of the factorisation of `nt` x `nt` tiles
+/// (fewer than nt^2 (nt / width + 2): updates, diagonal and panel tasks, fetches), so that the
+/// whole graph is declared before the workers catch up with the declaration, as StarPU submits
+/// its whole graph. With the default window (4096 tasks) a graph of N = 8192 (64 x 64 tiles of
+/// 128) is declared in step with its execution, a window's length ahead of it, which measured
+/// slower (docs/task.md).
+inline std::size_t whole_graph_window(int nt, int width = update_width) {
+  const auto n = static_cast<std::size_t>(nt);
+  return std::max<std::size_t>(n * n * (n / static_cast<std::size_t>(width) + 2), 1);
+}
 
 // --- the four tile kernels (column-major b x b tiles, lower storage) ----------------------
 
