@@ -97,7 +97,7 @@ void lapacke(benchmark::State& state) {
 #if HETERO_BENCH_HAS_STARPU
 // StarPU with `threads` CPU workers, started for this case only and shut down after it.
 template <cholesky::real T, bool RightLooking>
-void starpu(benchmark::State& state, const char* scheduler) {
+void starpu(benchmark::State& state, const char* scheduler, cholesky::starpu::priority_mode priorities) {
   const int n = static_cast<int>(state.range(0));
   cholesky::tiles<T> a(n / 128, 128, hetero::communicator(MPI_COMM_SELF));
   openblas_set_num_threads(1);
@@ -108,9 +108,9 @@ void starpu(benchmark::State& state, const char* scheduler) {
       a.fill();  // on the tiles in main memory: StarPU holds no other copy (CPU workers only)
       const auto start = std::chrono::steady_clock::now();
       if constexpr (RightLooking) {
-        cholesky::starpu::factorize_right_looking(handles);
+        cholesky::starpu::factorize_right_looking(handles, priorities);
       } else {
-        cholesky::starpu::factorize_left_looking(handles);
+        cholesky::starpu::factorize_left_looking(handles, priorities);
       }
       hetero::bench::set_iteration_time(state, seconds_since(start));
     }
@@ -123,13 +123,13 @@ void starpu(benchmark::State& state, const char* scheduler) {
     throw std::runtime_error("StarPU's Cholesky factor has residual " + std::to_string(a.residual()) +
                              " at n = " + std::to_string(n) + "; allowed below " + std::to_string(allowed));
 }
-template <cholesky::real T, bool RightLooking>
+template <cholesky::real T, bool RightLooking, cholesky::starpu::priority_mode Priorities>
 void starpu_default(benchmark::State& state) {
-  starpu<T, RightLooking>(state, nullptr);
+  starpu<T, RightLooking>(state, nullptr, Priorities);
 }
 template <cholesky::real T>
 void starpu_dmdas(benchmark::State& state) {
-  starpu<T, true>(state, "dmdas");
+  starpu<T, true>(state, "dmdas", cholesky::starpu::priority_mode::critical_path);
 }
 
 // hetero against StarPU at N = 4096 and 8192 (the seed's sizes); the smoke run takes 1024.
@@ -142,14 +142,20 @@ const auto configure_starpu = [](benchmark::internal::Benchmark* b) {
   }
 };
 
-// StarPU's best order (right-looking) with its default scheduler is the family's baseline;
-// dmdas (the scheduler its documentation recommends with performance models) and hetero's
-// left-looking order are StarPU's other two chances.
+// StarPU's best order (right-looking) with its default scheduler and every task at the default
+// priority (faster here than with critical-path priorities) is the family's baseline; the same
+// with the critical-path priorities of StarPU's examples, dmdas with them (the scheduler its
+// documentation recommends with performance models) and hetero's left-looking order are
+// StarPU's other chances.
 template <cholesky::real T>
 int add_starpu(const std::string& family) {
-  hetero::bench::add(family + "/baseline_starpu", starpu_default<T, true>, configure_starpu);
+  using cholesky::starpu::priority_mode;
+  hetero::bench::add(family + "/baseline_starpu", starpu_default<T, true, priority_mode::none>, configure_starpu);
+  hetero::bench::add(family + "/starpu_priorities", starpu_default<T, true, priority_mode::critical_path>,
+                     configure_starpu);
   hetero::bench::add(family + "/starpu_dmdas", starpu_dmdas<T>, configure_starpu);
-  hetero::bench::add(family + "/starpu_left_looking", starpu_default<T, false>, configure_starpu);
+  hetero::bench::add(family + "/starpu_left_looking", starpu_default<T, false, priority_mode::none>,
+                     configure_starpu);
   hetero::bench::add(family + "/hetero", tasklets<T, 128, false>, configure_starpu);
   return 0;
 }

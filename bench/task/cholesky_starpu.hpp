@@ -2,8 +2,8 @@
 // the same four tile kernels as examples/cholesky, each tile a StarPU matrix handle, tasks
 // submitted with starpu_task_insert and ordered by StarPU's implicit (sequential-consistency)
 // dependences. Two orders:
-// - right-looking, one b x b x b call per task, with critical-path priorities: the shape of
-//   StarPU's own cholesky_implicit example, its best algorithm;
+// - right-looking, one b x b x b call per task, with critical-path priorities (the shape of
+//   StarPU's own cholesky_implicit example, its best algorithm) or without;
 // - left-looking with `width`-tile updates (a task reads `width` tiles of a row as one
 //   handle array): hetero's own order, so that the schedulers are compared on the same graph.
 // StarPU is started per measured case (start()/stop()) and shut down between them, so its
@@ -148,21 +148,36 @@ class tile_handles {
   std::vector<starpu_data_handle_t> m_handles;
 };
 
+/// Whether the orders give their tasks critical-path priorities (StarPU's Cholesky examples do)
+/// or leave every task at StarPU's default priority (measured faster here: docs/task.md).
+enum class priority_mode { critical_path, none };
+
 namespace detail {
 
 // Priorities by distance from the end of the critical path (potrf k, trsm k+1, syrk k+1,
-// potrf k+1, ...), scaled into the scheduler's range: the earlier the step, the higher.
+// potrf k+1, ...), the earlier the step, the higher: the distance itself where the scheduler's
+// range holds it (StarPU 1.3's schedulers give INT_MIN..INT_MAX), otherwise scaled into the
+// range. Computed in 64 bits: the range's width does not fit in an int.
 class priorities {
  public:
-  explicit priorities(int nt)
-      : m_nt(nt), m_min(starpu_sched_get_min_priority()), m_max(starpu_sched_get_max_priority()) {}
+  priorities(int nt, priority_mode mode)
+      : m_nt(nt),
+        m_on(mode == priority_mode::critical_path),
+        m_min(starpu_sched_get_min_priority()),
+        m_max(starpu_sched_get_max_priority()) {}
   [[nodiscard]] int of(int step, int distance) const {
-    const double top = 3.0 * m_nt, value = 3.0 * (m_nt - step) - distance;
-    return m_min + static_cast<int>((m_max - m_min) * std::clamp(value, 0.0, top) / top);
+    if (!m_on) return STARPU_DEFAULT_PRIO;
+    const std::int64_t top = 3 * static_cast<std::int64_t>(m_nt),
+                       value =
+                           std::clamp<std::int64_t>(3 * static_cast<std::int64_t>(m_nt - step) - distance, 0, top);
+    if (m_max - m_min >= top) return static_cast<int>(std::clamp<std::int64_t>(0, m_min, m_max - top) + value);
+    return static_cast<int>(m_min + (m_max - m_min) * value / top);
   }
 
  private:
-  int m_nt, m_min, m_max;
+  int m_nt;
+  bool m_on;
+  std::int64_t m_min, m_max;
 };
 
 inline void submit(starpu_codelet* cl, std::vector<starpu_data_descr>& operands, int priority) {
@@ -176,10 +191,10 @@ inline void submit(starpu_codelet* cl, std::vector<starpu_data_descr>& operands,
 /// Right-looking, one b x b x b call per task (StarPU's cholesky_implicit order); returns when
 /// every task has ended.
 template <real T>
-void factorize_right_looking(tile_handles<T>& h) {
+void factorize_right_looking(tile_handles<T>& h, priority_mode mode) {
   auto& cl = detail::codelets_of<T>();
   const int nt = h.tiles_per_side();
-  const detail::priorities prio(nt);
+  const detail::priorities prio(nt, mode);
   std::vector<starpu_data_descr> ops;
   for (int k = 0; k < nt; ++k) {
     ops = {{h.at(k, k), STARPU_RW}};
@@ -203,10 +218,10 @@ void factorize_right_looking(tile_handles<T>& h) {
 /// Left-looking with updates of `width` tile columns per task (hetero's example and the OpenMP
 /// baseline, cholesky_omp.hpp); returns when every task has ended.
 template <real T>
-void factorize_left_looking(tile_handles<T>& h, int width = update_width) {
+void factorize_left_looking(tile_handles<T>& h, priority_mode mode, int width = update_width) {
   auto& cl = detail::codelets_of<T>();
   const int nt = h.tiles_per_side();
-  const detail::priorities prio(nt);
+  const detail::priorities prio(nt, mode);
   std::vector<starpu_data_descr> ops;
   for (int j = 0; j < nt; ++j) {
     for (int k = 0; k < j; k += width) {
