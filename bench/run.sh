@@ -12,7 +12,7 @@ results=$2
 plots=$3
 rounds=${HETERO_BENCH_ROUNDS:-7}
 mkdir -p "$results"
-rm -f "$results"/*.json "$results"/*.cmd "$results"/petsc_cg.tsv # the scoreboard reads only this run's results
+rm -f "$results"/*.json "$results"/*.cmd "$results"/petsc_cg.tsv "$results"/cholesky_starpu_mpi.tsv # the scoreboard reads only this run's results
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)" >"$results/started"
 
 shopt -s nullglob
@@ -45,6 +45,15 @@ if [ -z "${HETERO_BENCH_FILTER:-}" ] || [[ cg_1000 =~ ${HETERO_BENCH_FILTER} ]];
   echo "== petsc_cg: PETSc KSPCG, 1000 fixed iterations, 1 and 2 ranks, $rounds rounds =="
   if ! "$here/linalg/petsc_cg.sh" "$build" "$results" "$rounds"; then
     echo "petsc_cg FAILED" >&2
+    failed=1
+  fi
+fi
+# StarPU-MPI's Cholesky on 2 ranks (a separate program on Open MPI: bench/task/cholesky_starpu_mpi.sh), the
+# distributed peer of bench_task_cholesky_mpi; the scoreboard sets it beside that benchmark's hetero cases.
+if [ -z "${HETERO_BENCH_FILTER:-}" ] || [[ cholesky_2ranks =~ ${HETERO_BENCH_FILTER} ]]; then
+  echo "== cholesky_starpu_mpi: StarPU-MPI block Cholesky, 2 ranks, $rounds rounds =="
+  if ! "$here/task/cholesky_starpu_mpi.sh" "$build" "$results" "$rounds"; then
+    echo "cholesky_starpu_mpi FAILED" >&2
     failed=1
   fi
 fi

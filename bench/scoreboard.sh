@@ -46,6 +46,32 @@ if [ -f "$results/$cg_name.json" ] && [ -f "$petsc_tsv" ]; then
                $2, $1, ranks, $3 / petsc[$2], $4 / petsc[$2], $5, command
       }' "$petsc_tsv" -)
 fi
+# StarPU-MPI's Cholesky (bench/task/cholesky_starpu_mpi.sh: a separate program, on Open MPI) beside
+# bench_task_cholesky_mpi's 2-rank hetero cases of the same precision and order; the peer is StarPU's
+# faster order at each point. Not paired either, as PETSc's above.
+starpu_tsv=$results/cholesky_starpu_mpi.tsv
+chol_name=bench_task_cholesky_mpi
+if [ -f "$results/$chol_name.json" ] && [ -f "$starpu_tsv" ]; then
+  chol_command=$(cat "$results/$chol_name.cmd" 2>/dev/null || echo "-")
+  while IFS= read -r row; do
+    rows+=("$row")
+  done < <(jq -r '
+      def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+      [.benchmarks[] | select((.run_name | startswith("cholesky_2ranks_")) and ((.run_name | split("/"))[1] == "hetero"))]
+      | group_by(.run_name)[] | (.[0].run_name | split("/")) as $p
+      | [($p[0] | ltrimstr("cholesky_2ranks_")), $p[2], ([.[].real_time] | median), ([.[].real_time] | max), length]
+      | @tsv' "$results/$chol_name.json" \
+    | awk -F'\t' -v command="$chol_command; bench/task/cholesky_starpu_mpi.sh" '
+      FNR == NR {
+        if (FNR > 1) { key = $1 "/" $3; if (!(key in best) || $7 < best[key]) { best[key] = $7; order[key] = $2 } }
+        next
+      }
+      ($1 "/" $2 in best) && best[$1 "/" $2] > 0 {
+        key = $1 "/" $2
+        printf "%s vs cholesky_starpu_mpi\tcholesky_2ranks_%s/%s\thetero\tStarPU-MPI %s (2 ranks, separate program)\t%.3f\t%.3f\t%s\t%s\n",
+               "'"$chol_name"'", $1, $2, order[key], $3 / best[key], $4 / best[key], $5, command
+      }' "$starpu_tsv" -)
+fi
 [ ${#rows[@]} -gt 0 ] || {
   echo "scoreboard: no paired results in $results" >&2
   exit 1

@@ -7,8 +7,10 @@
 // - left-looking with `width`-tile updates (a task reads `width` tiles of a row as one
 //   handle array): hetero's own order, so that the schedulers are compared on the same graph.
 // StarPU is started per measured case (start()/stop()) and shut down between them, so its
-// workers never run beside another case's threads. A benchmark dependency only: hetero never
-// needs StarPU.
+// workers never run beside another case's threads. The orders take a submitter, so that
+// StarPU-MPI (cholesky_starpu_mpi.cpp, on Open MPI) runs the same ones with
+// starpu_mpi_task_insert; this header needs neither MPI nor hetero. A benchmark dependency
+// only: hetero never needs StarPU.
 #ifndef HETERO_BENCH_TASK_CHOLESKY_STARPU_HPP
 #define HETERO_BENCH_TASK_CHOLESKY_STARPU_HPP
 
@@ -20,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "tiles.hpp"
+#include "kernels.hpp"
 
 namespace cholesky::starpu {
 
@@ -53,8 +55,24 @@ inline int buffers_of_current_task() {
   return static_cast<int>(STARPU_TASK_GET_NBUFFERS(starpu_task_get_current()));
 }
 
-// The tiles of one operand are consecutive in memory (tiles.hpp), so the first handle's pointer
-// addresses all of them.
+// The tiles of one operand of an update: where they lie side by side in memory (a tile row of
+// one rank, tiles.hpp), the first tile's address; otherwise (tiles StarPU-MPI received from
+// another rank, each in its own buffer) they are copied side by side into `packed`, as hetero's
+// tasklets fetch a remote row's tiles into one buffer.
+template <real T>
+const T* operand(void* buffers[], int first, int width, std::vector<T>& packed) {
+  const T* start = tile_of<T>(buffers[first]);
+  const auto b = static_cast<std::size_t>(STARPU_MATRIX_GET_NX(buffers[first])), elements = b * b;
+  bool consecutive = true;
+  for (int s = 1; s < width && consecutive; ++s)
+    consecutive = tile_of<T>(buffers[first + s]) == start + static_cast<std::size_t>(s) * elements;
+  if (consecutive) return start;
+  packed.resize(static_cast<std::size_t>(width) * elements);
+  for (int s = 0; s < width; ++s)
+    std::copy_n(tile_of<T>(buffers[first + s]), elements, packed.data() + static_cast<std::size_t>(s) * elements);
+  return packed.data();
+}
+
 template <real T>
 void potrf_kernel(void* buffers[], void*) {
   potrf(tile_of<T>(buffers[0]), static_cast<int>(STARPU_MATRIX_GET_NX(buffers[0])));
@@ -66,14 +84,16 @@ void trsm_kernel(void* buffers[], void*) {
 template <real T>
 void syrk_kernel(void* buffers[], void*) {
   const int width = buffers_of_current_task() - 1;
-  syrk(tile_of<T>(buffers[0]), tile_of<T>(buffers[width]), static_cast<int>(STARPU_MATRIX_GET_NX(buffers[0])),
-       width);
+  thread_local std::vector<T> packed;
+  syrk(operand<T>(buffers, 0, width, packed), tile_of<T>(buffers[width]),
+       static_cast<int>(STARPU_MATRIX_GET_NX(buffers[0])), width);
 }
 template <real T>
 void gemm_kernel(void* buffers[], void*) {
   const int width = (buffers_of_current_task() - 1) / 2;
-  gemm(tile_of<T>(buffers[0]), tile_of<T>(buffers[width]), tile_of<T>(buffers[2 * width]),
-       static_cast<int>(STARPU_MATRIX_GET_NX(buffers[0])), width);
+  thread_local std::vector<T> packed_i, packed_j;
+  gemm(operand<T>(buffers, 0, width, packed_i), operand<T>(buffers, width, width, packed_j),
+       tile_of<T>(buffers[2 * width]), static_cast<int>(STARPU_MATRIX_GET_NX(buffers[0])), width);
 }
 
 // One codelet per kernel and precision; history-based performance models, which the dm*
@@ -120,19 +140,27 @@ codelets<T>& codelets_of() {
 
 }  // namespace detail
 
-/// The lower tiles of `a` (one rank) registered with StarPU for the lifetime of the object;
-/// StarPU must be started.
+/// The lower tiles of an `nt` x `nt` tile matrix (tiles of b x b) registered with StarPU for the
+/// lifetime of the object; StarPU must be started. `tile_of(i, k)` gives the address of tile
+/// (i, k), i >= k, in main memory, or nullptr for a tile that lives on another rank (StarPU-MPI
+/// then allocates a buffer when a task needs it).
 template <real T>
 class tile_handles {
  public:
-  explicit tile_handles(tiles<T>& a) : m_nt(a.tiles_per_side()), m_handles(static_cast<std::size_t>(m_nt * m_nt)) {
-    const int b = a.tile_size();
+  template <class TileOf>
+  tile_handles(int nt, int b, TileOf&& tile_of) : m_nt(nt), m_handles(static_cast<std::size_t>(m_nt * m_nt)) {
+    const auto side = static_cast<std::uint32_t>(b);
     for (int i = 0; i < m_nt; ++i)
-      for (int k = 0; k <= i; ++k)
-        starpu_matrix_data_register(&at(i, k), STARPU_MAIN_RAM, reinterpret_cast<std::uintptr_t>(a.local(i, k)),
-                                    static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b),
-                                    static_cast<std::uint32_t>(b), sizeof(T));
+      for (int k = 0; k <= i; ++k) {
+        T* tile = tile_of(i, k);
+        starpu_matrix_data_register(&at(i, k), tile != nullptr ? STARPU_MAIN_RAM : -1,
+                                    reinterpret_cast<std::uintptr_t>(tile), side, side, side, sizeof(T));
+      }
   }
+  /// Every tile of `a` (a `cholesky::tiles` on one rank).
+  template <class Tiles>
+  explicit tile_handles(Tiles& a)
+      : tile_handles(a.tiles_per_side(), a.tile_size(), [&a](int i, int k) { return a.local(i, k); }) {}
   ~tile_handles() {
     for (int i = 0; i < m_nt; ++i)
       for (int k = 0; k <= i; ++k) starpu_data_unregister(at(i, k));
@@ -180,45 +208,50 @@ class priorities {
   std::int64_t m_min, m_max;
 };
 
-inline void submit(starpu_codelet* cl, std::vector<starpu_data_descr>& operands, int priority) {
-  const int status = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, operands.data(),
-                                        static_cast<int>(operands.size()), STARPU_PRIORITY, priority, 0);
-  if (status != 0) throw std::runtime_error("starpu_task_insert failed with " + std::to_string(status));
-}
-
 }  // namespace detail
+
+/// Submits tasks to StarPU on one rank (starpu_task_insert) and waits for them.
+struct local_submitter {
+  void submit(starpu_codelet* cl, std::vector<starpu_data_descr>& operands, int priority) const {
+    const int status = starpu_task_insert(cl, STARPU_DATA_MODE_ARRAY, operands.data(),
+                                          static_cast<int>(operands.size()), STARPU_PRIORITY, priority, 0);
+    if (status != 0) throw std::runtime_error("starpu_task_insert failed with " + std::to_string(status));
+  }
+  void wait() const { starpu_task_wait_for_all(); }
+};
 
 /// Right-looking, one b x b x b call per task (StarPU's cholesky_implicit order); returns when
 /// every task has ended.
-template <real T>
-void factorize_right_looking(tile_handles<T>& h, priority_mode mode) {
+template <real T, class Submitter = local_submitter>
+void factorize_right_looking(tile_handles<T>& h, priority_mode mode, const Submitter& to = {}) {
   auto& cl = detail::codelets_of<T>();
   const int nt = h.tiles_per_side();
   const detail::priorities prio(nt, mode);
   std::vector<starpu_data_descr> ops;
   for (int k = 0; k < nt; ++k) {
     ops = {{h.at(k, k), STARPU_RW}};
-    detail::submit(&cl.potrf_cl, ops, prio.of(k, 0));
+    to.submit(&cl.potrf_cl, ops, prio.of(k, 0));
     for (int i = k + 1; i < nt; ++i) {
       ops = {{h.at(k, k), STARPU_R}, {h.at(i, k), STARPU_RW}};
-      detail::submit(&cl.trsm_cl, ops, prio.of(k, i - k));
+      to.submit(&cl.trsm_cl, ops, prio.of(k, i - k));
     }
     for (int i = k + 1; i < nt; ++i) {
       for (int j = k + 1; j < i; ++j) {
         ops = {{h.at(i, k), STARPU_R}, {h.at(j, k), STARPU_R}, {h.at(i, j), STARPU_RW}};
-        detail::submit(&cl.gemm_cl, ops, prio.of(k, i - k + j - k));
+        to.submit(&cl.gemm_cl, ops, prio.of(k, i - k + j - k));
       }
       ops = {{h.at(i, k), STARPU_R}, {h.at(i, i), STARPU_RW}};
-      detail::submit(&cl.syrk_cl, ops, prio.of(k, 2 * (i - k)));
+      to.submit(&cl.syrk_cl, ops, prio.of(k, 2 * (i - k)));
     }
   }
-  starpu_task_wait_for_all();
+  to.wait();
 }
 
 /// Left-looking with updates of `width` tile columns per task (hetero's example and the OpenMP
 /// baseline, cholesky_omp.hpp); returns when every task has ended.
-template <real T>
-void factorize_left_looking(tile_handles<T>& h, priority_mode mode, int width = update_width) {
+template <real T, class Submitter = local_submitter>
+void factorize_left_looking(tile_handles<T>& h, priority_mode mode, const Submitter& to = {},
+                            int width = update_width) {
   auto& cl = detail::codelets_of<T>();
   const int nt = h.tiles_per_side();
   const detail::priorities prio(nt, mode);
@@ -229,10 +262,10 @@ void factorize_left_looking(tile_handles<T>& h, priority_mode mode, int width = 
       ops.clear();
       for (int s = 0; s < w; ++s) ops.push_back({h.at(j, k + s), STARPU_R});
       ops.push_back({h.at(j, j), STARPU_RW});
-      detail::submit(&cl.syrk_cl, ops, prio.of(j, 1));
+      to.submit(&cl.syrk_cl, ops, prio.of(j, 1));
     }
     ops = {{h.at(j, j), STARPU_RW}};
-    detail::submit(&cl.potrf_cl, ops, prio.of(j, 0));
+    to.submit(&cl.potrf_cl, ops, prio.of(j, 0));
     for (int i = j + 1; i < nt; ++i) {
       for (int k = 0; k < j; k += width) {
         const int w = std::min(width, j - k);
@@ -240,13 +273,13 @@ void factorize_left_looking(tile_handles<T>& h, priority_mode mode, int width = 
         for (int s = 0; s < w; ++s) ops.push_back({h.at(i, k + s), STARPU_R});
         for (int s = 0; s < w; ++s) ops.push_back({h.at(j, k + s), STARPU_R});
         ops.push_back({h.at(i, j), STARPU_RW});
-        detail::submit(&cl.gemm_cl, ops, prio.of(j, i - j + 1));
+        to.submit(&cl.gemm_cl, ops, prio.of(j, i - j + 1));
       }
       ops = {{h.at(j, j), STARPU_R}, {h.at(i, j), STARPU_RW}};
-      detail::submit(&cl.trsm_cl, ops, prio.of(j, i - j));
+      to.submit(&cl.trsm_cl, ops, prio.of(j, i - j));
     }
   }
-  starpu_task_wait_for_all();
+  to.wait();
 }
 
 }  // namespace cholesky::starpu
