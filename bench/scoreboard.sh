@@ -47,8 +47,9 @@ if [ -f "$results/$cg_name.json" ] && [ -f "$petsc_tsv" ]; then
       }' "$petsc_tsv" -)
 fi
 # StarPU-MPI's Cholesky (bench/task/cholesky_starpu_mpi.sh: a separate program, on Open MPI) beside
-# bench_task_cholesky_mpi's 2-rank hetero cases of the same precision and order; the peer is StarPU's
-# faster order at each point. Not paired either, as PETSc's above.
+# bench_task_cholesky_mpi's 2-rank hetero cases of the same precision and size; the peer is StarPU's
+# fastest variant at each point (right-looking without or with priorities, or left-looking). Not
+# paired either, as PETSc's above.
 starpu_tsv=$results/cholesky_starpu_mpi.tsv
 chol_name=bench_task_cholesky_mpi
 if [ -f "$results/$chol_name.json" ] && [ -f "$starpu_tsv" ]; then
