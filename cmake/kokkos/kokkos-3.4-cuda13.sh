@@ -2,14 +2,30 @@
 # Adapts the Kokkos 3.4.01 source that Debian's trilinos 13.2 package carries to CUDA 13 and
 # C++20, so that hetero.sh can build a CUDA Kokkos from Debian's packages alone.
 #
-#   cmake/kokkos/kokkos-3.4-cuda13.sh <extracted packages/kokkos folder>
+#   cmake/kokkos/kokkos-3.4-cuda13.sh <extracted packages/kokkos folder> [sm_90|sm_80]
+#
+# It also teaches Kokkos 3.4 the Hopper architecture (H100, H200: compute capability 9.0), which
+# it predates: the CMake option Kokkos_ARCH_HOPPER90, nvcc's sm_90 flag, the macros
+# KOKKOS_ARCH_HOPPER and KOKKOS_ARCH_HOPPER90 in KokkosCore_config.h, and the 9.0 row of the
+# block-size deduction's shared-memory table (without it every launch on a 9.0 device throws
+# "Unknown device in cuda block size deduction"). The second argument is nvcc_wrapper's default
+# architecture (default sm_90); the architecture a build uses is the Kokkos_ARCH_* option given
+# to CMake, which passes its flag explicitly.
 #
 # Every change is guarded by CUDART_VERSION where it touches the CUDA API, so the adapted source
 # still builds with older toolkits. Each edit checks that it found its text: a different Kokkos
 # stops the script with the file and the text it expected, never a half-adapted tree.
 set -euo pipefail
 
-src=${1:?usage: $0 <kokkos source folder>}
+src=${1:?usage: $0 <kokkos source folder> [sm_90|sm_80]}
+default_arch=${2:-sm_90}
+case "$default_arch" in
+  sm_90 | sm_80) ;;
+  *)
+    echo "kokkos-3.4-cuda13.sh: architecture '$default_arch' is not supported (allowed: sm_90 for Hopper, sm_80 for Ampere)" >&2
+    exit 1
+    ;;
+esac
 [ -f "$src/core/src/Kokkos_Core.hpp" ] || {
   echo "kokkos-3.4-cuda13.sh: $src is not a Kokkos source folder (no core/src/Kokkos_Core.hpp)" >&2
   exit 1
@@ -38,9 +54,8 @@ edit bin/nvcc_wrapper \
   's/^  --std=c\+\+17\|-std=c\+\+17\)$/  --std=c++17|-std=c++17|--std=c++20|-std=c++20)/m' \
   '--std=c++17|-std=c++17|--std=c++20|-std=c++20)'
 
-# 2. nvcc_wrapper's default architecture: sm_35 is gone from CUDA 12 on and sm_70 from CUDA 13;
-#    Ampere (sm_80) is the newest architecture Kokkos 3.4 knows.
-edit bin/nvcc_wrapper 's/^default_arch="sm_35"$/default_arch="sm_80"/m' 'default_arch="sm_80"'
+# 2. nvcc_wrapper's default architecture: sm_35 is gone from CUDA 12 on and sm_70 from CUDA 13.
+edit bin/nvcc_wrapper "s/^default_arch=\"sm_35\"\$/default_arch=\"$default_arch\"/m" "default_arch=\"$default_arch\""
 
 # 3. half_t: CUDA 13's __half2* conversions no longer take half_t through its explicit operator,
 #    and __half2double is gone.
@@ -83,3 +98,25 @@ edit core/src/Cuda/Kokkos_Cuda_Graph_Impl.hpp \
         cudaGraphAddDependencies(m_graph, &pred_cuda_node, &cuda_node, 1));
 #endif/' \
   '&cuda_node, nullptr, 1));'
+
+# 5. Hopper (compute capability 9.0), which Kokkos 3.4 predates. Kokkos::Cuda::initialize aborts
+#    when the major of the architecture its kernels were compiled for differs from the device's,
+#    so an sm_80 build cannot start on an H100; these edits give the sm_90 build its option,
+#    flag, macros and occupancy table row (the names are those of Kokkos 4).
+edit cmake/kokkos_arch.cmake \
+  's/^(KOKKOS_ARCH_OPTION\(AMPERE86 .*\n)/$1KOKKOS_ARCH_OPTION(HOPPER90        GPU  "NVIDIA Hopper generation CC 9.0")\n/m' \
+  'KOKKOS_ARCH_OPTION(HOPPER90'
+edit cmake/kokkos_arch.cmake 's/^(CHECK_CUDA_ARCH\(AMPERE86  sm_86\)\n)/$1CHECK_CUDA_ARCH(HOPPER90  sm_90)\n/m' \
+  'CHECK_CUDA_ARCH(HOPPER90  sm_90)'
+edit cmake/kokkos_arch.cmake \
+  's/^(  IF \(KOKKOS_ARCH_AMPERE80 OR KOKKOS_ARCH_AMPERE86\)\n    SET\(KOKKOS_ARCH_AMPERE ON\)\n  ENDIF\(\)\n)/$1\n  IF (KOKKOS_ARCH_HOPPER90)\n    SET(KOKKOS_ARCH_HOPPER ON)\n  ENDIF()\n/m' \
+  'SET(KOKKOS_ARCH_HOPPER ON)'
+edit cmake/KokkosCore_config.h.in \
+  's/^(#cmakedefine KOKKOS_ARCH_AMPERE86\n)/$1#cmakedefine KOKKOS_ARCH_HOPPER\n#cmakedefine KOKKOS_ARCH_HOPPER90\n/m' \
+  '#cmakedefine KOKKOS_ARCH_HOPPER90'
+# The smallest shared-memory carve-out a 9.0 multiprocessor offers besides none is 8 KiB, as on 8.0.
+edit core/src/Cuda/Kokkos_Cuda_BlockSize_Deduction.hpp 's/      case 86: return 8;/      case 86:\n      case 90: return 8;/' \
+  '      case 90: return 8;'
+edit cmake/compile_tests/cuda_compute_capability.cc \
+  's/^(    case 86: std::cout << "Set -DKokkos_ARCH_AMPERE86=ON ." << std::endl; break;\n)/$1    case 90: std::cout << "Set -DKokkos_ARCH_HOPPER90=ON ." << std::endl; break;\n/m' \
+  'Kokkos_ARCH_HOPPER90=ON'
