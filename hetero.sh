@@ -2,10 +2,14 @@
 # hetero's one entry point: installs what is missing, builds, and runs.
 #
 #   ./hetero.sh demo            the main job: build and run the examples on 2 MPI ranks
-#   ./hetero.sh test            clean build, every test (ctest), the CUDA compile-only stage;
+#   ./hetero.sh test            clean build, every test (ctest), the CUDA stage (compiled, and
+#                               the GPU kit packed and checked without a GPU);
 #                               non-zero exit on any failure
 #   ./hetero.sh bench [--plots] build and run the benchmarks (JSON under build/bench/,
 #                               PNG plots under docs/bench/ with --plots)
+#   ./hetero.sh gpu-kit         build the GPU kit (build/gpu-kit): the GPU tests, examples and
+#                               benchmarks for a CUDA GPU with every library they need, and a
+#                               run.sh that runs them on a GPU node (README, "On a GPU node")
 #   ./hetero.sh deps            only install the dependencies (apt packages, Kokkos)
 #
 # Environment:
@@ -14,6 +18,8 @@
 #                      from Debian's source with CUDA 13 from CUDA_HOME)
 #   CUDA_HOME          the CUDA toolkit (default /usr/local/cuda); without nvcc there the CUDA
 #                      stage is skipped and says so
+#   HETERO_CUDA_ARCH   the GPU architecture of the CUDA Kokkos built here: sm_90 (Hopper: H100,
+#                      H200; the default) or sm_80 (Ampere: A100)
 #   HETERO_CACHE_DIR   where the Kokkos built here is cached (default ~/.cache/hetero)
 #   HETERO_BUILD_DIR   build folder (default ./build)
 #   HETERO_JOBS        parallel build jobs (default: number of cores)
@@ -26,8 +32,18 @@ jobs=${HETERO_JOBS:-$(nproc 2>/dev/null || echo 2)}
 kokkos_version=3.4.01 # what Debian bookworm's trilinos 13.2 source carries
 kokkos_prefix=$cache_dir/kokkos-$kokkos_version-openmp-serial-cxx20
 kokkos_source=$cache_dir/kokkos-$kokkos_version-src # Debian's packages/kokkos, extracted once
-kokkos_cuda_prefix=$cache_dir/kokkos-$kokkos_version-cuda-openmp-serial-cxx20
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
+# The GPU architecture of the CUDA Kokkos built here: Hopper (H100, H200) unless asked otherwise.
+case "${HETERO_CUDA_ARCH:-sm_90}" in
+  sm_90 | hopper) cuda_arch=sm_90 kokkos_cuda_arch=HOPPER90 ;;
+  sm_80 | ampere) cuda_arch=sm_80 kokkos_cuda_arch=AMPERE80 ;;
+  *)
+    printf '[hetero] error: HETERO_CUDA_ARCH=%s is not supported (allowed: sm_90 or hopper, the default; sm_80 or ampere)\n' \
+      "$HETERO_CUDA_ARCH" >&2
+    exit 1
+    ;;
+esac
+kokkos_cuda_prefix=$cache_dir/kokkos-$kokkos_version-cuda-$cuda_arch-openmp-serial-cxx20
 
 say() { printf '\033[1m[hetero]\033[0m %s\n' "$*" >&2; }
 die() {
@@ -179,20 +195,20 @@ build_kokkos() {
 }
 
 # The same Kokkos with CUDA (plus OpenMP and Serial on the host), for the CUDA stage: the source
-# adapted to CUDA 13 and C++20 by cmake/kokkos/kokkos-3.4-cuda13.sh, built with its nvcc_wrapper
-# for Ampere (sm_80, the newest architecture Kokkos 3.4 knows).
+# adapted to CUDA 13 and C++20, and taught Hopper, by cmake/kokkos/kokkos-3.4-cuda13.sh, built
+# with its nvcc_wrapper for $cuda_arch (HETERO_CUDA_ARCH: sm_90, the default, or sm_80).
 build_kokkos_cuda() {
   ensure_kokkos_source
   local work="$cache_dir/kokkos-cuda-build"
-  say "building Kokkos $kokkos_version with CUDA ($("$cuda_home/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), sm_80) + OpenMP + Serial"
+  say "building Kokkos $kokkos_version with CUDA ($("$cuda_home/bin/nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), $cuda_arch) + OpenMP + Serial"
   say "  into $kokkos_cuda_prefix (cached; later runs reuse it)"
   rm -rf "$work" && mkdir -p "$work"
   cp -r "$kokkos_source" "$work/src"
-  "$top/cmake/kokkos/kokkos-3.4-cuda13.sh" "$work/src" || die "adapting Kokkos $kokkos_version to CUDA 13 failed (above)"
+  "$top/cmake/kokkos/kokkos-3.4-cuda13.sh" "$work/src" "$cuda_arch" || die "adapting Kokkos $kokkos_version to CUDA 13 failed (above)"
   PATH="$cuda_home/bin:$PATH" cmake -S "$work/src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_COMPILER="$work/src/bin/nvcc_wrapper" -DCMAKE_INSTALL_PREFIX="$kokkos_cuda_prefix" \
     -DCMAKE_CXX_STANDARD=20 -DCMAKE_CXX_EXTENSIONS=OFF -DBUILD_SHARED_LIBS=ON -DKokkos_ENABLE_CUDA=ON \
-    -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON \
+    -DKokkos_ENABLE_CUDA_LAMBDA=ON "-DKokkos_ARCH_$kokkos_cuda_arch=ON" -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON \
     -DKokkos_ENABLE_TESTS=OFF -DCUDAToolkit_ROOT="$cuda_home" >"$work/configure.log" 2>&1 \
     || die "configuring Kokkos with CUDA failed; see $work/configure.log"
   PATH="$cuda_home/bin:$PATH" cmake --build "$work/build" -j "$jobs" >"$work/build.log" 2>&1 \
@@ -370,37 +386,66 @@ cmd_test() {
     (cd "$build_dir/test-tsan" && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --output-on-failure -j "$jobs" -L tsan) || die "some tests failed under ThreadSanitizer (ctest output above)"
   fi
-  say "all tests passed in $((SECONDS - t0)) s (four builds: release, CUDA compile-only, ASan+UBSan, TSan)"
+  say "all tests passed in $((SECONDS - t0)) s (four builds: release, CUDA with the GPU kit, ASan+UBSan, TSan)"
 }
 
-# The CUDA stage: with nvcc_wrapper and a CUDA Kokkos, compiles and links (never runs: no GPU
-# here) the target hetero_cuda_stage: every public header in one translation unit, one
-# translation unit per module instantiating its templates with Kokkos::Cuda and CudaSpace
-# (tests/cuda), and every example. nvcc's own warnings are errors too (NVCC_APPEND_FLAGS).
-cuda_stage() {
-  local t0=$SECONDS
-  ensure_kokkos_cuda
-  [ -n "$kokkos_cuda_root" ] || return 0
-  local dir="$build_dir/test-cuda"
+# Configures a build against the CUDA Kokkos in <dir>, its GPU kit packed into <kit dir>:
+# configure_cuda <dir> <kit dir> <extra cmake args...>
+configure_cuda() {
+  local dir=$1 kit=$2
+  shift 2
   rm -rf "$dir"
   say "configuring $dir (CUDA: $kokkos_cuda_root/bin/nvcc_wrapper)"
   read -r -a mpich <<<"$(mpich_args)"
   PATH="$cuda_home/bin:$PATH" cmake -S "$top" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${mpich[@]}" \
     -DKokkos_ROOT="$kokkos_cuda_root" -DCMAKE_CXX_COMPILER="$kokkos_cuda_root/bin/nvcc_wrapper" \
     -DCMAKE_CXX_EXTENSIONS=OFF -DCUDAToolkit_ROOT="$cuda_home" -DHETERO_WARNINGS_AS_ERRORS=ON \
-    -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_CHECK_HEADERS=OFF >"$dir.configure.log" 2>&1 || {
+    -DHETERO_BUILD_BENCHMARKS=ON -DHETERO_CHECK_HEADERS=OFF -DHETERO_GPU_KIT_DIR="$kit" "$@" >"$dir.configure.log" 2>&1 || {
     cat "$dir.configure.log" >&2
-    die "CMake configuration of the CUDA stage failed (log above)"
+    die "CMake configuration of $dir failed (log above)"
   }
+}
+
+# The CUDA stage: with nvcc_wrapper and a CUDA Kokkos, compiles and links the target
+# hetero_cuda_stage (every public header in one translation unit, one translation unit per module
+# instantiating its templates with Kokkos::Cuda and CudaSpace (tests/cuda), and every example)
+# and the GPU kit (tools/gpu: the GPU tests, examples and benchmarks with every library they
+# need). Nothing runs on a GPU here: the checks are that the machine code is for the architecture
+# asked for (an sm_80 build cannot start on an H100), that every kit program's libraries resolve
+# from the kit alone, and the kit's run.sh, which says "no CUDA device" (reported skipped) where
+# there is none. nvcc's own warnings are errors too (NVCC_APPEND_FLAGS).
+cuda_stage() {
+  local t0=$SECONDS
+  ensure_kokkos_cuda
+  [ -n "$kokkos_cuda_root" ] || return 0
+  local dir="$build_dir/test-cuda"
+  configure_cuda "$dir" "$dir/gpu-kit"
   local units
-  units=$(cd "$dir" && ninja -t commands hetero_cuda_stage | grep -c -- ' -c ')
-  say "CUDA stage: compiling $units translation units for the GPU and linking them (nothing runs)"
+  units=$(cd "$dir" && ninja -t commands hetero_cuda_stage hetero_gpu_kit | grep -c -- ' -c ')
+  say "CUDA stage: compiling $units translation units for $cuda_arch and linking them, packing the GPU kit"
   PATH="$cuda_home/bin:$PATH" NVCC_APPEND_FLAGS="-Werror all-warnings" \
-    cmake --build "$dir" -j "$jobs" --target hetero_cuda_stage || die "the CUDA stage failed (compiler output above)"
-  say "CUDA stage: the misuses that must not compile, and a user project built against the installed package"
+    cmake --build "$dir" -j "$jobs" --target hetero_cuda_stage hetero_gpu_kit || die "the CUDA stage failed (compiler output above)"
+  say "CUDA stage: the misuses that must not compile, a user project built against the installed package, the GPU kit"
   (cd "$dir" && PATH="$cuda_home/bin:$PATH" NVCC_APPEND_FLAGS="-Werror all-warnings" \
-    ctest --output-on-failure -j "$jobs" -L 'compile_fail|package') || die "the CUDA stage's checks failed (above)"
-  say "CUDA stage passed: $units translation units compiled and linked, and the checks above, in $((SECONDS - t0)) s"
+    ctest --output-on-failure -j "$jobs" -L 'compile_fail|package|gpu_kit') || die "the CUDA stage's checks failed (above)"
+  say "CUDA stage passed: $units translation units compiled and linked, the kit packed ($(du -sh "$dir/gpu-kit" | cut -f1)), and the checks above, in $((SECONDS - t0)) s"
+}
+
+# The GPU kit (tools/gpu): builds the GPU tests, examples and benchmarks against the CUDA Kokkos
+# and packs them with every library a GPU node lacks into $build_dir/gpu-kit. Needs no GPU.
+cmd_gpu_kit() {
+  ensure_deps
+  [ -x "$cuda_home/bin/nvcc" ] || [ -n "${Kokkos_CUDA_ROOT:-}" ] ||
+    die "the GPU kit needs the CUDA toolkit: no nvcc at $cuda_home/bin/nvcc (set CUDA_HOME, or Kokkos_CUDA_ROOT)"
+  ensure_kokkos_cuda
+  local dir="$build_dir/gpu-kit-build" kit="$build_dir/gpu-kit"
+  mkdir -p "$build_dir"
+  configure_cuda "$dir" "$kit"
+  say "building and packing the GPU kit ($cuda_arch)"
+  PATH="$cuda_home/bin:$PATH" cmake --build "$dir" -j "$jobs" --target hetero_gpu_kit || die "building the GPU kit failed (above)"
+  bash "$kit/run.sh" --libraries "$dir/kit-libraries" || die "the GPU kit's library check failed (above)"
+  say "GPU kit ready: $kit ($(du -sh "$kit" | cut -f1)). On a GPU node, with only the NVIDIA driver and CUDA 13:"
+  say "  copy the folder there and run: bash gpu-kit/run.sh <results folder>   (summary.json and log.txt)"
 }
 
 cmd_demo() {
@@ -433,13 +478,14 @@ case "${1:-}" in
     shift
     cmd_bench "$@"
     ;;
+  gpu-kit) cmd_gpu_kit ;;
   deps)
     ensure_deps
     say "dependencies ready${kokkos_root:+ (Kokkos_ROOT=$kokkos_root)}"
     ;;
   *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
-    [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, deps)"
+    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+    [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, gpu-kit, deps)"
     exit 2
     ;;
 esac
