@@ -1,4 +1,4 @@
-// A stand-in for libnvidia-ml with the few functions nvml_actuator uses, built as a shared
+// A stand-in for libnvidia-ml with the few functions nvml_actuator and read_nvml use, built as a shared
 // library that the test opens by path. Device 0 accepts everything; device 1 refuses changes
 // as NVML does without root (NVML_ERROR_NO_PERMISSION = 4); devices 2 and up do not exist.
 #include <cstdint>
@@ -46,6 +46,23 @@ int nvmlDeviceSetGpuLockedClocks(void* device, unsigned low, unsigned high) {
 }
 int nvmlDeviceResetGpuLockedClocks(void*) {
   g_locked_mhz = 0;
+  return 0;
+}
+
+// Readings: 87.5 W drawn; the graphics clock is the locked one, else 1.41 GHz, at most 1.98 GHz;
+// the memory clock 2.619 GHz.
+int nvmlDeviceGetPowerUsage(void*, unsigned* milliwatts) {
+  *milliwatts = 87500;
+  return 0;
+}
+int nvmlDeviceGetClockInfo(void*, int type, unsigned* mhz) {
+  if (type != 0 && type != 2) return 2;
+  *mhz = type == 2 ? 2619 : (g_locked_mhz != 0 ? g_locked_mhz : 1410);
+  return 0;
+}
+int nvmlDeviceGetMaxClockInfo(void*, int type, unsigned* mhz) {
+  if (type != 0) return 2;
+  *mhz = 1980;
   return 0;
 }
 

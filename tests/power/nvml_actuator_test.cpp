@@ -88,3 +88,24 @@ TEST_CASE("NVML: its refusals are reported with the call and the reason", "[powe
   CHECK_THROWS_WITH(nvml_actuator(beyond, fake()), ContainsSubstring("spans 50 to 350 W") &&
                                                        ContainsSubstring("accepts limits from 100 to 300 W"));
 }
+
+TEST_CASE("NVML: power, limits and clocks are read without changing anything", "[power][nvml]") {
+  const auto before = hetero::power::read_nvml(fake());
+  CHECK(before.power_watts == 87.5);
+  CHECK(before.limit_watts == 250.0);
+  CHECK(before.min_limit_watts == 100.0);
+  CHECK(before.max_limit_watts == 300.0);
+  CHECK(before.graphics_clock_ghz == 1.41);
+  CHECK(before.max_graphics_clock_ghz == 1.98);
+  CHECK(before.memory_clock_ghz == 2.619);
+  CHECK(fake_state("fake_nvml_open") == 0);
+  {
+    nvml_actuator actuator(gpu, fake(0, nvml_control::locked_clocks));
+    actuator.apply(gpu.setting(0));
+    CHECK(actuator.read().graphics_clock_ghz == 0.9);  // the clock it locked
+    CHECK(actuator.read().limit_watts == 250.0);
+  }
+  CHECK(hetero::power::read_nvml(fake()).graphics_clock_ghz == 1.41);
+  CHECK_THROWS_WITH(hetero::power::read_nvml(fake(5)), ContainsSubstring("nvmlDeviceGetHandleByIndex_v2 failed"));
+  CHECK(fake_state("fake_nvml_open") == 0);
+}

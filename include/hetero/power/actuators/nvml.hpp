@@ -30,6 +30,53 @@ struct nvml_options {
   bool restore = true;  ///< put back the original limit, or unlock clocks, on destruction
 };
 
+/// What NVML reports of a GPU at one moment: its board power, its power limit and the limits it
+/// accepts, and its clocks.
+struct nvml_reading {
+  double power_watts = 0;             ///< board power now
+  double limit_watts = 0;             ///< the power management limit in force
+  double min_limit_watts = 0;         ///< the lowest limit the device accepts
+  double max_limit_watts = 0;         ///< the highest limit the device accepts
+  double graphics_clock_ghz = 0;      ///< graphics clock now
+  double max_graphics_clock_ghz = 0;  ///< the graphics clock's maximum
+  double memory_clock_ghz = 0;        ///< memory clock now
+};
+
+namespace detail {
+
+/// Reads `device` through an opened NVML; throws `hetero::backend_error` naming the call that
+/// failed.
+inline nvml_reading read_nvml_device(const nvml_library& nvml, nvml_device device) {
+  unsigned power = 0, limit = 0, low = 0, high = 0, graphics = 0, top = 0, memory = 0;
+  nvml.check(nvml.power_usage(device, &power), "nvmlDeviceGetPowerUsage");
+  nvml.check(nvml.get_limit(device, &limit), "nvmlDeviceGetPowerManagementLimit");
+  nvml.check(nvml.limit_constraints(device, &low, &high), "nvmlDeviceGetPowerManagementLimitConstraints");
+  nvml.check(nvml.clock_info(device, nvml_clock_graphics, &graphics), "nvmlDeviceGetClockInfo");
+  nvml.check(nvml.max_clock_info(device, nvml_clock_graphics, &top), "nvmlDeviceGetMaxClockInfo");
+  nvml.check(nvml.clock_info(device, nvml_clock_memory, &memory), "nvmlDeviceGetClockInfo");
+  return {power / 1e3, limit / 1e3, low / 1e3, high / 1e3, graphics / 1e3, top / 1e3, memory / 1e3};
+}
+
+}  // namespace detail
+
+/// Reads the power and clocks of the GPU `options.device` without changing anything (no table
+/// needed: use it to build one within the limits the device accepts). Throws
+/// `hetero::backend_error` where NVML or the device is missing.
+inline nvml_reading read_nvml(const nvml_options& options = {}) {
+  detail::nvml_library nvml(options.library);
+  nvml.check(nvml.init(), "nvmlInit_v2");
+  try {
+    detail::nvml_device device = nullptr;
+    nvml.check(nvml.device_by_index(options.device, &device), "nvmlDeviceGetHandleByIndex_v2");
+    const nvml_reading reading = detail::read_nvml_device(nvml, device);
+    nvml.shutdown();
+    return reading;
+  } catch (...) {
+    nvml.shutdown();
+    throw;
+  }
+}
+
 /// A GPU's power through NVML, opened with dlopen at construction: nothing links against NVML,
 /// and a machine without the NVIDIA driver gets a `hetero::backend_error` that says so. The
 /// table is the GPU's: graphics clocks (GHz) and the board power at each (W). The power limit
@@ -87,6 +134,8 @@ class nvml_actuator final : public actuator {
       m_nvml->check(m_nvml->lock_clocks(m_device, mhz, mhz), "nvmlDeviceSetGpuLockedClocks");
     }
   }
+  /// The device's power, limits and clocks now (changes nothing).
+  [[nodiscard]] nvml_reading read() const { return detail::read_nvml_device(*m_nvml, m_device); }
   [[nodiscard]] const frequency_table& table() const noexcept override { return m_table; }
   [[nodiscard]] std::string describe() const override {
     return std::string("NVML ") +

@@ -18,6 +18,9 @@ using nvml_return = int;
 struct nvml_device_st;
 using nvml_device = nvml_device_st*;
 inline constexpr nvml_return nvml_success = 0;
+// nvmlClockType_t's values for the clocks read.
+inline constexpr int nvml_clock_graphics = 0;
+inline constexpr int nvml_clock_memory = 2;
 
 /// The NVML functions the actuator calls, resolved from a library opened with dlopen.
 class nvml_library {
@@ -44,6 +47,9 @@ class nvml_library {
       resolve(set_limit, "nvmlDeviceSetPowerManagementLimit");
       resolve(lock_clocks, "nvmlDeviceSetGpuLockedClocks");
       resolve(reset_clocks, "nvmlDeviceResetGpuLockedClocks");
+      resolve(power_usage, "nvmlDeviceGetPowerUsage");
+      resolve(clock_info, "nvmlDeviceGetClockInfo");
+      resolve(max_clock_info, "nvmlDeviceGetMaxClockInfo");
     } catch (...) {
       ::dlclose(m_handle);
       throw;
@@ -71,6 +77,9 @@ class nvml_library {
   nvml_return (*set_limit)(nvml_device, unsigned) = nullptr;
   nvml_return (*lock_clocks)(nvml_device, unsigned, unsigned) = nullptr;
   nvml_return (*reset_clocks)(nvml_device) = nullptr;
+  nvml_return (*power_usage)(nvml_device, unsigned*) = nullptr;          // milliwatts
+  nvml_return (*clock_info)(nvml_device, int, unsigned*) = nullptr;      // MHz, by nvml_clock
+  nvml_return (*max_clock_info)(nvml_device, int, unsigned*) = nullptr;  // MHz, by nvml_clock
 
  private:
   template <class Fn>
