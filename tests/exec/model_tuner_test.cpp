@@ -1,6 +1,7 @@
 // The default tuner on an injected cost model (no real clock): a device 20x faster than the host
 // converges to the balanced weight r_h / (r_h + r_d) within 3 runs; fixed costs and noise do not
-// bias or shake it; a host that cannot help ends at w = 0 and is re-probed rarely.
+// bias or shake it; a host that cannot help ends at w = 0 and is re-probed rarely, by probes that
+// cost about one run even where it is hundreds of times slower.
 #include <hetero/exec/model_tuner.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -125,6 +126,29 @@ TEST_CASE("a host that cannot help (fixed cost above its share) ends at w = 0 an
   CHECK(probes >= 3);  // it does look again ...
   CHECK(probes <= 8);  // ... rarely: after 8, then 16, 32, ... 512 runs (under 1 % of the runs)
   CHECK(w.back() == 0.0);
+}
+
+TEST_CASE("a host hundreds of times slower is probed with a share it runs in the device's time",
+          "[exec][tuner][model]") {
+  // DGEMM of 4096 rows on an H200 (found on the first GPU run): cuBLAS 2.4 ms, the host cores
+  // 640x slower. A probe with the fixed 5 % share took 30x a run of the device alone.
+  machine m{{5e-5, 4096 / 2.4e-3}, {1e-4, 4096 / 1.53}};
+  hetero::model_tuner tuner;
+  const std::int64_t n = 4096;
+  const auto w = tune(tuner, m, n, 0.2, 300);
+  const double alone = m.step_time(n, 0);
+  double total = 0, worst = 0;
+  int probes = 0;
+  for (std::size_t run = 3; run < w.size(); ++run) {
+    total += m.step_time(n, w[run]);
+    worst = std::max(worst, m.step_time(n, w[run]));
+    probes += w[run] > 0 ? 1 : 0;
+  }
+  INFO(probes << " probes; worst run " << worst / alone << "x the device alone");
+  CHECK(w[3] == 0.0);
+  CHECK(probes >= 3);
+  CHECK(worst <= 1.2 * alone);  // a probe costs about one run, plus the host's fixed cost
+  CHECK(total / static_cast<double>(w.size() - 3) <= 1.01 * alone);
 }
 
 TEST_CASE("a probe finds a host that became able to help", "[exec][tuner][model]") {

@@ -30,7 +30,10 @@ struct model_tuner_options {
   int probe_interval = 8;
   /// The longest interval between probes.
   int max_probe_interval = 4096;
-  /// The weight of a probe while the other side was never measured.
+  /// The share a probe gives the other side: while it was never measured, this; later, at most
+  /// this, and no more than it runs (at its measured cost per item, fixed cost aside) in the
+  /// time of the better side alone, so that a probe costs about one run even where the other
+  /// side is hundreds of times slower (a DGEMM whose host is 600x slower than an H200).
   double probe_weight = 0.05;
 };
 
@@ -92,10 +95,11 @@ class model_tuner final : public tuner {
         return best;
       }
       if (++m_single_side_runs < m_interval) return best;
-      // The probe gives the other side a share large enough to measure its cost per item.
+      // The probe gives the other side a share large enough to measure its cost per item, but
+      // no larger than it can run in the time of the better side alone (probe_share).
       const double balanced = balanced_weight(n);
-      return start_probe(best == 0.0 ? std::max(balanced, m_options.probe_weight)
-                                     : std::min(balanced, 1 - m_options.probe_weight));
+      return start_probe(best == 0.0 ? std::max(balanced, probe_share(m_host, device_alone(n), n))
+                                     : std::min(balanced, 1 - probe_share(m_device, m_host.predict(n), n)));
     }
     if (probing) m_interval = m_options.probe_interval;  // the probe found a gain
     m_single_side_runs = 0;
@@ -156,6 +160,15 @@ class model_tuner final : public tuner {
   }
 
  private:
+  // The share of a probe of `side`: probe_weight, but no more items than `side` processes at its
+  // measured cost per item in `budget` seconds (the better side's predicted time alone), and at
+  // least one item.
+  [[nodiscard]] double probe_share(const detail::linear_cost& side, double budget, double n) const {
+    const double per_item = side.seconds_per_item();
+    if (per_item <= 0) return m_options.probe_weight;
+    return std::min(m_options.probe_weight, std::max(1.0, budget / per_item) / n);
+  }
+
   double start_probe(double weight) {
     m_single_side_runs = 0;
     m_probing = true;
