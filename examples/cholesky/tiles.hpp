@@ -102,8 +102,8 @@ class tiles {
 
   int m_nt;
   int m_b;
-  hetero::index_space<1> m_rows;    // tile row i on rank i % P
-  hetero::coarray<T, 2> m_storage;  // per rank: [local row][tile column k, column-major b x b]
+  hetero::index_space<1> m_rows;                       // tile row i on rank i % P
+  hetero::coarray<T, 2, Kokkos::HostSpace> m_storage;  // per rank: [local row][tile column k, column-major b x b]
 };
 
 }  // namespace cholesky
