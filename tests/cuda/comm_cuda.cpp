@@ -68,6 +68,10 @@ void reductions(hetero::communicator& comm) {
 void cuda_check::comm() {
   for (const auto path : {hetero::device_buffer_path::automatic, hetero::device_buffer_path::staged,
                           hetero::device_buffer_path::direct}) {
+    // direct hands device pointers to MPI: refused (by name) where MPI is not CUDA-aware.
+    if (path == hetero::device_buffer_path::direct &&
+        hetero::mpi_gpu_support(hetero::gpu_kind::cuda) != hetero::gpu_support::yes)
+      continue;
     hetero::communicator_options options;
     options.device_path = path;
     hetero::communicator comm(MPI_COMM_WORLD, options);

@@ -1,10 +1,13 @@
-// power in a CUDA build: the NVML actuator (NVML opened with dlopen, nothing linked) and the
-// GPU/CPU power shift inside a node.
+// power in a CUDA build: the NVML actuator (NVML opened with dlopen, nothing linked), built with
+// a table within the limits the device reports; it changes nothing (no setting applied, nothing
+// to restore).
 #include <hetero/power.hpp>
 
 #include "instantiate.hpp"
 
 void cuda_check::power() {
-  hetero::power::nvml_actuator gpu(hetero::power::frequency_table({0.9, 1.5}, {143.0, 300.0}));
-  (void)gpu;
+  const auto now = hetero::power::read_nvml();
+  hetero::power::nvml_actuator gpu(
+      hetero::power::frequency_table({0.9, 1.5}, {now.min_limit_watts, now.max_limit_watts}), {.restore = false});
+  (void)gpu.read();
 }

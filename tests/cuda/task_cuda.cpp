@@ -9,7 +9,7 @@
 void cuda_check::task() {
   Kokkos::View<double*, device_memory> v("v", 1024);
   hetero::task_graph<device> graph({.workers = 2, .comm = MPI_COMM_SELF}, {device()});
-  hetero::event e;
+  auto e = graph.event("e");
   graph.spawn("fill", hetero::device(), hetero::out(e), [=](const device& space) {
     Kokkos::parallel_for(
         "fill", Kokkos::RangePolicy<device>(space, 0, 1024), KOKKOS_LAMBDA(int i) { v(i) = i; });

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "distarray_support.hpp"
+#include "reflect_check.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using dist_test::particle;
@@ -19,49 +20,6 @@ using dist_test::particle;
 namespace {
 
 using dist_test::world_size;
-
-// Checks every element of the storage (block and shadows) against what a reflect leaves.
-template <class T, int R>
-void check_storage(const hetero::distributed_array<T, R, Kokkos::HostSpace>& a,
-                   const hetero::reflect_options<R>& options, std::uint64_t salt, const T& sentinel) {
-  dist_test::mismatches wrong;
-  const auto& space = a.space();
-  const auto storage = a.local_with_shadow();
-  const auto n = a.local_extents();
-  const auto lo = a.shadow().lower;
-  const auto coords = space.grid().coords();
-  std::array<std::int64_t, R> s{}, g{};
-  for (std::size_t flat = 0; flat < storage.span(); ++flat) {
-    std::int64_t rest = static_cast<std::int64_t>(flat);
-    for (int d = R - 1; d >= 0; --d) {
-      s[d] = rest % static_cast<std::int64_t>(storage.extent(d));
-      rest /= static_cast<std::int64_t>(storage.extent(d));
-    }
-    int in_shadow = 0;
-    bool unreachable = false;
-    for (int d = 0; d < R; ++d) {
-      const std::int64_t l = s[d] - lo[d];
-      const auto& axis = space.axis(d);
-      if (l >= 0 && l < n[d]) {
-        g[d] = axis.to_global(coords[d], l);
-        continue;
-      }
-      ++in_shadow;
-      const std::int64_t global = axis.block_range(coords[d]).first + l;  // shadows only on contiguous axes
-      if (global < 0 || global >= axis.extent()) {
-        if (!options.periodic[d]) unreachable = true;
-        g[d] = (global + axis.extent()) % axis.extent();
-      } else {
-        g[d] = global;
-      }
-    }
-    const T expected =
-        unreachable || (in_shadow > 1 && !options.corners) ? sentinel : dist_test::value_at<T>(g, salt);
-    wrong.expect(storage.data()[flat] == expected, "storage index ", hetero::detail::format_array(s), ", global ",
-                 hetero::detail::format_array(g), ", shadow axes ", in_shadow, ", outside ", unreachable);
-  }
-  DIST_CHECK_NO_MISMATCH(wrong);
-}
 
 template <class T, int R>
 void check_random_reflects(std::uint64_t stream, int trials) {
@@ -104,13 +62,13 @@ void check_random_reflects(std::uint64_t stream, int trials) {
       }
       handle.wait();
     }
-    check_storage(a, options, 17, sentinel);
+    dist_test::check_reflected(a, options, 17, sentinel);
     // The second reflect reuses the plan kept with the array.
     const auto builds = hetero::detail::plan_builds().load();
     dist_test::fill(a, 18);
     hetero::reflect(a, options);
     CHECK(hetero::detail::plan_builds().load() == builds);
-    check_storage(a, options, 18, sentinel);
+    dist_test::check_reflected(a, options, 18, sentinel);
   }
 }
 

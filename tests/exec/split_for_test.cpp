@@ -31,6 +31,18 @@ struct chunk {
   std::int64_t begin, end;
 };
 
+// c(i, j) = 3 a(i, j) over rows, as a kernel: a GPU side's views are in device memory (and nvcc
+// takes no device lambda inside the generic chunk body).
+template <class A, class C>
+struct triple_rows {
+  A a;
+  C c;
+  std::int64_t columns;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    for (std::int64_t j = 0; j < columns; ++j) c(i, j) = 3 * a(i, j);
+  }
+};
+
 }  // namespace
 
 TEMPLATE_LIST_TEST_CASE("split_for hands each side its instance and chunks that cover the range once",
@@ -91,12 +103,21 @@ TEMPLATE_LIST_TEST_CASE("split_for bodies get their side's views after the missi
   for (auto& v : values) v = std::uniform_real_distribution<double>(-1, 1)(gen);
   a.assign_host(values);
   const double w = std::uniform_real_distribution<double>(0.1, 0.9)(gen);
-  hetero::split_for("test_rows", hetero::split_policy<device, host>(0, n).weight(w),
-                    hetero::access(hetero::in(a), hetero::out(c)),
-                    [&](const auto&, std::int64_t b, std::int64_t e, const auto& av, const auto& cv) {
-                      for (std::int64_t i = b; i < e; ++i)
-                        for (std::int64_t j = 0; j < m; ++j) cv(i, j) = 3 * av(i, j);
-                    });
+  hetero::split_for(
+      "test_rows", hetero::split_policy<device, host>(0, n).weight(w),
+      hetero::access(hetero::in(a), hetero::out(c)),
+      [&](const auto& space, std::int64_t b, std::int64_t e, const auto& av, const auto& cv) {
+        using space_type = std::remove_cvref_t<decltype(space)>;
+        if constexpr (hetero::is_gpu_space<space_type>) {  // device views: a kernel
+          Kokkos::parallel_for(
+              "triple", Kokkos::RangePolicy<space_type>(space, b, e),
+              triple_rows<std::remove_cvref_t<decltype(av)>, std::remove_cvref_t<decltype(cv)>>{av, cv, m});
+          space.fence();
+        } else {
+          for (std::int64_t i = b; i < e; ++i)
+            for (std::int64_t j = 0; j < m; ++j) cv(i, j) = 3 * av(i, j);
+        }
+      });
   const auto plan = hetero::detail::make_split_plan(0, n, hetero::is_single_space<device, host> ? 0.0 : w, 1);
   CHECK(a.bytes_to_device() == static_cast<std::uint64_t>(plan.device_items() * m) * sizeof(double));
   c.sync_host();
