@@ -10,12 +10,26 @@
 # --tsv prints the rows (family, args, variant, median, unit, runs, paired, worst, baseline; "-"
 # without rounds), where worst is the largest per-round ratio and baseline the family's baseline
 # variant at the same arguments.
-#   bench/report.sh <results.json> [--tsv]
+# --baseline=VARIANT makes VARIANT each family's baseline instead (where a family has it), e.g.
+# hetero_device_alone for a split against the GPU alone.
+#   bench/report.sh <results.json> [--tsv] [--baseline=VARIANT]
 set -euo pipefail
 json=$1
+shift
+tsv=0 baseline=""
+for a in "$@"; do
+  case "$a" in
+    --tsv) tsv=1 ;;
+    --baseline=*) baseline=${a#--baseline=} ;;
+    *)
+      echo "report.sh: unknown option '$a' (allowed: --tsv, --baseline=VARIANT)" >&2
+      exit 2
+      ;;
+  esac
+done
 # One row per case: family, args, variant, median time (in the benchmark's unit), unit, runs,
 # paired ratio (rounds in run order: Google Benchmark writes the runs in the order they ran).
-rows=$(jq -r '
+rows=$(jq -r --arg baseline "$baseline" '
   def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   def fixed3: (. * 1000 | round) as $m | "\($m / 1000 | floor).\("00\($m % 1000)" | .[-3:])";
   [.benchmarks[] | select((.aggregate_name // "median") == "median")]
@@ -23,7 +37,11 @@ rows=$(jq -r '
   | sort_by(.[0].family_index, .[0].per_family_instance_index)
   | map((.[0].run_name | sub("/(manual|real)_time$"; "") | split("/")) as $p
         | {family: $p[0], args: ($p[2:] | join("/")), variant: $p[1], unit: .[0].time_unit, times: [.[].real_time]})
-  | (map(select(.variant | startswith("baseline")) | {key: "\(.family)/\(.args)", value: .}) | from_entries)
+  | ([.[] | "\(.family)/\(.args)/\(.variant)"]) as $present
+  | (map("\(.family)/\(.args)/\($baseline)" as $wanted
+         | select(if $baseline != "" and any($present[]; . == $wanted)
+                  then .variant == $baseline else .variant | startswith("baseline") end)
+         | {key: "\(.family)/\(.args)", value: .}) | from_entries)
       as $base
   | .[]
   | .times as $t
@@ -36,12 +54,12 @@ rows=$(jq -r '
      (if ($ratios | length) > 0 then $ratios | median | fixed3 else "-" end),
      (if ($ratios | length) > 0 then $ratios | max | fixed3 else "-" end),
      ($bc.variant // "-")] | @tsv' "$json")
-if [ "${2:-}" = "--tsv" ]; then
+if [ $tsv -eq 1 ]; then
   echo "$rows"
   exit 0
 fi
 echo "$rows" | awk -F'\t' '
-  { key = $1 "\t" $2; if ($3 ~ /^baseline/) base[key] = $4; t[NR] = $4; k[NR] = key; line[NR] = $0; n = NR }
+  { key = $1 "\t" $2; if ($3 == $9) base[key] = $4; t[NR] = $4; k[NR] = key; line[NR] = $0; n = NR }
   END {
     printf "%-28s %-14s %-22s %14s %8s %6s %7s\n", "family", "args", "variant", "median", "ratio", "runs", "paired"
     for (i = 1; i <= n; ++i) {

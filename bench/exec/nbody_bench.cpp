@@ -1,5 +1,7 @@
-// Work sharing on N-body forces (direct all-pairs, double precision) on a CPU-only node: OpenMP
-// on the rank's cores stands in for the device and Serial is the host. In a split the two own
+// Work sharing on N-body forces (direct all-pairs, double precision). On a CPU-only node OpenMP
+// on the rank's cores stands in for the device and Serial is the host; in a CUDA build the
+// device is the GPU, the host its node's cores, and nbody_step/host_cores_plain_kokkos times
+// plain Kokkos on all the host cores (the GPU alone is baseline_plain_kokkos). In a split the two own
 // disjoint cores (the device part keeps the cores the host part leaves), so a split can win only
 // by using the machine better:
 //  - nbody_step: one force evaluation of all N particles, the baseline plain Kokkos on all of the
@@ -21,6 +23,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench_main.hpp"
@@ -28,8 +31,8 @@
 
 namespace {
 
-using device_space = hetero::split_spaces::device;  // OpenMP in this CPU-only build
-using host_space = hetero::split_spaces::host;      // Serial
+using device_space = hetero::split_spaces::device;  // OpenMP in a CPU-only build, the GPU in a CUDA one
+using host_space = hetero::split_spaces::host;      // Serial in a CPU-only build, the host cores in a CUDA one
 using policy = hetero::split_policy<device_space, host_space>;
 template <class T>
 using array = hetero::mirrored_array<T, device_space, host_space>;
@@ -81,6 +84,24 @@ void step_plain_kokkos(benchmark::State& state) {
         KOKKOS_LAMBDA(std::int64_t i) { forces(i, all, acc); });
     device_space().fence();
   }
+}
+
+// The host cores alone, plain Kokkos on all of them: in a build with a GPU the other side's
+// best (in a CPU-only build the device is these cores, and this case is not registered).
+void step_host_cores(benchmark::State& state) {
+  using host_all = Kokkos::DefaultHostExecutionSpace;
+  const std::int64_t n = state.range(0);
+  auto& p = particles_for(n);
+  p.all.sync_host();
+  const auto all = p.all.host_view();
+  const auto acc = p.acc.host_view();
+  const nbody::forces forces{0, n, 0.05 * 0.05};
+  for (auto _ : state) {
+    Kokkos::parallel_for("nbody_host_cores", Kokkos::RangePolicy<host_all, Kokkos::IndexType<std::int64_t>>(0, n),
+                         [=](std::int64_t i) { forces(i, all, acc); });
+    host_all().fence();
+  }
+  state.counters["threads"] = host_all().concurrency();
 }
 
 void run_split(std::int64_t n, const char* label, policy range) {
@@ -160,6 +181,9 @@ const int registered[] = {
     hetero::bench::add("nbody_step/baseline_plain_kokkos", step_plain_kokkos, step_sizes),
     hetero::bench::add("nbody_step/hetero_device_alone", step_device_alone, step_sizes),
     hetero::bench::add("nbody_step/hetero_split", step_split, step_sizes),
+    std::is_same_v<device_space, Kokkos::DefaultHostExecutionSpace>
+        ? 0
+        : hetero::bench::add("nbody_step/host_cores_plain_kokkos", step_host_cores, step_sizes),
     hetero::bench::add("convergence/model_tuner", convergence<hetero::tuner_kind::model>, convergence_setup),
     hetero::bench::add("convergence/fixed_step_tuner", convergence<hetero::tuner_kind::fixed_step>,
                        convergence_setup),
