@@ -30,6 +30,11 @@ struct model_tuner_options {
   int probe_interval = 8;
   /// The longest interval between probes.
   int max_probe_interval = 4096;
+  /// A side left alone is re-probed only if, at this many times its measured rate per item and
+  /// with no fixed cost, it could shorten a run by `min_gain`: its fixed cost may change (other
+  /// work on the cores ends), its rate hardly by more. Host cores hundreds of times slower than
+  /// the device (an H200's DGEMM) are then never probed again.
+  double probe_headroom = 4;
   /// The share a probe gives the other side: while it was never measured, this; later, at most
   /// this, and no more than it runs (at its measured cost per item, fixed cost aside) in the
   /// time of the better side alone, so that a probe costs about one run even where the other
@@ -55,6 +60,8 @@ class model_tuner final : public tuner {
                    "; allowed: 1 <= probe_interval <= max_probe_interval");
     HETERO_EXPECTS(options.probe_weight > 0 && options.probe_weight < 1, "model_tuner probe_weight is ",
                    options.probe_weight, "; allowed: (0, 1)");
+    HETERO_EXPECTS(options.probe_headroom >= 1, "model_tuner probe_headroom is ", options.probe_headroom,
+                   "; allowed: 1 or more");
   }
 
   double next_weight(const split_sample& sample) override {
@@ -95,6 +102,11 @@ class model_tuner final : public tuner {
         return best;
       }
       if (++m_single_side_runs < m_interval) return best;
+      if (!worth_probing(best, n)) {  // it could not help even much faster: look again later
+        m_single_side_runs = 0;
+        m_interval = std::min(2 * m_interval, m_options.max_probe_interval);
+        return best;
+      }
       // The probe gives the other side a share large enough to measure its cost per item, but
       // no larger than it can run in the time of the better side alone (probe_share).
       const double balanced = balanced_weight(n);
@@ -160,6 +172,17 @@ class model_tuner final : public tuner {
   }
 
  private:
+  // Whether the side not chosen (`best` says which was) could shorten a run of `n` items by
+  // min_gain at probe_headroom times its measured rate per item and with no fixed cost: the two
+  // sides then share the items in proportion to their rates.
+  [[nodiscard]] bool worth_probing(double best, double n) const {
+    const double per_item = (best == 0.0 ? m_host : m_device).seconds_per_item();
+    const double alone = best == 0.0 ? device_alone(n) : m_host.predict(n);
+    if (per_item <= 0 || alone <= 0) return true;
+    const double split = n / (n / alone + m_options.probe_headroom / per_item);
+    return split < alone * (1 - m_options.min_gain);
+  }
+
   // The share of a probe of `side`: probe_weight, but no more items than `side` processes at its
   // measured cost per item in `budget` seconds (the better side's predicted time alone), and at
   // least one item.
