@@ -6,7 +6,9 @@
 #    per-round ratios: on a file where the two differ (baseline 1, 2, 3 ms; rival 2, 2, 9 ms:
 #    medians 2 and 2, per-round ratios 2, 1, 3), the row must read 1.000 and 2.000, and the
 #    worst round 3.000.
-# 3. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000
+# 3. report.sh --baseline=rival makes the rival the family's baseline (the baseline_x row then
+#    reads paired 0.500, the median of 1/2, 1, 1/3), and refuses an unknown option.
+# 4. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000
 #    and the command.
 set -euo pipefail
 bench=$1 mpiexec=$2 report=$3
@@ -45,10 +47,13 @@ $want"
 line=$("$report" "$tmp/fixture.json" | awk '$3 == "rival"')
 [ "$(echo "$line" | awk '{print $6, $8}')" = "1.000 2.000" ] \
   || fail "report.sh's table row for the rival should show ratio 1.000 and paired 2.000: $line"
+got=$("$report" "$tmp/fixture.json" --tsv --baseline=rival | awk -F'\t' '$3 == "baseline_x" {print $7, $9}')
+[ "$got" = "0.500 rival" ] || fail "report.sh --baseline=rival should make the rival the baseline: $got"
+if "$report" "$tmp/fixture.json" --bogus >/dev/null 2>&1; then fail "report.sh accepted an unknown option"; fi
 mkdir "$tmp/results"
 cp "$tmp/fixture.json" "$tmp/results/fixture.json"
 echo "mpiexec -n 1 fixture" >"$tmp/results/fixture.cmd"
 "$(dirname "$report")/scoreboard.sh" "$tmp/results" "$tmp/scoreboard.md" >/dev/null
 grep -qF '| fixture | f/8 | rival | baseline_x | 2.000 | 3.000 | 3 | `mpiexec -n 1 fixture` |' "$tmp/scoreboard.md" \
   || fail "scoreboard.sh's row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
-echo "bench.support: rounds alternate their order; report.sh's ratios and scoreboard.sh's rows are right"
+echo "bench.support: rounds alternate their order; report.sh's ratios and baselines and scoreboard.sh's rows are right"
