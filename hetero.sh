@@ -484,7 +484,7 @@ case "${1:-}" in
     say "dependencies ready${kokkos_root:+ (Kokkos_ROOT=$kokkos_root)}"
     ;;
   *)
-    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, gpu-kit, deps)"
     exit 2
     ;;
