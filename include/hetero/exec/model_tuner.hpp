@@ -102,7 +102,8 @@ class model_tuner final : public tuner {
         return best;
       }
       if (++m_single_side_runs < m_interval) return best;
-      if (!worth_probing(best, n)) {  // it could not help even much faster: look again later
+      const double other_per_item = (best == 0.0 ? m_host : m_device).seconds_per_item();
+      if (!worth_probing(other_per_item, alone, n)) {  // it could not help even much faster: look again later
         m_single_side_runs = 0;
         m_interval = std::min(2 * m_interval, m_options.max_probe_interval);
         return best;
@@ -110,8 +111,8 @@ class model_tuner final : public tuner {
       // The probe gives the other side a share large enough to measure its cost per item, but
       // no larger than it can run in the time of the better side alone (probe_share).
       const double balanced = balanced_weight(n);
-      return start_probe(best == 0.0 ? std::max(balanced, probe_share(m_host, device_alone(n), n))
-                                     : std::min(balanced, 1 - probe_share(m_device, m_host.predict(n), n)));
+      const double share = probe_share(other_per_item, alone, n);
+      return start_probe(best == 0.0 ? std::max(balanced, share) : std::min(balanced, 1 - share));
     }
     if (probing) m_interval = m_options.probe_interval;  // the probe found a gain
     m_single_side_runs = 0;
@@ -172,22 +173,19 @@ class model_tuner final : public tuner {
   }
 
  private:
-  // Whether the side not chosen (`best` says which was) could shorten a run of `n` items by
-  // min_gain at probe_headroom times its measured rate per item and with no fixed cost: the two
-  // sides then share the items in proportion to their rates.
-  [[nodiscard]] bool worth_probing(double best, double n) const {
-    const double per_item = (best == 0.0 ? m_host : m_device).seconds_per_item();
-    const double alone = best == 0.0 ? device_alone(n) : m_host.predict(n);
+  // Whether the side not chosen, at `per_item` seconds per item, could shorten a run of `n` items
+  // that the chosen side does `alone` in so many seconds by min_gain, at probe_headroom times its
+  // rate and with no fixed cost: the two sides then share the items in proportion to their rates.
+  [[nodiscard]] bool worth_probing(double per_item, double alone, double n) const {
     if (per_item <= 0 || alone <= 0) return true;
     const double split = n / (n / alone + m_options.probe_headroom / per_item);
     return split < alone * (1 - m_options.min_gain);
   }
 
-  // The share of a probe of `side`: probe_weight, but no more items than `side` processes at its
-  // measured cost per item in `budget` seconds (the better side's predicted time alone), and at
-  // least one item.
-  [[nodiscard]] double probe_share(const detail::linear_cost& side, double budget, double n) const {
-    const double per_item = side.seconds_per_item();
+  // The share of a probe of the side not chosen, at `per_item` seconds per item: probe_weight,
+  // but no more items than it processes in `budget` seconds (the chosen side's predicted time
+  // alone), and at least one item.
+  [[nodiscard]] double probe_share(double per_item, double budget, double n) const {
     if (per_item <= 0) return m_options.probe_weight;
     return std::min(m_options.probe_weight, std::max(1.0, budget / per_item) / n);
   }
