@@ -34,17 +34,15 @@ void linear_reduce_device_staged(comm_state& st, const T* send, T* recv, std::si
     return;
   }
   T* on_host = st.staging_in(0).template get<T>(static_cast<std::size_t>(p) * n);
-  // The other ranks send their vectors in staged_chunks' pieces (one message per chunk of
-  // staging_chunk_bytes, one empty message for n = 0): received piece by piece, in order. (The
-  // first GPU runs found the root receiving whole vectors: n above one chunk failed "rank 1 sent
-  // 8192 element(s) where this rank expected 9416", and the next piece stalled the ranks.)
-  const std::size_t c = std::max<std::size_t>(1, st.options().staging_chunk_bytes / sizeof(T));
-  const std::size_t chunks = n == 0 ? 1 : (n + c - 1) / c;
+  // The other ranks send their vectors in staged_chunks' pieces (one message each): received
+  // piece by piece, in order. (The first GPU runs found the root receiving whole vectors: n
+  // above one chunk failed "rank 1 sent 8192 element(s) where this rank expected 9416", and the
+  // next piece stalled the ranks.)
+  const staging_pieces pieces(st.options().staging_chunk_bytes / sizeof(T), n);
   p2p_batch<T> batch(st, collective::reduce);
-  for (std::size_t j = 0; j < chunks; ++j)
+  for (std::size_t j = 0; j < pieces.count; ++j)
     for (int r = 0; r < p; ++r)
-      if (r != root)
-        batch.recv(on_host + static_cast<std::size_t>(r) * n + j * c, std::min(c, n - std::min(n, j * c)), r);
+      if (r != root) batch.recv(on_host + static_cast<std::size_t>(r) * n + j * pieces.chunk, pieces.length(j), r);
   batch.wait();
   T* on_device = kernel_ops<MemorySpace>::template scratch<T>(st, 0, static_cast<std::size_t>(p) * n);
   copy_between<T, MemorySpace, host>(on_device, on_host, static_cast<std::size_t>(p) * n);

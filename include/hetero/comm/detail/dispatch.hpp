@@ -266,6 +266,19 @@ void fence_copies() {
   typename MemorySpace::execution_space().fence();
 }
 
+/// How `staged_chunks` cuts `n` elements: pieces of `chunk` elements (at least 1), the last
+/// shorter, and one empty piece for n = 0. Whoever receives what it sends piece by piece uses
+/// the same cut.
+struct staging_pieces {
+  staging_pieces(std::size_t chunk_elements, std::size_t n)
+      : chunk(std::max<std::size_t>(1, chunk_elements)), count(n == 0 ? 1 : (n + chunk - 1) / chunk), total(n) {}
+  /// Elements of piece `j`.
+  [[nodiscard]] std::size_t length(std::size_t j) const {
+    return std::min(chunk, total - std::min(total, j * chunk));
+  }
+  std::size_t chunk, count, total;
+};
+
 /// Runs a collective on host copies of device data, chunk by chunk: while chunk j runs, chunk
 /// j + 1 is already being copied in and chunk j - 1 out (two staging slots each way). Each
 /// rank's part is `blocks` blocks of `block_n` elements (send_blocks on the way in,
@@ -276,13 +289,13 @@ template <class T, class MemorySpace, class Run>
 void staged_chunks(comm_state& st, const T* send, std::size_t send_blocks, T* recv, std::size_t recv_blocks,
                    std::size_t block_n, std::size_t divisor, Run&& run) {
   using host = Kokkos::HostSpace;
-  const std::size_t c = std::max<std::size_t>(1, st.options().staging_chunk_bytes / (sizeof(T) * divisor));
-  const std::size_t chunks = block_n == 0 ? 1 : (block_n + c - 1) / c;
-  const auto length = [&](std::size_t j) { return std::min(c, block_n - std::min(block_n, j * c)); };
+  const staging_pieces pieces(st.options().staging_chunk_bytes / (sizeof(T) * divisor), block_n);
+  const std::size_t c = pieces.chunk, chunks = pieces.count;
   const auto copy_in = [&](std::size_t j) {
     T* slot = st.staging_out(j).template get<T>(send_blocks * c + 1);
     for (std::size_t b = 0; b < send_blocks; ++b)
-      copy_between<T, host, MemorySpace>(slot + b * length(j), send + b * block_n + j * c, length(j));
+      copy_between<T, host, MemorySpace>(slot + b * pieces.length(j), send + b * block_n + j * c,
+                                         pieces.length(j));
   };
   if (send_blocks > 0) copy_in(0);
   for (std::size_t j = 0; j < chunks; ++j) {
@@ -290,9 +303,9 @@ void staged_chunks(comm_state& st, const T* send, std::size_t send_blocks, T* re
     if (send_blocks > 0 && j + 1 < chunks) copy_in(j + 1);
     T* in = send_blocks > 0 ? st.staging_out(j).template get<T>(send_blocks * c + 1) : nullptr;
     T* out = recv_blocks > 0 ? st.staging_in(j).template get<T>(recv_blocks * c + 1) : nullptr;
-    run(static_cast<const T*>(in), out, length(j));
+    run(static_cast<const T*>(in), out, pieces.length(j));
     for (std::size_t b = 0; b < recv_blocks; ++b)
-      copy_between<T, MemorySpace, host>(recv + b * block_n + j * c, out + b * length(j), length(j));
+      copy_between<T, MemorySpace, host>(recv + b * block_n + j * c, out + b * pieces.length(j), pieces.length(j));
   }
   fence_copies<MemorySpace>();
 }
