@@ -25,18 +25,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 ucx_modules=/usr/lib/$multiarch/ucx
 
-# Libraries the node provides: the C library and loader, the driver, and CUDA's own libraries
-# other than the runtime.
-from_node() {
-  case "$1" in
-    linux-vdso.so.* | ld-linux*.so.* | libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | \
-      libresolv.so.* | libutil.so.*) return 0 ;;
-    libcuda.so.* | libnvidia-*.so.*) return 0 ;;
-    libcublas.so.* | libcublasLt.so.* | libcusolver.so.* | libcusparse.so.* | libnvJitLink.so.* | \
-      libcurand.so.* | libcufft.so.* | libnccl.so.*) return 0 ;;
-  esac
-  return 1
-}
+# Libraries the node provides (node_library): the C library and loader, the driver, and CUDA's
+# own libraries other than the runtime.
+# shellcheck source=node_libraries.sh
+source "$here/node_libraries.sh"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -75,7 +67,7 @@ for m in "$ucx_modules"/libuct_*.so.0; do cp "$m" "$stage/lib/ucx/"; done
 objects=("$stage"/bin/* "$stage"/lib/ucx/*)
 missing=()
 while read -r name path; do
-  from_node "$name" && continue
+  [ -n "$(node_library "$name")" ] && continue
   if [ "$path" = "not" ]; then
     missing+=("$name")
     continue
@@ -91,7 +83,7 @@ rm -rf "$kit"
 mkdir -p "$kit"
 tar -C "$stage" -cf - bin lib share | xz -6 -T0 >"$kit/kit.tar.xz"
 cp "$checks" "$kit/checks.txt"
-cp "$here/run.sh" "$kit/run.sh"
+cp "$here/run.sh" "$here/node_libraries.sh" "$kit/"
 chmod +x "$kit/run.sh"
 {
   echo "# hetero GPU kit, packed $(date -u +%Y-%m-%dT%H:%M:%SZ)"

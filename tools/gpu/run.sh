@@ -124,8 +124,10 @@ elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'
 
 # --- 1. every program's libraries resolve from the kit ------------------------------------------
 # Allowed from outside the kit: the C library and loader, the driver, and CUDA's libraries from
-# the node's toolkit. Anything else from the system (an MPI, a Kokkos, a BLAS) means the kit is
-# incomplete and would not run on a bare node.
+# the node's toolkit (node_libraries.sh, the list pack_kit.sh left out). Anything else from the
+# system (an MPI, a Kokkos, a BLAS) means the kit is incomplete and would not run on a bare node.
+# shellcheck source=node_libraries.sh
+source "$kit/node_libraries.sh"
 t0=$EPOCHREALTIME
 bad=()
 for f in "$work"/bin/* "$work"/lib/ucx/*; do
@@ -138,13 +140,9 @@ for f in "$work"/bin/* "$work"/lib/ucx/*; do
       continue
     fi
     case "$path" in "$work"/lib/*) continue ;; esac
-    case "$name" in
-      libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | libresolv.so.* | libutil.so.* | \
-        libcuda.so.* | libnvidia-*.so.*) continue ;;
-      libcublas.so.* | libcublasLt.so.* | libcusolver.so.* | libcusparse.so.* | libnvJitLink.so.* | libcurand.so.* | \
-        libcufft.so.* | libnccl.so.*)
-        [ -n "$cuda_libs" ] && case "$path" in "$cuda_libs"/*) continue ;; esac
-        ;;
+    case "$(node_library "$name")" in
+      system) continue ;;
+      cuda) [ -n "$cuda_libs" ] && case "$path" in "$cuda_libs"/*) continue ;; esac ;;
     esac
     bad+=("$(basename "$f"): $name from $path")
   done < <(ldd "$f" 2>&1)
@@ -182,9 +180,9 @@ arch=$(kit_gpu_probe --arch 2>/dev/null)
 t0=$EPOCHREALTIME
 missing_code=()
 for f in "$work"/bin/*; do
-  fatbin_archs "$f" >/dev/null 2>&1 || continue # no GPU code (the launcher, the probes)
-  listed=$(fatbin_archs "$f" 2>/dev/null | tr '\n' ' ')
-  if ! fatbin_archs "$f" "--expect=$arch" >/dev/null 2>&1; then missing_code+=("$(basename "$f") [$listed]"); fi
+  listed=$(fatbin_archs "$f" 2>/dev/null) || continue # no GPU code (the launcher, the probes)
+  listed=${listed//$'\n'/ } # "elf sm_90 ptx sm_90"
+  [[ " $listed " == *" elf $arch "* ]] || missing_code+=("$(basename "$f") [$listed]")
   if command -v cuobjdump >/dev/null; then # the toolkit's own view, for comparison
     echo "$(basename "$f"): fatbin_archs: $listed; cuobjdump --list-elf: $(cuobjdump --list-elf "$f" 2>&1 | sed 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/' | sort -u | tr '\n' ' ')" >>"$log"
   fi
