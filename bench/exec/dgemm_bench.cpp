@@ -61,7 +61,7 @@ operands& operands_for(std::int64_t n) {
       }
     o.a.modify_host();
     o.b.modify_host();
-    openblas_set_num_threads(static_cast<int>(host_cores()));
+    openblas_set_num_threads(host_cores());
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
                 static_cast<int>(n), 1.0, o.a.host_view().data(), static_cast<int>(n), o.b.host_view().data(),
                 static_cast<int>(n), 0.0, o.reference.data(), static_cast<int>(n));
