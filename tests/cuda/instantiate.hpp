@@ -1,21 +1,16 @@
-// The compile-only CUDA check: one function per module, each instantiating the module's public
-// templates with Kokkos::Cuda and Kokkos::CudaSpace (the device code paths), called from
-// main.cpp. The program is built in the test command's CUDA stage and never run (no GPU here).
+// The CUDA check: one function per module, each instantiating the module's public templates with
+// Kokkos::Cuda and Kokkos::CudaSpace (the device code paths), called from main.cpp. The program
+// is built in the test command's CUDA stage and run (`--run`) by the GPU kit on a GPU node.
 #ifndef HETERO_TESTS_CUDA_INSTANTIATE_HPP
 #define HETERO_TESTS_CUDA_INSTANTIATE_HPP
 
-#include <Kokkos_Core.hpp>
-
-#include <type_traits>
+#include "gpu_support.hpp"  // tests/gpu: the spaces, shared with the GPU tests
 
 namespace cuda_check {
 
-using device = Kokkos::Cuda;
-using device_memory = Kokkos::CudaSpace;
-using host = Kokkos::DefaultHostExecutionSpace;
-
-static_assert(!Kokkos::SpaceAccessibility<Kokkos::HostSpace, device_memory>::accessible,
-              "the CUDA check needs a device memory the host cannot address");
+using gpu_test::device;
+using gpu_test::device_memory;
+using gpu_test::host;
 
 void core();
 void exec();
