@@ -9,6 +9,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/comm_ref.hpp"
+#include "hetero/core/mpi/known_defects.hpp"
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"

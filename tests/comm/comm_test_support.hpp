@@ -62,6 +62,12 @@ T random_value(std::mt19937_64& gen) {
     return gen() % 2 == 0;
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(static_cast<int>(gen() % 2001) - 1000);
+  } else if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(unsigned)) {
+    // The whole range, top bit included: sums and products wrap modulo 2^bits, exact in any order.
+    return static_cast<T>(gen());
+  } else if constexpr (std::is_unsigned_v<T>) {
+    // Narrower types promote to int, where a product could overflow: the top bit only for min/max.
+    return static_cast<T>(gen() % 2 == 0 ? gen() % 100 : static_cast<T>(~T{}) - gen() % 100);
   } else {
     return static_cast<T>(gen() % 100);
   }
@@ -74,6 +80,18 @@ std::vector<T> values_of(std::uint64_t stream, int rank, std::size_t n) {
   std::vector<T> v(n);
   for (auto& x : v) x = random_value<T>(gen);
   return v;
+}
+
+/// The serial reference of a reduction: every rank's `values_of(stream, r, n)` folded with `f`
+/// in rank order, on one rank, without MPI.
+template <class T, class F>
+std::vector<T> serial_fold(std::uint64_t stream, int ranks, std::size_t n, F f) {
+  std::vector<T> result = values_of<T>(stream, 0, n);
+  for (int r = 1; r < ranks; ++r) {
+    const auto theirs = values_of<T>(stream, r, n);
+    for (std::size_t i = 0; i < n; ++i) result[i] = static_cast<T>(f(result[i], theirs[i]));
+  }
+  return result;
 }
 
 /// Waits for an MPI request, yielding the core meanwhile (MPICH spins when oversubscribed).

@@ -15,6 +15,7 @@
 #include "hetero/comm/reduce_ops.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/datatype.hpp"
+#include "hetero/core/mpi/known_defects.hpp"
 
 namespace hetero::detail {
 
@@ -61,7 +62,8 @@ void apply_user_op(const R& reduction, const void* in, void* inout, int len) {
   }
 }
 
-/// A reduction MPI can call: a built-in operation, or one made from the functor. Stateless
+/// A reduction MPI can call: a built-in operation, or one made from the functor (also where the
+/// installed MPI is known to get the built-in wrong, `core/mpi/known_defects.hpp`). Stateless
 /// functors get one MPI_Op per type made once; a functor with state is reached through an
 /// attribute on a datatype made for this call (MPI's callback only receives the datatype), so
 /// it works from any thread that drives MPI's progress.
@@ -70,9 +72,13 @@ class mpi_reduction {
  public:
   explicit mpi_reduction(const R& reduction) : m_reduction(reduction) {
     if constexpr (has_builtin_mpi_op<T, R>) {
-      m_op = builtin_mpi_op<T, R>();
-      m_type = mpi_type<T>();
-    } else if constexpr (stateless) {
+      if (!mpi_reduction_is_wrong(builtin_mpi_op<T, R>(), mpi_type<T>())) {
+        m_op = builtin_mpi_op<T, R>();
+        m_type = mpi_type<T>();
+        return;
+      }
+    }
+    if constexpr (stateless) {
       m_op = cached_op();
       m_type = mpi_type<T>();
     } else {
