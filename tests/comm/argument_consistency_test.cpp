@@ -350,6 +350,44 @@ TEST_CASE("counts that differ from the root's raise on every rank on the shared-
   CHECK(full.allreduce(send_buf(1), op(ops::sum{})) == full.size());
 }
 
+// Before, the root of a shared-memory broadcast or scatter whose other ranks raised (another
+// count) returned normally and went on alone; now its next call raises, naming a rank that
+// raised, before it moves data, and the communicator stays usable.
+TEST_CASE("the root of a broadcast or scatter whose other ranks raised raises at its next call",
+          "[comm][arguments][errors]") {
+  communicator& comm = consistent_cases().front().comm;
+  if (comm.size() < 2 || !comm.has_shared_memory()) SKIP("needs 2 ranks or more on one node");
+  const auto p = static_cast<std::size_t>(comm.size());
+  const auto root_hears = [&](int to, const char* what, auto&& call) {
+    INFO(what << ", root " << to);
+    if (comm.rank() == to) {
+      CHECK_NOTHROW(call());
+      CHECK_THROWS_WITH(comm.barrier(), ContainsSubstring("raised hetero::error in this communicator's previous " +
+                                                          std::string(what)));
+    } else {
+      CHECK_THROWS_AS(call(), invalid_argument);
+    }
+    CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable, every rank
+  };
+  for (int to = 0; to < comm.size(); ++to) {
+    const std::size_t n = comm.rank() == to ? 4 : 5;  // the root's count differs from every other rank's
+    std::vector<int> v(n);
+    root_hears(to, "broadcast", [&] { comm.broadcast(send_recv_buf(v), root(to)); });
+    root_hears(to, "broadcast", [&] { comm.ibroadcast(send_recv_buf(v), root(to)).wait(); });
+    std::vector<int> all(n * p), mine(n);
+    root_hears(to, "scatter", [&] { comm.scatter(send_buf(all), recv_buf(mine), root(to)); });
+    std::vector<int> counts(p, 4);
+    std::vector<int> block(comm.rank() == to ? 4 : 3);
+    root_hears(to, "scatterv",
+               [&] { comm.scatterv(send_buf(all), send_counts(counts), recv_buf(block), root(to)); });
+  }
+  // Ranks that agree: no one raises, and the root's next call does not wait for a late reader.
+  std::vector<int> v(4, comm.rank());
+  comm.broadcast(send_recv_buf(v), root(0));
+  CHECK(v == std::vector<int>(4, 0));
+  CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());
+}
+
 namespace {
 
 // a + b, except on rank `bad_rank`, where it throws (a user's operation with state).

@@ -84,14 +84,18 @@ TEST_CASE("broadcast rejects bad roots and finds mismatched counts", "[comm][bro
                                       std::to_string(comm.size() - 1) + ")"));
   CHECK_THROWS_WITH(comm.broadcast(send_recv_buf(v), root(-1)), ContainsSubstring("root -1 is outside"));
   if (comm.size() > 1 && comm.has_shared_memory()) {
-    // The receivers see the root's header: they raise; the root, which reads nothing, returns.
+    // The receivers see the root's header and raise; the root, which reads nothing, returns and
+    // hears of it at its next call on the communicator, before that call moves any data.
     std::vector<int> mine(comm.rank() == 0 ? 4 : 5);
-    if (comm.rank() == 0)
+    if (comm.rank() == 0) {
       CHECK_NOTHROW(comm.broadcast(send_recv_buf(mine)));
-    else
+      CHECK_THROWS_WITH(comm.allreduce(send_buf(1), op(ops::sum{})),
+                        ContainsSubstring("rank 1 raised hetero::error in this communicator's previous broadcast"));
+    } else {
       CHECK_THROWS_WITH(
           comm.broadcast(send_recv_buf(mine)),
           ContainsSubstring("rank 0 published a broadcast of 16 bytes from/to root 0 where this rank"));
+    }
     CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable
   }
 }

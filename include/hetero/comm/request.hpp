@@ -144,6 +144,8 @@ class collective_request {
       m_state->shm()->progress();
       if (!m_shm->completed) return false;
     } else {
+      // Queued shared-memory requests progress too: a broadcast root may wait for them to finish.
+      if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) channel->progress();
       int flag = 0;
       HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
       if (!flag) return false;
@@ -167,6 +169,14 @@ class collective_request {
       } else if (m_shm) {
         detail::shm_channel& channel = *m_state->shm();
         if (!m_shm->completed) channel.wait_until([&] { return m_shm->completed; }, m_what);
+      } else if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) {
+        channel->wait_until(  // queued shared-memory requests progress meanwhile (see test())
+            [&] {
+              int flag = 0;
+              HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
+              return flag != 0;
+            },
+            m_what);
       } else {
         MPI_Status status;
         detail::wait_all(std::span(&m_mpi, 1), std::span(&status, 1), m_state->policy(), m_what);

@@ -241,13 +241,26 @@ inline void settle_reduction(comm_state& st, collective kind, const op_failure& 
 /// the runtime's watchdog past the timeout: `blocking_call`).
 template <class Blocking, class Start>
 void call_mpi(comm_state& st, std::string_view what, std::string_view call, Blocking&& blocking, Start&& start) {
-  if (!st.policy().oversubscribed && (st.policy().timeout() <= 0 || st.all_present())) {
+  // Queued shared-memory requests progress while MPI's call waits: a broadcast root's next call
+  // may wait for this rank to finish one of them (`shm_channel::settle`).
+  shm_channel* queue = st.shm() != nullptr && !st.shm()->idle() ? st.shm() : nullptr;
+  if (queue == nullptr && !st.policy().oversubscribed && (st.policy().timeout() <= 0 || st.all_present())) {
     const blocking_call blocked(st.policy(), what, wait_kind::collective);
     check_mpi(blocking(), call);
     return;
   }
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(start(&request), call);
+  if (queue != nullptr) {
+    queue->wait_until(
+        [&] {
+          int done = 0;
+          HETERO_MPI_CHECK(MPI_Test, &request, &done, MPI_STATUS_IGNORE);
+          return done != 0;
+        },
+        what);
+    return;
+  }
   MPI_Status status;
   wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), what);
 }

@@ -10,7 +10,10 @@
 /// sees the payload. A reader stores n into its own control line ("done") once it no longer
 /// reads op n's data; a writer reuses a slot (op n + 2) only when every rank's done is >= n. The
 /// done value a rank had when publishing also sits in its slot header, so readers of symmetric
-/// collectives learn it without touching another line. Non-blocking operations wait in a queue
+/// collectives learn it without touching another line. A rank that raises in op n (or rejects
+/// its arguments there) stores n into its control line's fault word before its done: a root that
+/// published op n without reading anyone (broadcast, scatter) learns of it at its next call
+/// (`settle`), which waits until every rank is done with op n. Non-blocking operations wait in a queue
 /// and complete in order; every wait drives that queue, so outstanding operations never block
 /// the slot reuse of later ones.
 #ifndef HETERO_COMM_DETAIL_SHM_CHANNEL_HPP
@@ -41,6 +44,8 @@ inline constexpr std::size_t shm_spacing = 128;      // two writers never share 
 inline constexpr std::uint64_t shm_slots = 2;        // double buffering
 inline constexpr std::size_t shm_header_bytes = 32;  // header words: the rest of the line is payload
 inline constexpr std::size_t shm_inline_bytes = shm_line - shm_header_bytes;
+inline constexpr std::uint64_t shm_fault_ring = 8;  // failure words per rank (control line: done + 8)
+static_assert((1 + shm_fault_ring) * sizeof(std::uint64_t) <= shm_spacing);
 
 /// The first line of a slot. Written only by the slot's owner; `seq` last, with release order.
 /// 32 bytes, so that the payload after it is 32-byte aligned.
@@ -167,6 +172,43 @@ class shm_channel {
     std::atomic_ref<std::uint64_t>(done_word(m_rank)).store(n, std::memory_order_release);
   }
 
+  /// This rank raised (or rejected its arguments) in op `n`: every rank can see it once it is
+  /// done with op `n` (call before `finish(n)`).
+  void flag_failure(std::uint64_t n) noexcept {
+    std::atomic_ref<std::uint64_t>(fault_word(m_rank, n)).store(n, std::memory_order_release);
+  }
+
+  /// This rank published op `n` of collective `name` (a string literal) without reading any
+  /// other rank's verdict on its arguments (the root of a broadcast or scatter): a later call
+  /// learns them (`settle`).
+  void expect_verdicts(std::uint64_t n, std::string_view name) { m_unsettled.push_back({n, name}); }
+
+  /// Before a call named `now`: raises `invalid_argument` naming a rank that raised in an op
+  /// this rank left without reading the others (`expect_verdicts`). `wait` (blocking calls):
+  /// first waits until every rank is done with those ops; otherwise (the start of a non-blocking
+  /// call, which must not block) only ops every rank is done with are settled, the rest wait
+  /// for a later call. Each op is settled once.
+  void settle(std::string_view now, bool wait) {
+    while (!m_unsettled.empty()) {
+      const auto [n, name] = m_unsettled.front();
+      if (m_min_known < n && !refresh_known_done(n)) {
+        if (!wait) return;
+        const auto behind = [&, n = n](std::vector<int>& out) {
+          for (int r = 0; r < m_size; ++r)
+            if (std::atomic_ref<std::uint64_t>(done_word(r)).load(std::memory_order_acquire) < n) out.push_back(r);
+        };
+        wait_until([&, n = n] { return refresh_known_done(n); }, now, behind);
+      }
+      m_unsettled.erase(m_unsettled.begin());
+      for (int r = 0; r < m_size; ++r)
+        if (r != m_rank && std::atomic_ref<std::uint64_t>(fault_word(r, n)).load(std::memory_order_acquire) == n)
+          raise<invalid_argument>(now, ": rank ", r, " raised hetero::error in this communicator's previous ", name,
+                                  ", which this rank (", m_rank,
+                                  ", its root) completed: the ranks passed different counts or roots, or rank ", r,
+                                  " rejected its arguments (its own error says why); no data moved in this call");
+    }
+  }
+
   /// True when no non-blocking operation is outstanding.
   [[nodiscard]] bool idle() const noexcept { return m_pending.empty(); }
 
@@ -182,6 +224,7 @@ class shm_channel {
         op->complete();
       } catch (...) {
         op->error = std::current_exception();
+        flag_failure(op->op);
       }
       finish(op->op);
       op->completed = true;
@@ -214,6 +257,13 @@ class shm_channel {
   std::uint64_t& done_word(int r) const noexcept {
     return *reinterpret_cast<std::uint64_t*>(m_segments[static_cast<std::size_t>(r)]);
   }
+  // Rank r's record of a failure in op n: a ring of 8 words after its done word, so that the
+  // failures of the few ops a rank can run ahead of an unsettled root never overwrite each other
+  // (a slot is reused only once every rank is done with the op two before).
+  std::uint64_t& fault_word(int r, std::uint64_t n) const noexcept {
+    return *reinterpret_cast<std::uint64_t*>(m_segments[static_cast<std::size_t>(r)] +
+                                             (1 + n % shm_fault_ring) * sizeof(std::uint64_t));
+  }
 
   // Reads the done lines of the ranks not yet known to be past `needed`; true when all are.
   bool refresh_known_done(std::uint64_t needed) noexcept {
@@ -240,6 +290,11 @@ class shm_channel {
   std::vector<std::uint64_t> m_known_done;  // a lower bound of every rank's done counter
   std::uint64_t m_min_known = 0;            // min of m_known_done when last computed
   std::deque<std::shared_ptr<shm_pending>> m_pending;
+  struct unsettled_op {
+    std::uint64_t op;
+    std::string_view name;
+  };
+  std::vector<unsettled_op> m_unsettled;  // ops whose verdicts this rank has not read, oldest first
 };
 
 }  // namespace hetero::detail

@@ -152,6 +152,7 @@ void run_blocking(shm_channel& channel, Op& operation, std::string_view what) {
   try {
     operation.complete();
   } catch (...) {
+    channel.flag_failure(operation.op);
     channel.finish(operation.op);
     throw;
   }
@@ -201,6 +202,7 @@ class shm_root_status final : public shm_op {
   void start() {
     take_number();
     if (m_rejection) {
+      m_channel.flag_failure(op);
       publish_rejection(*m_rejection);
     } else {
       payload_area();
@@ -232,6 +234,7 @@ class shm_broadcast final : public shm_op {
     if (m_channel.rank() != m_root) return;
     copy_payload(payload_area(), m_data, m_n * sizeof(T));
     publish();
+    m_channel.expect_verdicts(op, "broadcast");
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
   void missing(std::vector<int>& out) const override {
@@ -411,6 +414,7 @@ class shm_scatter final : public shm_op {
     if (m_channel.rank() != m_root) return;
     copy_payload(payload_area(), m_send, static_cast<std::size_t>(m_channel.size()) * m_n * sizeof(T));
     publish();
+    m_channel.expect_verdicts(op, "scatter");
     if (m_recv) host_ops::copy(m_recv, m_send + static_cast<std::size_t>(m_root) * m_n, m_n);
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
@@ -535,6 +539,7 @@ class shm_scatterv final : public shm_op {
       copy_payload(area + i * region() + 32, m_send + m_displs[i], bytes);
     }
     publish();
+    m_channel.expect_verdicts(op, "scatterv");
     if (m_recv) host_ops::copy(m_recv, m_send + m_displs[static_cast<std::size_t>(me)], m_recv_n);
   }
   bool ready() override {

@@ -344,6 +344,8 @@ decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Bod
   wait_call call{"hetero::communicator::", name, has_root(Shape::kind) ? root : -1, -1};
   wait_call_scope scope(call);
   try {
+    if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
+      channel->settle(name, true);  // a root hears of the errors of its last broadcast or scatter
     return body(call);
   } catch (const deadlock_error&) {
     st.mark_out_of_step(name);
@@ -409,6 +411,8 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
   const wait_call named{"hetero::communicator::", Shape::start_name, has_root(Shape::kind) ? options.root : -1,
                         -1};
   const wait_call_scope scope(named);  // the argument check waits
+  if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
+    channel->settle(Shape::start_name, false);
   auto call = Shape::parse(st, options, args...);
   using T = typename decltype(call)::element_type;
   using M = typename decltype(call)::memory_space;
