@@ -135,6 +135,12 @@ TEST_CASE("gather rejects bad arguments", "[comm][gather][errors]") {
   CHECK_THROWS_WITH(comm.gather(send_buf(x), send_count(5), recv_buf(all)),
                     ContainsSubstring("gather: send_buf holds 4 element(s) but 5 are needed (send_count)"));
   CHECK_THROWS_WITH(comm.gather(send_buf(x), recv_buf(all), root(-2)), ContainsSubstring("root -2 is outside"));
+  // A negative count is called one, not a count of 18446744073709551615.
+  CHECK_THROWS_WITH(comm.gather(send_buf(x), send_count(-1), recv_buf(all)),
+                    ContainsSubstring("send_count(-1): a negative count; allowed: 0 or more elements"));
+  CHECK_THROWS_WITH(comm.allgather(send_buf(x), send_count(-3), recv_buf(all)),
+                    ContainsSubstring("send_count(-3): a negative count"));
+  CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still in step
   // Errors of one rank reach every rank when the communicator verifies arguments.
   communicator& checked = verifying_comm();
   check_rejected_everywhere(
@@ -197,5 +203,26 @@ TEST_CASE("gather with recv_counts equals MPI_Gatherv: blocking, in place, retur
       request.wait();
       check_equal(as_span(started), as_span(expected), "igather(recv_counts)");
     }
+  }
+}
+
+// std::vector<bool> cannot hold a result (tests/compile_fail/comm_bool_result.cpp); bools gather
+// into any contiguous buffer, and a View result works.
+TEST_CASE("bools gather into contiguous buffers", "[comm][gather]") {
+  communicator& comm = default_comm();
+  const auto p = static_cast<std::size_t>(comm.size());
+  auto gen = rng(380);
+  std::vector<char> drawn(p);
+  for (auto& d : drawn) d = static_cast<char>(gen() % 2);
+  const bool flag = drawn[static_cast<std::size_t>(comm.rank())] != 0;
+  std::unique_ptr<bool[]> all(new bool[p]);
+  comm.allgather(send_buf(flag), recv_buf(std::span<bool>(all.get(), p)));
+  Kokkos::View<bool*, Kokkos::HostSpace> mine("mine", 1);
+  mine(0) = flag;
+  const auto as_view = comm.allgather(send_buf(mine));
+  REQUIRE(as_view.extent(0) == p);
+  for (std::size_t r = 0; r < p; ++r) {
+    CHECK(all[r] == (drawn[r] != 0));
+    CHECK(as_view(r) == (drawn[r] != 0));
   }
 }

@@ -120,6 +120,11 @@ TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
   std::vector<int> all(3 * p), small(3 * p - 1), mine(3);
   CHECK_THROWS_WITH(comm.scatter(send_buf(all), recv_buf(mine), recv_count(4)),
                     ContainsSubstring("scatter: recv_buf holds 3 element(s) but 4 are needed (recv_count)"));
+  CHECK_THROWS_WITH(comm.scatter(send_buf(all), recv_buf(mine), recv_count(-1)),
+                    ContainsSubstring("recv_count(-1): a negative count; allowed: 0 or more elements"));
+  CHECK_THROWS_WITH(comm.scatterv(send_buf(all), send_counts(std::vector<int>(p, 3)), recv_buf(mine),
+                                  recv_count(std::int64_t{-7})),
+                    ContainsSubstring("recv_count(-7): a negative count"));
   communicator& checked = verifying_comm();
   check_rejected_everywhere(
       checked, 0, [&] { checked.scatter(send_buf(checked.rank() == 0 ? small : all), recv_buf(mine)); },
@@ -139,6 +144,10 @@ TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
           ContainsSubstring("scatterv: the root sends 3 element(s) to rank 1 where it expects 2"));
     else
       CHECK_NOTHROW(comm.scatterv(send_buf(all), send_counts(std::vector<int>(p, 3)), recv_buf(out)));
+    // The root read nothing: it hears of rank 1's error at its next call, before data moves.
+    if (comm.rank() == 0)
+      CHECK_THROWS_WITH(comm.barrier(),
+                        ContainsSubstring("rank 1 raised hetero::error in this communicator's previous scatterv"));
     CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable
   }
 }

@@ -263,3 +263,35 @@ TEST_CASE("idle workers sleep instead of spinning, and wake up for new work", "[
   }
   hetero::set_observer(nullptr);
 }
+
+// event_array is a random access range in row-major order: range-for, <ranges> and in(EA) /
+// out(EA) name every event. Before, none of these compiled.
+TEST_CASE("an event array is a range: range-for, in(array) and out(array)", "[task]") {
+  static_assert(std::ranges::random_access_range<hetero::event_array<2>>);
+  static_assert(std::ranges::sized_range<hetero::event_array<2>>);
+  hetero::task_graph graph(local(2));
+  auto gen = hetero::testing::rng(71);
+  const std::size_t rows = 1 + gen() % 4, cols = 1 + gen() % 5;
+  const auto ea = graph.events("EA", rows, cols);
+  std::vector<hetero::event> visited;
+  for (hetero::event e : ea) visited.push_back(e);
+  REQUIRE(visited.size() == rows * cols);
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) CHECK(visited[i * cols + j] == ea(i, j));  // row-major
+  CHECK(std::ranges::distance(ea) == static_cast<std::ptrdiff_t>(rows * cols));
+  if (rows > 1) CHECK(ea.begin()[static_cast<std::ptrdiff_t>(cols)] == ea(1, 0));
+  // One writer of the whole array, one task per element reading it, one reader of them all.
+  std::atomic<int> writers{0}, readers{0};
+  std::atomic<bool> order_kept{true};
+  graph.spawn("write all", hetero::out(ea), [&] { writers.store(1); });
+  for (hetero::event e : ea)
+    graph.spawn("update one", hetero::inout(e), [&] {
+      if (writers.load() != 1) order_kept = false;
+      readers.fetch_add(1);
+    });
+  int seen_at_end = -1;
+  graph.spawn("read all", hetero::in(ea), [&] { seen_at_end = readers.load(); });
+  graph.wait();
+  CHECK(order_kept);
+  CHECK(seen_at_end == static_cast<int>(rows * cols));
+}

@@ -128,6 +128,10 @@ void require_size(const buffer_ref<T, M>& b, std::size_t needed, std::string_vie
 template <class B>
 auto make_result(const B& like, std::size_t n, std::string_view label) {
   using element = buffer_element_t<B>;
+  static_assert(kokkos_view<B> || !std::is_same_v<element, bool>,
+                "hetero: a collective cannot return bools in a std::vector<bool> (its elements are bits, not "
+                "contiguous bools): pass recv_buf(...) with a std::array<bool, N>, a std::span<bool> or a "
+                "Kokkos::View<bool*>, or send std::uint8_t or char instead of bool");
   (void)like;
   if constexpr (kokkos_view<B>) {
     return Kokkos::View<element*, buffer_space_t<B>>(

@@ -11,12 +11,14 @@
 #define HETERO_COMM_PARAMETERS_HPP
 
 #include <cstddef>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/reduce_ops.hpp"
+#include "hetero/core/error.hpp"
 
 namespace hetero {
 
@@ -187,11 +189,40 @@ auto recv_displs(R&& displs) {
   return detail::make_parameter<parameter::recv_displs>(std::forward<R>(displs));
 }
 
-/// scatter(v): elements this rank receives, when recv_buf is larger than that.
-inline auto recv_count(std::size_t n) { return detail::named_parameter<parameter::recv_count, std::size_t>{n}; }
+namespace detail {
+/// A count given by the user (`send_count`, `recv_count`): any integer type. A negative one is
+/// refused where the call reads it (as one rank's argument error, so the argument checks carry
+/// it to the others), instead of wrapping to 18446744073709551615 in a `std::size_t`.
+struct user_count {
+  long long value;
+  const char* name;
+  operator std::size_t() const {  // NOLINT(google-explicit-constructor): read as a count
+    if (value < 0) raise<invalid_argument>(name, "(", value, "): a negative count; allowed: 0 or more elements");
+    return static_cast<std::size_t>(value);
+  }
+};
 
-/// gather, allgather: elements this rank sends, when send_buf is larger than that.
-inline auto send_count(std::size_t n) { return detail::named_parameter<parameter::send_count, std::size_t>{n}; }
+template <class N>
+user_count count_argument(N n, const char* name) {
+  static_assert(!std::is_same_v<N, bool>, "hetero: a count is an integer, not a bool");
+  if constexpr (std::is_unsigned_v<N>)
+    if (n > static_cast<unsigned long long>(std::numeric_limits<long long>::max()))
+      raise<invalid_argument>(name, "(", n, "): more elements than any buffer holds");
+  return {static_cast<long long>(n), name};
+}
+}  // namespace detail
+
+/// scatter(v): elements this rank receives, when recv_buf is larger than that (0 or more).
+template <class N>
+requires std::is_integral_v<N> auto recv_count(N n) {
+  return detail::named_parameter<parameter::recv_count, detail::user_count>{detail::count_argument(n, "recv_count")};
+}
+
+/// gather, allgather: elements this rank sends, when send_buf is larger than that (0 or more).
+template <class N>
+requires std::is_integral_v<N> auto send_count(N n) {
+  return detail::named_parameter<parameter::send_count, detail::user_count>{detail::count_argument(n, "send_count")};
+}
 
 /// Forces `a` instead of the communicator's tuned choice (every rank must force the same).
 inline auto force_algorithm(comm_algorithm a) {

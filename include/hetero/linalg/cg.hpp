@@ -18,6 +18,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -148,6 +149,15 @@ class cg_solver {
   using matrix_type = distributed_csr<ExecutionSpace>;
   using vector_type = typename matrix_type::vector_type;
 
+  /// A temporary matrix cannot bind: the solver keeps a reference to `a` (see the constructor below).
+  template <class M>
+  requires std::same_as<M, matrix_type> cg_solver(M&&, const cg_options& = {}) {
+    static_assert(!std::same_as<M, matrix_type>,
+                  "hetero: cg_solver keeps a reference to its matrix, which a temporary would leave dangling: "
+                  "make the distributed_csr a named variable that outlives the solver");
+  }
+
+  /// A solver for `a`, which it keeps by reference: `a` must outlive the solver.
   cg_solver(const matrix_type& a, const cg_options& options = {}) : m_a(a), m_options(options) {
     // (`automatic` is resolved below, after the vectors its measurement uses exist.)
     HETERO_EXPECTS(options.tolerance >= 0 && options.max_iterations >= 0, "cg_options: tolerance ",

@@ -7,9 +7,12 @@
 #define HETERO_TASK_EVENT_HPP
 
 #include <array>
+#include <compare>
 #include <concepts>
 #include <cstddef>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "hetero/core/error.hpp"
 #include "hetero/task/detail/event_state.hpp"
@@ -40,7 +43,8 @@ class event {
 };
 
 /// Events in an array of `Rank` dimensions (one per tile, as XcalableMP's `EA[nt][nt]`),
-/// indexed with `operator()`; out-of-range indices throw `hetero::invalid_argument`.
+/// indexed with `operator()`; out-of-range indices throw `hetero::invalid_argument`. A random
+/// access range of its events in row-major order, so `in(EA)` and `out(EA)` name them all.
 /// @code
 /// auto EA = graph.remote_events("EA", nt, nt);
 /// graph.spawn(hetero::out(EA(k, k)), potrf);
@@ -76,6 +80,51 @@ class event_array {
   [[nodiscard]] bool remote_capable() const noexcept { return m_block && m_block->remote; }
   /// The name given at creation.
   [[nodiscard]] std::string name() const { return m_block ? m_block->name : std::string(); }
+
+  /// Visits the events in row-major order (the last index fastest): `for (hetero::event e : EA)`,
+  /// `in(EA)`, `out(EA)`, and every algorithm of `<ranges>`.
+  class iterator {
+   public:
+    using iterator_concept = std::random_access_iterator_tag;
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = event;
+    using difference_type = std::ptrdiff_t;
+    using reference = event;
+
+    iterator() = default;
+    [[nodiscard]] event operator*() const noexcept { return event(&m_block->events[m_index]); }
+    [[nodiscard]] event operator[](difference_type k) const noexcept { return *(*this + k); }
+    iterator& operator++() noexcept { return *this += 1; }
+    iterator operator++(int) noexcept { return std::exchange(*this, *this + 1); }
+    iterator& operator--() noexcept { return *this -= 1; }
+    iterator operator--(int) noexcept { return std::exchange(*this, *this - 1); }
+    iterator& operator+=(difference_type k) noexcept {
+      m_index = static_cast<std::size_t>(static_cast<difference_type>(m_index) + k);
+      return *this;
+    }
+    iterator& operator-=(difference_type k) noexcept { return *this += -k; }
+    [[nodiscard]] friend iterator operator+(iterator i, difference_type k) noexcept { return i += k; }
+    [[nodiscard]] friend iterator operator+(difference_type k, iterator i) noexcept { return i += k; }
+    [[nodiscard]] friend iterator operator-(iterator i, difference_type k) noexcept { return i -= k; }
+    [[nodiscard]] friend difference_type operator-(const iterator& a, const iterator& b) noexcept {
+      return static_cast<difference_type>(a.m_index) - static_cast<difference_type>(b.m_index);
+    }
+    [[nodiscard]] friend bool operator==(const iterator& a, const iterator& b) noexcept {
+      return a.m_index == b.m_index;
+    }
+    [[nodiscard]] friend auto operator<=>(const iterator& a, const iterator& b) noexcept {
+      return a.m_index <=> b.m_index;
+    }
+
+   private:
+    friend class event_array;
+    iterator(const detail::event_block* block, std::size_t index) noexcept : m_block(block), m_index(index) {}
+    const detail::event_block* m_block = nullptr;
+    std::size_t m_index = 0;
+  };
+
+  [[nodiscard]] iterator begin() const noexcept { return {m_block, 0}; }
+  [[nodiscard]] iterator end() const noexcept { return {m_block, size()}; }
 
   /// Wraps a block of events (for the graph).
   event_array(const detail::event_block* block, const std::array<std::size_t, Rank>& extents) noexcept
