@@ -85,13 +85,61 @@ TEST_CASE("the tuner measures the device alone on all cores, or does not split o
     CHECK(stats.device_items == n);
     CHECK_FALSE(stats.decision.empty());
   } else {
-    // Nothing is left for the device beside the host part's core: no split, and it says why.
+    // The user's weight is obeyed for the run it was set for (both sides share the one core);
+    // after it, nothing is left for the device beside the host part's core: no split, and it
+    // says why.
+    CHECK(stats.last_weight == 0.3);
+    CHECK(stats.host_items > 0);
+    hetero::parallel_for("cores tuned", policy(0, n), body);
+    stats = hetero::split_statistics("cores tuned");
     CHECK(stats.last_weight == 0.0);
     CHECK(stats.host_items == 0);
     CHECK(stats.weight == 0.0);
     CHECK_THAT(stats.decision, ContainsSubstring("not split"));
   }
-  for (std::int64_t i = 0; i < n; ++i) REQUIRE(x(i) == (p > 1 ? 2.0 : 1.0));
+  for (std::int64_t i = 0; i < n; ++i) REQUIRE(x(i) == 2.0);
+}
+
+// Before, with the manual tuner every run used weight 0 where the host part took all of the
+// rank's cores, and the stored weight was overwritten with 0.
+TEST_CASE("a manual weight is obeyed on a CPU-only node and never overwritten", "[exec][cores]") {
+  hetero::work_sharing sharing(hetero::split_config{.host_cores = 1});  // nothing left beside the host part
+  auto gen = hetero::testing::rng(6);
+  const double w = std::uniform_real_distribution<double>(0.55, 0.85)(gen);
+  const std::int64_t n = std::uniform_int_distribution<std::int64_t>(5000, 40000)(gen);
+  Kokkos::View<double*, Kokkos::HostSpace> x("x", n);
+  sharing.set_tuner("manual cores", hetero::tuner_kind::manual);
+  sharing.reset_weight("manual cores", w);
+  for (int run = 1; run <= 3; ++run) {
+    hetero::parallel_for(sharing, "manual cores", policy(0, n), [=](std::int64_t i) { x(i) += 1.0; });
+    const auto stats = sharing.statistics("manual cores");
+    INFO("run " << run << ", weight " << w);
+    CHECK(stats.last_weight == w);
+    CHECK(stats.host_items == static_cast<std::int64_t>(std::llround(w * static_cast<double>(n))));
+    CHECK(sharing.cpu_weight("manual cores") == w);
+  }
+  for (std::int64_t i = 0; i < n; ++i) REQUIRE(x(i) == 3.0);
+}
+
+// Before, the device side's threads were its OpenMP pool less the host part's cores: a rank of 2
+// cores whose pool has 1 thread (one for the device side, one core left for the host part)
+// never split. Now the rank's cores decide.
+TEST_CASE("a rank with a core beside its OpenMP pool splits onto it", "[exec][cores]") {
+  const int p = pool();
+  hetero::work_sharing sharing(hetero::split_config{.host_cores = p + 1});  // one core more than the pool
+  const std::int64_t n = 30000;
+  Kokkos::View<int*, Kokkos::HostSpace> team("team", n);
+  sharing.reset_weight("beside the pool", 0.25);
+  hetero::parallel_for(sharing, "beside the pool", policy(0, n), record_team{team});
+  auto stats = sharing.statistics("beside the pool");
+  CHECK(stats.host_items == n / 4);
+  for (std::int64_t i = 0; i < n; ++i) REQUIRE(team(i) == (i < n - n / 4 ? p : 1));  // the whole pool, untouched
+  // The tuner goes on splitting: no run falls back to "not split".
+  for (int run = 0; run < 4; ++run) {
+    hetero::parallel_for(sharing, "beside the pool", policy(0, n), record_team{team});
+    stats = sharing.statistics("beside the pool");
+    CHECK_THAT(stats.decision, !ContainsSubstring("not split"));
+  }
 }
 
 #else

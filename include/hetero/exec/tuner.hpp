@@ -41,6 +41,8 @@ class tuner {
   [[nodiscard]] virtual const char* name() const noexcept = 0;
   /// Why the last weight was chosen, in words for reports (empty: nothing to say).
   [[nodiscard]] virtual std::string decision() const { return {}; }
+  /// True when every weight is the user's (`reset_weight`): hetero then never replaces it.
+  [[nodiscard]] virtual bool keeps_user_weight() const noexcept { return false; }
 };
 
 /// Keeps the weight that `reset_weight` (or the first run) set: the user tunes by hand.
@@ -48,6 +50,7 @@ class manual_tuner final : public tuner {
  public:
   double next_weight(const split_sample& sample) override { return sample.weight; }
   [[nodiscard]] const char* name() const noexcept override { return "manual"; }
+  [[nodiscard]] bool keeps_user_weight() const noexcept override { return true; }
 };
 
 /// The fixed-step rule: after each run, lower the weight by `step` when the host took more than

@@ -64,6 +64,7 @@ class work_sharing {
     auto s = state_of(label);
     std::scoped_lock lock(s->mutex);
     s->weight = weight;
+    s->weight_from_user = true;
     s->stats.weight = weight;
     s->tuner->restart(weight);
   }

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <type_traits>
 
+#include "hetero/core/detail/cpu.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/exec/spaces.hpp"
 
 #if defined(KOKKOS_ENABLE_OPENMP)
@@ -36,11 +38,20 @@ inline constexpr bool can_narrow =
     false;
 #endif
 
-/// The threads the device part keeps while the host part runs on `host_cores` cores: the device
-/// space's pool less the host's cores; 0 when nothing is left (a split would oversubscribe).
+/// The threads the device part keeps while the host part runs on `host_cores` of the rank's
+/// `rank_cores` cores: the cores left, at most the device space's pool; 0 when nothing is left
+/// (a split would oversubscribe). The rank's cores, not the pool: a rank of 2 cores whose OpenMP
+/// pool has 1 thread (`--kokkos-threads=1`) leaves that thread its own core beside a host part.
 template <class Device>
-int device_threads_beside(const Device& device, int host_cores) {
-  return std::max(0, static_cast<int>(device.concurrency()) - host_cores);
+int device_threads_beside(const Device& device, int rank_cores, int host_cores) {
+  return std::clamp(rank_cores - host_cores, 0, static_cast<int>(device.concurrency()));
+}
+
+/// The cores this rank may use: `configured` (`split_config::host_cores`) when set, else the
+/// launcher's binding (its affinity mask) where it has one, else the node's cores over the ranks
+/// on the node (`hetero::runtime`'s count, or the launcher's).
+inline int rank_cores(int configured) {
+  return configured > 0 ? configured : cores_per_rank(process_node_ranks());
 }
 
 #if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION >= 40000

@@ -33,6 +33,7 @@ struct label_state {
   std::string device_kernel;  ///< the Kokkos label of the device part (the loop's label)
   std::string host_kernel;    ///< the Kokkos label of the host part
   double weight;
+  bool weight_from_user = false;  ///< `reset_weight` set `weight` and no run has used it yet
   std::unique_ptr<hetero::tuner> tuner;
   split_stats stats;
 };

@@ -39,17 +39,21 @@ void split_run(const work_sharing& sharing, std::string_view label, const Policy
   bool tune = !single;
   std::string_view decision;
   if constexpr (!single) {
+    bool users_weight = policy.weight().has_value();  // a weight the user chose is obeyed
     if (policy.weight()) {
       weight = *policy.weight();
     } else {
       std::scoped_lock lock(state->mutex);
       weight = state->weight;
+      users_weight = state->weight_from_user || state->tuner->keeps_user_weight();
+      state->weight_from_user = false;  // this run uses it; the tuner goes on from it
     }
-    chunks = host_chunk_count(policy, sharing.config());
+    const split_config config = sharing.config();
+    chunks = host_chunk_count(policy, config);
     if constexpr (device_on_host_cores<device_space> && can_narrow<device_space>) {
       // Both sides on this rank's cores: the device part gets the cores the host part leaves.
-      device_threads = device_threads_beside(policy.device(), chunks);
-      if (device_threads == 0 && !policy.weight()) {
+      device_threads = device_threads_beside(policy.device(), rank_cores(config.host_cores), chunks);
+      if (device_threads == 0 && !users_weight) {
         weight = 0;
         tune = false;
         decision = "not split: the host part's cores are all the device side has (a split would oversubscribe)";
