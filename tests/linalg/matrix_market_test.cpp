@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <zlib.h>
+
+#include "random.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 using hetero::csr_matrix;
 using hetero::read_matrix_market;
@@ -143,4 +147,42 @@ TEST_CASE("plain and damaged files", "[linalg][matrix_market][errors]") {
   CHECK_THROWS_AS(hetero::read_matrix_market_file(damaged), hetero::invalid_argument);
   std::filesystem::remove(plain);
   std::filesystem::remove(damaged);
+}
+
+// Damage that inflates to plausible text first: a gzip file of stored (level 0) blocks, whose
+// text is the bytes themselves, with one value turned into a word halfway through. Its CRC-32
+// fails only at the end; before, the parser met "x.5" first and called it a bad number, after
+// reading every entry above it as data.
+TEST_CASE("a damaged gzip file is called damaged before any of it is parsed", "[linalg][matrix_market][errors]") {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string path = (dir / ("hetero-mm-damaged-" + std::to_string(::getpid()) + ".mtx.gz")).string();
+  auto gen = hetero::testing::rng(91);
+  const int n = 20000 + static_cast<int>(gen() % 20000);  // far more than zlib inflates at once
+  std::ostringstream text;
+  text << "%%MatrixMarket matrix coordinate real symmetric\n" << n << " " << n << " " << n << "\n";
+  for (int i = 1; i <= n; ++i) text << i << " " << i << " 2.5\n";
+  gzFile out = gzopen(path.c_str(), "wb0");
+  REQUIRE(out != nullptr);
+  const std::string body = text.str();
+  REQUIRE(gzwrite(out, body.data(), static_cast<unsigned>(body.size())) == static_cast<int>(body.size()));
+  gzclose(out);
+  CHECK(hetero::read_matrix_market_file(path, {.require_spd = true}).nonzeros() == n);  // whole: read
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const int row = n / 2;
+  const std::string line = "\n" + std::to_string(row) + " " + std::to_string(row) + " 2.5\n";
+  const auto at = bytes.find(line);
+  REQUIRE(at != std::string::npos);
+  bytes[at + line.size() - 4] = 'x';  // "2.5" -> "x.5": plausible text, the wrong checksum
+  {
+    std::ofstream damaged(path, std::ios::binary | std::ios::trunc);
+    damaged.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  CHECK_THROWS_WITH(hetero::read_matrix_market_file(path),
+                    ContainsSubstring("the compressed data is damaged") &&
+                        ContainsSubstring("nothing of it was read as entries"));
+  std::filesystem::remove(path);
 }

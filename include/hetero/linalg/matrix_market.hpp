@@ -200,6 +200,20 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
     ~closer() { gzclose(f); }
   } close{file};
   std::vector<char> chunk(1 << 16);
+  // A gzip stream is checked (CRC-32 and length) only at its end, and damaged deflate data may
+  // inflate to plausible text first: inflate the whole file once, discarding it, and parse only
+  // a stream that ended whole (plain files are read once).
+  if (const int first = gzread(file, chunk.data(), 1); first < 0 || gzdirect(file) == 0) {
+    if (first >= 0)
+      while (gzread(file, chunk.data(), static_cast<unsigned>(chunk.size())) > 0) {
+      }
+    int code = Z_OK;
+    const char* why = gzerror(file, &code);
+    if (code != Z_OK && code != Z_STREAM_END)
+      detail::raise<invalid_argument>(path, ": the compressed data is damaged (zlib: ", why,
+                                      "); nothing of it was read as entries");
+  }
+  gzrewind(file);
   const auto next_line = [&](std::string& line) {
     line.clear();
     while (gzgets(file, chunk.data(), static_cast<int>(chunk.size()))) {
