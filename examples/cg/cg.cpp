@@ -150,7 +150,7 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
     if (const auto* generator = std::get_if<hetero::poisson_matrix>(&p.source))
       a.emplace(comm, *generator);
     else
-      a.emplace(comm, hetero::read_matrix_market_file(std::get<std::string>(p.source), {.require_spd = true}));
+      a.emplace(comm, hetero::matrix_market_rows(comm, std::get<std::string>(p.source), {.require_spd = true}));
     const auto exact = known_solution(*a, solution);
     auto b = a->make_vector("b");
     auto exact_halo = a->make_halo_vector("x* with halo");

@@ -9,6 +9,7 @@
 #include "hetero/linalg/csr_matrix.hpp"
 #include "hetero/linalg/distributed_csr.hpp"
 #include "hetero/linalg/matrix_market.hpp"
+#include "hetero/linalg/matrix_market_rows.hpp"
 #include "hetero/linalg/poisson.hpp"
 #include "hetero/linalg/row_block.hpp"
 

@@ -7,6 +7,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -33,12 +34,14 @@ hetero::csr_matrix<double> random_matrix(std::int64_t n) {
   return {n, n, 0, n, std::move(entries)};
 }
 
-template <class Space, class Source>
-void check_products(const Source& source) {
+// `source`'s distributed products against a serial product of `reference` (the whole matrix;
+// by default `source` itself, when it can hand out every row).
+template <class Space, class Source, class Reference = Source>
+void check_products(const Source& source, const Reference& reference) {
   using matrix = hetero::distributed_csr<Space>;
   hetero::communicator comm;
   const matrix a(comm, source);
-  const auto whole = source.rows(0, source.global_rows());
+  const auto whole = reference.rows(0, reference.global_rows());
   const auto n = static_cast<std::size_t>(source.global_rows());
   std::vector<double> x(n), expected(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 17) / 8.0;
@@ -68,6 +71,11 @@ void check_products(const Source& source) {
   CHECK(rows == source.global_rows());
 }
 
+template <class Space, class Source>
+void check_products(const Source& source) {
+  check_products<Space>(source, source);
+}
+
 }  // namespace
 
 using execution_spaces = std::tuple<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
@@ -94,4 +102,41 @@ TEST_CASE("the halo holds only the entries the rows read", "[linalg][distributed
   CHECK_THROWS_WITH(a.multiply_halo(small, small), ContainsSubstring("needed: rows and halo"));
   CHECK_THROWS_WITH(hetero::distributed_csr<>(comm, hetero::csr_matrix<double>(3, 4, 0, 3, {})),
                     ContainsSubstring("it must be square"));
+}
+
+// One rank reads, every rank gets its rows: identical, element by element, to every rank
+// reading the whole file and keeping its block; and distributed products on it are right.
+TEST_CASE("matrix_market_rows hands each rank the rows it would have read", "[linalg][distributed_csr]") {
+  hetero::communicator comm;
+  const std::string dir = HETERO_MATRIX_DIR;
+  for (const char* name : {"bcsstk01", "bcsstk06", "494_bus", "gr_30_30"}) {
+    INFO(name);
+    const std::string path = dir + "/" + name + ".mtx.gz";
+    const hetero::matrix_market_rows read(comm, path, {.require_spd = true});
+    const auto whole = hetero::read_matrix_market_file(path, {.require_spd = true});
+    const auto block = hetero::block_rows(whole.global_rows(), comm.size(), comm.rank());
+    const auto expected = whole.rows(block.begin, block.end);
+    const auto& got = read.local();
+    CHECK(read.global_rows() == whole.global_rows());
+    CHECK(got.cols() == whole.cols());
+    CHECK(got.first_row() == block.begin);
+    CHECK(std::ranges::equal(got.row_ptr(), expected.row_ptr()));
+    CHECK(std::ranges::equal(got.col_idx(), expected.col_idx()));
+    CHECK(std::ranges::equal(got.values(), expected.values()));  // the same bits: no arithmetic
+  }
+  check_products<Kokkos::DefaultHostExecutionSpace>(hetero::matrix_market_rows(comm, dir + "/bcsstk06.mtx.gz"),
+                                                    hetero::read_matrix_market_file(dir + "/bcsstk06.mtx.gz"));
+}
+
+TEST_CASE("a file rank 0 cannot read raises on every rank with its message", "[linalg][distributed_csr][errors]") {
+  hetero::communicator comm;
+  const std::string missing = "/nonexistent/hetero-missing.mtx";
+  if (comm.rank() == 0)
+    CHECK_THROWS_WITH(hetero::matrix_market_rows(comm, missing),
+                      ContainsSubstring("cannot open the matrix file '" + missing + "'"));
+  else
+    CHECK_THROWS_WITH(hetero::matrix_market_rows(comm, missing),
+                      ContainsSubstring("matrix_market_rows: rank 0 could not read '" + missing +
+                                        "': cannot open the matrix file"));
+  CHECK(comm.allreduce(hetero::send_buf(1), hetero::op(hetero::ops::sum{})) == comm.size());  // in step
 }
