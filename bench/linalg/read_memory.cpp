@@ -43,7 +43,8 @@ void write_poisson(const std::string& path, int n) {
   for (std::int64_t r = 0; r < a.local_rows(); ++r)
     for (auto k = ptr[static_cast<std::size_t>(r)]; k < ptr[static_cast<std::size_t>(r) + 1]; ++k)
       std::fprintf(out, "%lld %lld %.17g\n", static_cast<long long>(r + 1),
-                   static_cast<long long>(cols[static_cast<std::size_t>(k)] + 1), values[static_cast<std::size_t>(k)]);
+                   static_cast<long long>(cols[static_cast<std::size_t>(k)] + 1),
+                   values[static_cast<std::size_t>(k)]);
   std::fclose(out);
 }
 
@@ -65,10 +66,12 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t nonzeros = 0;
   if (args[0] == "every") {
-    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm, hetero::read_matrix_market_file(args[1]));
+    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm,
+                                                                       hetero::read_matrix_market_file(args[1]));
     nonzeros = a.local_nonzeros();
   } else {
-    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm, hetero::matrix_market_rows(comm, args[1]));
+    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm,
+                                                                       hetero::matrix_market_rows(comm, args[1]));
     nonzeros = a.local_nonzeros();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

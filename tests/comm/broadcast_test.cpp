@@ -89,8 +89,9 @@ TEST_CASE("broadcast rejects bad roots and finds mismatched counts", "[comm][bro
     std::vector<int> mine(comm.rank() == 0 ? 4 : 5);
     if (comm.rank() == 0) {
       CHECK_NOTHROW(comm.broadcast(send_recv_buf(mine)));
-      CHECK_THROWS_WITH(comm.allreduce(send_buf(1), op(ops::sum{})),
-                        ContainsSubstring("rank 1 raised hetero::error in this communicator's previous broadcast"));
+      CHECK_THROWS_WITH(
+          comm.allreduce(send_buf(1), op(ops::sum{})),
+          ContainsSubstring("rank 1 raised hetero::error in this communicator's previous broadcast"));
     } else {
       CHECK_THROWS_WITH(
           comm.broadcast(send_recv_buf(mine)),

@@ -118,13 +118,14 @@ TEMPLATE_LIST_TEST_CASE("reduce on Views (host- and device-side paths) and its r
 
 // MPICH 4.0.2 compares unsigned integers as signed in MPI_MIN/MPI_MAX: on MPI's path (forced, or
 // chosen from 64 KiB up), reduce and ireduce must still give the unsigned order at every root.
-TEMPLATE_TEST_CASE("reduce and ireduce of unsigned integers on MPI's path keep the unsigned order", "[comm][reduce]",
-                   std::uint16_t, std::uint64_t) {
+TEMPLATE_TEST_CASE("reduce and ireduce of unsigned integers on MPI's path keep the unsigned order",
+                   "[comm][reduce]", std::uint16_t, std::uint64_t) {
   communicator& comm = default_comm();
   for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{65537}}) {
     for (int form = 0; form < 4; ++form) {
       const bool use_max = form % 2 == 1, in_place = form >= 2;
-      const int to = static_cast<int>((n + static_cast<std::size_t>(form)) % static_cast<std::size_t>(comm.size()));
+      const int to =
+          static_cast<int>((n + static_cast<std::size_t>(form)) % static_cast<std::size_t>(comm.size()));
       const std::uint64_t stream = 860 + n + static_cast<std::uint64_t>(form);
       const auto mine = values_of<TestType>(stream, comm.rank(), n);
       const auto expected = use_max ? serial_fold<TestType>(stream, comm.size(), n, ops::max{})

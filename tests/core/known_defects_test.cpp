@@ -74,8 +74,8 @@ void probe(probe_result& r, MPI_Datatype type, const char* type_name) {
     r.listed_but_right += !wrong && defect != nullptr;
     if (wrong || defect)
       r.lines << "  " << (op == MPI_MIN ? "MPI_MIN" : "MPI_MAX") << " on " << type_name << ": "
-              << (wrong ? "wrong" : "right") << ", " << (defect ? "guarded (" + std::string(defect->report) + ")"
-                                                                : std::string("NOT in hetero's list"))
+              << (wrong ? "wrong" : "right") << ", "
+              << (defect ? "guarded (" + std::string(defect->report) + ")" : std::string("NOT in hetero's list"))
               << "\n";
   }
 }
@@ -107,5 +107,6 @@ TEST_CASE("the installed MPI's wrong reductions are all in hetero's known-defect
   }
   CHECK(r.wrong_unlisted == 0);
   if (r.listed_but_right > 0)
-    WARN(r.listed_but_right << " listed defect(s) not seen in this MPI: hetero combines on its own where it need not");
+    WARN(r.listed_but_right
+         << " listed defect(s) not seen in this MPI: hetero combines on its own where it need not");
 }

@@ -214,14 +214,18 @@ user_count count_argument(N n, const char* name) {
 
 /// scatter(v): elements this rank receives, when recv_buf is larger than that (0 or more).
 template <class N>
-requires std::is_integral_v<N> auto recv_count(N n) {
-  return detail::named_parameter<parameter::recv_count, detail::user_count>{detail::count_argument(n, "recv_count")};
+requires std::is_integral_v<N>
+auto recv_count(N n) {
+  return detail::named_parameter<parameter::recv_count, detail::user_count>{
+      detail::count_argument(n, "recv_count")};
 }
 
 /// gather, allgather: elements this rank sends, when send_buf is larger than that (0 or more).
 template <class N>
-requires std::is_integral_v<N> auto send_count(N n) {
-  return detail::named_parameter<parameter::send_count, detail::user_count>{detail::count_argument(n, "send_count")};
+requires std::is_integral_v<N>
+auto send_count(N n) {
+  return detail::named_parameter<parameter::send_count, detail::user_count>{
+      detail::count_argument(n, "send_count")};
 }
 
 /// Forces `a` instead of the communicator's tuned choice (every rank must force the same).

@@ -58,8 +58,8 @@ class csr_matrix {
   /// From CSR arrays of rows [first_row, first_row + row_ptr.size() - 1): `row_ptr` offsets
   /// from 0, columns sorted and unique within each row (as `row_ptr()`, `col_idx()` and
   /// `values()` give them).
-  csr_matrix(std::int64_t global_rows, std::int64_t cols, std::int64_t first_row, std::vector<std::int64_t> row_ptr,
-             std::vector<std::int64_t> col_idx, std::vector<Scalar> values)
+  csr_matrix(std::int64_t global_rows, std::int64_t cols, std::int64_t first_row,
+             std::vector<std::int64_t> row_ptr, std::vector<std::int64_t> col_idx, std::vector<Scalar> values)
       : m_global_rows(global_rows),
         m_cols(cols),
         m_first_row(first_row),
@@ -67,13 +67,12 @@ class csr_matrix {
         m_cols_of(std::move(col_idx)),
         m_values(std::move(values)) {
     const auto local = static_cast<std::int64_t>(m_row_ptr.empty() ? 0 : m_row_ptr.size() - 1);
-    HETERO_EXPECTS(!m_row_ptr.empty() && m_row_ptr.front() == 0 && first_row >= 0 &&
-                       first_row + local <= global_rows && m_cols_of.size() == m_values.size() &&
-                       m_row_ptr.back() == static_cast<std::int64_t>(m_values.size()),
-                   "csr_matrix: CSR arrays of ", m_row_ptr.size(), " offsets (ending at ",
-                   m_row_ptr.empty() ? 0 : m_row_ptr.back(), "), ", m_cols_of.size(), " columns and ",
-                   m_values.size(), " values are not rows [", first_row, ", ", first_row + local, ") of a ",
-                   global_rows, "-row matrix");
+    HETERO_EXPECTS(
+        !m_row_ptr.empty() && m_row_ptr.front() == 0 && first_row >= 0 && first_row + local <= global_rows &&
+            m_cols_of.size() == m_values.size() && m_row_ptr.back() == static_cast<std::int64_t>(m_values.size()),
+        "csr_matrix: CSR arrays of ", m_row_ptr.size(), " offsets (ending at ",
+        m_row_ptr.empty() ? 0 : m_row_ptr.back(), "), ", m_cols_of.size(), " columns and ", m_values.size(),
+        " values are not rows [", first_row, ", ", first_row + local, ") of a ", global_rows, "-row matrix");
   }
 
   /// Rows of the whole matrix.

@@ -29,7 +29,8 @@ namespace hetero {
 /// The result is identical, element by element, to every rank reading the whole file.
 class matrix_market_rows {
  public:
-  matrix_market_rows(const communicator& comm, const std::string& path, const matrix_market_options& options = {}) {
+  matrix_market_rows(const communicator& comm, const std::string& path,
+                     const matrix_market_options& options = {}) {
     const int p = comm.size();
     const bool reader = comm.rank() == 0;
     csr_matrix<double> whole;
@@ -96,7 +97,9 @@ class matrix_market_rows {
   /// Rows of the whole matrix.
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }
   /// Rows [begin, end) of this rank's block (the block `distributed_csr` asks for).
-  [[nodiscard]] csr_matrix<double> rows(std::int64_t begin, std::int64_t end) const { return m_mine.rows(begin, end); }
+  [[nodiscard]] csr_matrix<double> rows(std::int64_t begin, std::int64_t end) const {
+    return m_mine.rows(begin, end);
+  }
   /// This rank's rows, as read.
   [[nodiscard]] const csr_matrix<double>& local() const noexcept { return m_mine; }
 

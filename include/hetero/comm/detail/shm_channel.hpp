@@ -202,8 +202,8 @@ class shm_channel {
       m_unsettled.erase(m_unsettled.begin());
       for (int r = 0; r < m_size; ++r)
         if (r != m_rank && std::atomic_ref<std::uint64_t>(fault_word(r, n)).load(std::memory_order_acquire) == n)
-          raise<invalid_argument>(now, ": rank ", r, " raised hetero::error in this communicator's previous ", name,
-                                  ", which this rank (", m_rank,
+          raise<invalid_argument>(now, ": rank ", r, " raised hetero::error in this communicator's previous ",
+                                  name, ", which this rank (", m_rank,
                                   ", its root) completed: the ranks passed different counts or roots, or rank ", r,
                                   " rejected its arguments (its own error says why); no data moved in this call");
     }

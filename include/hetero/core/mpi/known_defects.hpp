@@ -19,9 +19,9 @@ namespace hetero {
 
 /// The MPI library this program runs on, from `MPI_Get_library_version`.
 struct mpi_library {
-  std::string name;               ///< "MPICH", "Open MPI", or the first word of the version text
-  std::array<int, 3> version{};   ///< major, minor, patch (0 where the text has none)
-  std::string text;               ///< the first line of the library's own version text
+  std::string name;              ///< "MPICH", "Open MPI", or the first word of the version text
+  std::array<int, 3> version{};  ///< major, minor, patch (0 where the text has none)
+  std::string text;              ///< the first line of the library's own version text
 };
 
 /// The library in use (parsed once; MPI must be initialised).
@@ -31,19 +31,19 @@ namespace detail {
 
 /// A wrong result a released MPI library is known to give for a built-in operation.
 struct mpi_known_defect {
-  std::string_view library;           ///< `mpi_library::name` it applies to
-  std::array<int, 3> first;           ///< first version with the defect
-  std::array<int, 3> last;            ///< last version with it (inclusive)
-  std::string_view what;              ///< what goes wrong, in words
-  std::string_view report;            ///< the public report
+  std::string_view library;  ///< `mpi_library::name` it applies to
+  std::array<int, 3> first;  ///< first version with the defect
+  std::array<int, 3> last;   ///< last version with it (inclusive)
+  std::string_view what;     ///< what goes wrong, in words
+  std::string_view report;   ///< the public report
   bool (*affects)(MPI_Op, MPI_Datatype);
 };
 
 inline bool is_min_or_max(MPI_Op op) { return op == MPI_MIN || op == MPI_MAX; }
 
 inline bool is_unsigned_integer(MPI_Datatype type) {
-  for (MPI_Datatype u : {MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_UNSIGNED_CHAR, MPI_UNSIGNED_SHORT,
-                         MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG})
+  for (MPI_Datatype u : {MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T, MPI_UNSIGNED_CHAR,
+                         MPI_UNSIGNED_SHORT, MPI_UNSIGNED, MPI_UNSIGNED_LONG, MPI_UNSIGNED_LONG_LONG})
     if (type == u) return true;
   return false;
 }
@@ -52,13 +52,22 @@ inline bool is_unsigned_integer(MPI_Datatype type) {
 /// report does not say which releases have the defect, the range is the widest it allows.
 inline std::span<const mpi_known_defect> known_mpi_defects() {
   static const mpi_known_defect list[] = {
-      {"MPICH", {4, 0, 0}, {4, 0, 2}, "MPI_MIN and MPI_MAX compare every unsigned integer type as signed",
+      {"MPICH",
+       {4, 0, 0},
+       {4, 0, 2},
+       "MPI_MIN and MPI_MAX compare every unsigned integer type as signed",
        "https://github.com/pmodels/mpich/issues/6083",
        [](MPI_Op op, MPI_Datatype type) { return is_min_or_max(op) && is_unsigned_integer(type); }},
-      {"MPICH", {4, 1, 0}, {4, 3, 2}, "MPI_MIN and MPI_MAX compare MPI_UNSIGNED_LONG_LONG as signed",
+      {"MPICH",
+       {4, 1, 0},
+       {4, 3, 2},
+       "MPI_MIN and MPI_MAX compare MPI_UNSIGNED_LONG_LONG as signed",
        "https://github.com/pmodels/mpich/issues/7507",
        [](MPI_Op op, MPI_Datatype type) { return is_min_or_max(op) && type == MPI_UNSIGNED_LONG_LONG; }},
-      {"Open MPI", {4, 0, 7}, {4, 1, 4}, "MPI_MIN and MPI_MAX compare MPI_UNSIGNED_LONG as signed",
+      {"Open MPI",
+       {4, 0, 7},
+       {4, 1, 4},
+       "MPI_MIN and MPI_MAX compare MPI_UNSIGNED_LONG as signed",
        "https://github.com/open-mpi/ompi/issues/10525",
        [](MPI_Op op, MPI_Datatype type) {
          return is_min_or_max(op) && (type == MPI_UNSIGNED_LONG || type == MPI_UINT64_T);
@@ -81,7 +90,9 @@ inline const mpi_known_defect* mpi_reduction_defect(MPI_Op op, MPI_Datatype type
 }
 
 /// Whether MPI's built-in `op` on `type` gives a wrong result in the installed library.
-inline bool mpi_reduction_is_wrong(MPI_Op op, MPI_Datatype type) { return mpi_reduction_defect(op, type) != nullptr; }
+inline bool mpi_reduction_is_wrong(MPI_Op op, MPI_Datatype type) {
+  return mpi_reduction_defect(op, type) != nullptr;
+}
 
 /// Parses `MPI_Get_library_version`'s text: "MPICH Version:\t4.0.2 ...", "Open MPI v4.1.2, ...".
 inline mpi_library parse_mpi_library(std::string_view text) {
