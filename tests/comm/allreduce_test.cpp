@@ -63,11 +63,7 @@ void check_against_serial(communicator& comm, std::uint64_t stream, bool commuta
   auto gen = rng(stream);
   for (comm_algorithm a : algorithms_of(collective::allreduce)) {
     const std::size_t n = random_count(gen, sizeof(T));
-    std::vector<T> expected = values_of<T>(stream, 0, n);
-    for (int r = 1; r < comm.size(); ++r) {
-      const auto theirs = values_of<T>(stream, r, n);
-      for (std::size_t i = 0; i < n; ++i) expected[i] = F{}(expected[i], theirs[i]);
-    }
+    const auto expected = serial_fold<T>(stream, comm.size(), n, F{});
     const auto mine = values_of<T>(stream, comm.rank(), n);
     std::vector<T> got(n);
     INFO("algorithm " << to_string(a) << ", n = " << n << (commutative ? "" : ", not commutative"));

@@ -71,11 +71,7 @@ TEST_CASE("reduce with user functors keeps rank order at any root", "[comm][redu
     for (comm_algorithm a : algorithms_of(collective::reduce)) {
       const std::size_t n = random_count(gen, sizeof(matrix2));
       const int to = static_cast<int>(gen() % static_cast<unsigned>(comm.size()));
-      std::vector<matrix2> expected = values_of<matrix2>(900, 0, n);
-      for (int r = 1; r < comm.size(); ++r) {
-        const auto theirs = values_of<matrix2>(900, r, n);
-        for (std::size_t i = 0; i < n; ++i) expected[i] = matrix_product{}(expected[i], theirs[i]);
-      }
+      const auto expected = serial_fold<matrix2>(900, comm.size(), n, matrix_product{});
       const auto mine = values_of<matrix2>(900, comm.rank(), n);
       std::vector<matrix2> got(n);
       INFO("algorithm " << to_string(a) << ", n = " << n << ", root " << to);

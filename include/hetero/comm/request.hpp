@@ -170,13 +170,7 @@ class collective_request {
         detail::shm_channel& channel = *m_state->shm();
         if (!m_shm->completed) channel.wait_until([&] { return m_shm->completed; }, m_what);
       } else if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) {
-        channel->wait_until(  // queued shared-memory requests progress meanwhile (see test())
-            [&] {
-              int flag = 0;
-              HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
-              return flag != 0;
-            },
-            m_what);
+        channel->wait_for(m_mpi, m_what);  // queued shared-memory requests progress meanwhile
       } else {
         MPI_Status status;
         detail::wait_all(std::span(&m_mpi, 1), std::span(&status, 1), m_state->policy(), m_what);

@@ -251,16 +251,7 @@ void call_mpi(comm_state& st, std::string_view what, std::string_view call, Bloc
   }
   MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(start(&request), call);
-  if (queue != nullptr) {
-    queue->wait_until(
-        [&] {
-          int done = 0;
-          HETERO_MPI_CHECK(MPI_Test, &request, &done, MPI_STATUS_IGNORE);
-          return done != 0;
-        },
-        what);
-    return;
-  }
+  if (queue != nullptr) return queue->wait_for(request, what);
   MPI_Status status;
   wait_all(std::span(&request, 1), std::span(&status, 1), st.policy(), what);
 }

@@ -124,15 +124,7 @@ class shm_channel {
 
   /// This rank's payload area for op `n`, once no rank still reads op n - 2 from it.
   std::byte* reserve(std::uint64_t n, std::string_view what) {
-    const std::uint64_t needed = n > shm_slots ? n - shm_slots : 0;
-    if (m_min_known < needed && !refresh_known_done(needed)) {
-      const auto still_reading = [&](std::vector<int>& out) {
-        for (int r = 0; r < m_size; ++r)
-          if (std::atomic_ref<std::uint64_t>(done_word(r)).load(std::memory_order_acquire) < needed)
-            out.push_back(r);
-      };
-      wait_until([&] { return refresh_known_done(needed); }, what, still_reading);
-    }
+    wait_all_done(n > shm_slots ? n - shm_slots : 0, what);
     return payload_of(m_rank, n);
   }
 
@@ -191,14 +183,8 @@ class shm_channel {
   void settle(std::string_view now, bool wait) {
     while (!m_unsettled.empty()) {
       const auto [n, name] = m_unsettled.front();
-      if (m_min_known < n && !refresh_known_done(n)) {
-        if (!wait) return;
-        const auto behind = [&, n = n](std::vector<int>& out) {
-          for (int r = 0; r < m_size; ++r)
-            if (std::atomic_ref<std::uint64_t>(done_word(r)).load(std::memory_order_acquire) < n) out.push_back(r);
-        };
-        wait_until([&, n = n] { return refresh_known_done(n); }, now, behind);
-      }
+      if (!wait && m_min_known < n && !refresh_known_done(n)) return;
+      wait_all_done(n, now);
       m_unsettled.erase(m_unsettled.begin());
       for (int r = 0; r < m_size; ++r)
         if (r != m_rank && std::atomic_ref<std::uint64_t>(fault_word(r, n)).load(std::memory_order_acquire) == n)
@@ -207,6 +193,18 @@ class shm_channel {
                                   ", its root) completed: the ranks passed different counts or roots, or rank ", r,
                                   " rejected its arguments (its own error says why); no data moved in this call");
     }
+  }
+
+  /// Waits until MPI's `request` is done, driving the queue meanwhile (a broadcast root's next
+  /// call may wait for this rank to finish a queued operation, `settle`).
+  void wait_for(MPI_Request& request, std::string_view what) {
+    wait_until(
+        [&] {
+          int done = 0;
+          HETERO_MPI_CHECK(MPI_Test, &request, &done, MPI_STATUS_IGNORE);
+          return done != 0;
+        },
+        what);
   }
 
   /// True when no non-blocking operation is outstanding.
@@ -263,6 +261,18 @@ class shm_channel {
   std::uint64_t& fault_word(int r, std::uint64_t n) const noexcept {
     return *reinterpret_cast<std::uint64_t*>(m_segments[static_cast<std::size_t>(r)] +
                                              (1 + n % shm_fault_ring) * sizeof(std::uint64_t));
+  }
+
+  // Waits until every rank is done with op `needed` (at once where that is known already); a
+  // timeout names the ranks still behind.
+  void wait_all_done(std::uint64_t needed, std::string_view what) {
+    if (m_min_known >= needed || refresh_known_done(needed)) return;
+    const auto behind = [&](std::vector<int>& out) {
+      for (int r = 0; r < m_size; ++r)
+        if (std::atomic_ref<std::uint64_t>(done_word(r)).load(std::memory_order_acquire) < needed)
+          out.push_back(r);
+    };
+    wait_until([&] { return refresh_known_done(needed); }, what, behind);
   }
 
   // Reads the done lines of the ranks not yet known to be past `needed`; true when all are.

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hetero {
 
@@ -82,10 +83,16 @@ inline bool applies_to(const mpi_known_defect& defect, const mpi_library& librar
 }
 
 /// The known defect of the installed library that makes MPI's `op` on `type` wrong, or null.
+/// Asked by every reduction on MPI's path: the list is matched to the library once.
 inline const mpi_known_defect* mpi_reduction_defect(MPI_Op op, MPI_Datatype type) {
-  const mpi_library& library = installed_mpi_library();
-  for (const mpi_known_defect& defect : known_mpi_defects())
-    if (applies_to(defect, library) && defect.affects(op, type)) return &defect;
+  static const std::vector<const mpi_known_defect*> installed = [] {
+    std::vector<const mpi_known_defect*> matching;
+    for (const mpi_known_defect& defect : known_mpi_defects())
+      if (applies_to(defect, installed_mpi_library())) matching.push_back(&defect);
+    return matching;
+  }();
+  for (const mpi_known_defect* defect : installed)
+    if (defect->affects(op, type)) return defect;
   return nullptr;
 }
 
