@@ -66,15 +66,111 @@ TEST_CASE("gpu_seconds and cpu_seconds are the last device and host times; stati
 }
 #endif
 
-TEST_CASE("a loop on one space runs whole on it and reports its time as the device's", "[exec][stats]") {
-  hetero::forget_split_labels();
-  hetero::parallel_for("single",
-                       hetero::split_policy<hetero::default_host_space, hetero::default_host_space>(0, 4),
+namespace {
+
+using one_space = hetero::split_policy<hetero::default_host_space, hetero::default_host_space>;
+
+// Each element sleeps 2 ms, so a timed run of one element or more takes at least that.
+void run_sleepy(const hetero::work_sharing& sharing, const char* label, std::int64_t n) {
+  hetero::parallel_for(sharing, label, one_space(0, n),
                        [](std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); });
-  const auto s = hetero::split_statistics("single");
+}
+
+struct loop_counter final : hetero::observer {
+  std::string last_label;
+  double last_seconds = -1;
+  int loops = 0;
+  void split_loop_end(const hetero::split_loop_event& e) noexcept override {
+    ++loops;
+    last_label = std::string(e.label);
+    last_seconds = e.device_seconds;
+  }
+  [[nodiscard]] hetero::observer_events events() const noexcept override { return hetero::observer_events::loops; }
+};
+
+}  // namespace
+
+TEST_CASE("a loop on one space is counted but not timed unless asked", "[exec][stats]") {
+  hetero::work_sharing sharing;
+  run_sleepy(sharing, "single", 4);
+  run_sleepy(sharing, "single", 3);
+  auto s = sharing.statistics("single");
+  CHECK(s.runs == 2);
+  CHECK(s.timed_runs == 0);
+  CHECK(s.device_items == 3);
+  CHECK(s.host_items == 0);
+  CHECK(s.device.last == 0);
+  CHECK(s.device.total == 0);
+  CHECK(sharing.gpu_seconds("single") == 0);
+  CHECK(sharing.cpu_seconds("single") == 0);
+  CHECK(s.decision.empty());
+}
+
+TEST_CASE("a loop on one space with time_one_space reports its time as the device's", "[exec][stats]") {
+  hetero::split_config config;
+  config.time_one_space = true;
+  hetero::work_sharing sharing(config);
+  run_sleepy(sharing, "single", 4);
+  const auto s = sharing.statistics("single");
   CHECK(s.runs == 1);
+  CHECK(s.timed_runs == 1);
   CHECK(s.device_items == 4);
   CHECK(s.host_items == 0);
-  CHECK(hetero::gpu_seconds("single") > 0);
-  CHECK(hetero::cpu_seconds("single") == 0);
+  CHECK(sharing.gpu_seconds("single") >= 0.0019);  // at least one element's sleep, on any number of threads
+  CHECK(s.step.last == s.device.last);             // one clock pair: the part's time is the call's
+  CHECK(sharing.cpu_seconds("single") == 0);
+
+  // Untimed again: counted; the times keep the timed runs' but say the last run was not timed.
+  config.time_one_space = false;
+  sharing.set_config(config);
+  run_sleepy(sharing, "single", 2);
+  const auto after = sharing.statistics("single");
+  CHECK(after.runs == 2);
+  CHECK(after.timed_runs == 1);
+  CHECK(after.device_items == 2);
+  CHECK(after.device.last == 0);
+  CHECK(after.device.total == s.device.total);
+  CHECK(after.device.mean == s.device.mean);
+}
+
+TEST_CASE("a loop on one space is timed while an observer listens for loops", "[exec][stats]") {
+  hetero::work_sharing sharing;
+  loop_counter counter;
+  {
+    hetero::scoped_observer listening(counter);
+    run_sleepy(sharing, "observed", 2);
+  }
+  CHECK(counter.loops == 1);
+  CHECK(counter.last_label == "observed");
+  CHECK(counter.last_seconds >= 0.0019);
+  CHECK(sharing.gpu_seconds("observed") == counter.last_seconds);
+  CHECK(sharing.statistics("observed").timed_runs == 1);
+  run_sleepy(sharing, "observed", 2);  // no observer now
+  CHECK(counter.loops == 1);
+  CHECK(sharing.statistics("observed").timed_runs == 1);
+  CHECK(sharing.statistics("observed").runs == 2);
+}
+
+TEST_CASE("a label's state found through this thread's cache is the handle's own and forgotten with it",
+          "[exec][stats]") {
+  hetero::work_sharing a, b;
+  run_sleepy(a, "same", 1);
+  run_sleepy(a, "same", 1);
+  run_sleepy(b, "same", 1);  // same label, same thread, other handle: its own state
+  CHECK(a.statistics("same").runs == 2);
+  CHECK(b.statistics("same").runs == 1);
+  // More labels than the cache holds, then the first again: still the same state.
+  for (int i = 0; i < 20; ++i) run_sleepy(a, ("label" + std::to_string(i)).c_str(), 0);
+  run_sleepy(a, "same", 1);
+  CHECK(a.statistics("same").runs == 3);
+  // Forgotten labels start again, though this thread's cache still names the old state.
+  a.forget_labels();
+  CHECK_THROWS_AS(a.statistics("same"), hetero::invalid_argument);
+  run_sleepy(a, "same", 1);
+  CHECK(a.statistics("same").runs == 1);
+  CHECK(b.statistics("same").runs == 1);
+  // Another thread has its own cache and finds the same state.
+  std::thread other([&] { run_sleepy(a, "same", 1); });
+  other.join();
+  CHECK(a.statistics("same").runs == 2);
 }

@@ -90,12 +90,14 @@ void parallel_for(const work_sharing& sharing, std::string_view label, const Ran
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         const device_space space = detail::device_instance(policy.device(), plan.device_threads);
         detail::run_part<void>(state.device_kernel,
-                               detail::part_policy<device_space>(space, plan.device_begin, plan.device_end), 0,
+                               detail::part_range<device_space>{space, plan.device_begin, plan.device_end},
                                functor, detail::loop_views<true>(arrays));
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
-        detail::run_part<void>(state.host_kernel, detail::host_part_policy<host_space>(policy.host(), plan),
-                               plan.host_chunks, functor, detail::loop_views<false>(arrays));
+        detail::run_part<void>(
+            state.host_kernel,
+            detail::part_range<host_space>{policy.host(), plan.host_begin, plan.host_end, plan.host_chunks},
+            functor, detail::loop_views<false>(arrays));
       });
 }
 
@@ -117,12 +119,14 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
       [&](const split_plan& plan, const label_state& state) {
         const device_space space = device_instance(policy.device(), plan.device_threads);
         run_part<value_type>(state.device_kernel,
-                             part_policy<device_space>(space, plan.device_begin, plan.device_end), 0, functor,
+                             part_range<device_space>{space, plan.device_begin, plan.device_end}, functor,
                              loop_views<true>(arrays), Reducer(device_value));
       },
       [&](const split_plan& plan, const label_state& state) {
-        run_part<value_type>(state.host_kernel, host_part_policy<host_space>(policy.host(), plan),
-                             plan.host_chunks, functor, loop_views<false>(arrays), Reducer(host_value));
+        run_part<value_type>(
+            state.host_kernel,
+            part_range<host_space>{policy.host(), plan.host_begin, plan.host_end, plan.host_chunks}, functor,
+            loop_views<false>(arrays), Reducer(host_value));
       });
   value_type joined;
   reducer.init(joined);

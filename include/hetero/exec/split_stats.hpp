@@ -33,7 +33,12 @@ struct time_stats {
 
 /// What the runs of one labelled split loop measured.
 struct split_stats {
-  std::uint64_t runs = 0;         ///< completed runs
+  std::uint64_t runs = 0;  ///< completed runs
+  /// Runs whose times were measured, over which `device`, `host` and `step` are taken: every
+  /// run of a split loop; of a loop on one space, those run with `split_config::time_one_space`
+  /// or while an observer listened for loops. When the last run was not timed, the `last` times
+  /// are 0.
+  std::uint64_t timed_runs = 0;
   double weight = 0;              ///< the CPU weight the next run will use
   double last_weight = 0;         ///< the CPU weight of the last run
   std::int64_t device_items = 0;  ///< iterations of the last run on the device

@@ -7,6 +7,7 @@
 #ifndef HETERO_EXEC_WORK_SHARING_HPP
 #define HETERO_EXEC_WORK_SHARING_HPP
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "hetero/core/detail/cpu.hpp"
 #include "hetero/core/error.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"
 #include "hetero/exec/detail/helper_thread.hpp"
 #include "hetero/exec/detail/label_registry.hpp"
@@ -55,6 +57,7 @@ class work_sharing {
     detail::check_config(config);
     std::scoped_lock lock(m_state->config_mutex);
     m_state->config = config;
+    m_state->time_one_space.store(config.time_one_space, std::memory_order_relaxed);
   }
 
   /// Sets the CPU weight (the host's share of the iterations, in [0, 1]) of the next run of the
@@ -79,25 +82,26 @@ class work_sharing {
   }
 
   /// Seconds the device part of the last run of `label` took; throws `invalid_argument` when
-  /// no loop of that label has run.
+  /// no loop of that label has run. A loop on one space runs as the device part; it is timed
+  /// only with `split_config::time_one_space` or an observer of loops, else this is 0.
   [[nodiscard]] double gpu_seconds(std::string_view label) const {
     auto s = m_state->labels.find(label);
     std::scoped_lock lock(s->mutex);
-    return s->stats.device.last;
+    return s->statistics().device.last;
   }
 
   /// Seconds the host part of the last run of `label` took; throws as `gpu_seconds`.
   [[nodiscard]] double cpu_seconds(std::string_view label) const {
     auto s = m_state->labels.find(label);
     std::scoped_lock lock(s->mutex);
-    return s->stats.host.last;
+    return s->statistics().host.last;
   }
 
   /// A copy of everything measured about `label`; throws as `gpu_seconds`.
   [[nodiscard]] split_stats statistics(std::string_view label) const {
     auto s = m_state->labels.find(label);
     std::scoped_lock lock(s->mutex);
-    split_stats copy = s->stats;
+    split_stats copy = s->statistics();
     copy.weight = s->weight;
     copy.tuner = s->tuner->name();
     return copy;
@@ -134,6 +138,19 @@ class work_sharing {
     return m_state->labels.find_or_add(label, config().initial_weight);
   }
 
+  /// The state of `label` for a loop's run, from this thread's cache of recent labels when it is
+  /// there (no lock); valid while this handle's state lives.
+  [[nodiscard]] detail::label_state& loop_state(std::string_view label) const {
+    if (auto* s = m_state->labels.cached(label)) return *s;
+    return m_state->labels.find_or_add_cached(label, config().initial_weight);
+  }
+
+  /// Whether a loop on one space times itself: `split_config::time_one_space`, or an observer
+  /// listens for loops (for the loops).
+  [[nodiscard]] bool times_one_space_loops() const noexcept {
+    return m_state->time_one_space.load(std::memory_order_relaxed) || detail::listened(observer_events::loops);
+  }
+
   /// The helper thread, started on first use (for the loops).
   [[nodiscard]] detail::helper_thread& helper() const {
     std::call_once(m_state->helper_started, [&] { m_state->helper = std::make_unique<detail::helper_thread>(); });
@@ -147,6 +164,7 @@ class work_sharing {
   struct state {
     mutable std::mutex config_mutex;
     split_config config;
+    std::atomic<bool> time_one_space{false};  // config.time_one_space, read without the mutex
     detail::label_registry labels;
     std::once_flag helper_started;
     std::unique_ptr<detail::helper_thread> helper;  // joined when the last handle goes

@@ -93,6 +93,26 @@ inline std::vector<std::string> kokkos_backends() {
   return names;
 }
 
+/// While in scope, copies of Kokkos Views made on this thread do not count references (as
+/// Kokkos itself copies a functor into its kernel object): for a copy that lives no longer than
+/// the functor it was copied from. Each reference count is an atomic add on the View's record,
+/// three Views' worth of which were a tenth of a 1e3-element loop's time. Nests: an inner scope
+/// (or one opened inside a kernel, where Kokkos has tracking off) leaves the state as it found it.
+class untracked_copy_scope {
+ public:
+  untracked_copy_scope() : m_was_on(Kokkos::Impl::SharedAllocationRecord<void, void>::tracking_enabled()) {
+    if (m_was_on) Kokkos::Impl::SharedAllocationRecord<void, void>::tracking_disable();
+  }
+  ~untracked_copy_scope() {
+    if (m_was_on) Kokkos::Impl::SharedAllocationRecord<void, void>::tracking_enable();
+  }
+  untracked_copy_scope(const untracked_copy_scope&) = delete;
+  untracked_copy_scope& operator=(const untracked_copy_scope&) = delete;
+
+ private:
+  bool m_was_on;
+};
+
 }  // namespace hetero::detail
 
 #endif  // HETERO_CORE_DETAIL_KOKKOS_COMPAT_HPP

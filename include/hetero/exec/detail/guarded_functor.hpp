@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "hetero/core/detail/kokkos_compat.hpp"
 #include "hetero/exec/detail/view_pack.hpp"
 #include "hetero/exec/spaces.hpp"
 
@@ -33,8 +34,10 @@ template <class Space>
 inline constexpr bool runs_on_host_threads = Kokkos::SpaceAccessibility<Space, Kokkos::HostSpace>::accessible;
 
 /// The first exception thrown by the elements of one side of a loop. Many threads may catch at
-/// once; the first to set `m_failed` stores its exception, the others drop theirs.
-class first_exception {
+/// once; the first to set `m_failed` stores its exception, the others drop theirs. On a cache
+/// line of its own: it lives in the launching thread's frame, which that thread writes while
+/// the part runs, and every block of every thread loads its flag.
+class alignas(64) first_exception {
  public:
   first_exception() = default;
   first_exception(const first_exception&) = delete;
@@ -77,8 +80,10 @@ struct block_plan {
 
   /// The most elements a thread runs after it last loaded the flag: what may still run after
   /// another element threw. Large enough that a block's fixed cost (the flag, the loop's alias
-  /// check and remainder) is lost in its elements.
-  static constexpr std::int64_t max_block = 4096;
+  /// check and remainder) is lost in its elements: with 4096, a triad of 1e4 elements on two
+  /// threads (two blocks each) took 1.03-1.04 times the unguarded time, with 16384 (one block)
+  /// 1.01-1.02 (guard_paired/one_space).
+  static constexpr std::int64_t max_block = 16384;
   /// Blocks longer than this are a multiple of it.
   static constexpr std::int64_t line = 16;
 };
@@ -171,18 +176,33 @@ template <class Space, class Value, class Functor, class... Views>
 inline constexpr bool guards_elements =
     runs_on_host_threads<Space> && !nothrow_element<Value, Functor, Views...>();
 
+/// The elements [begin, end) of one part, on `space`. `chunks` > 1: cut into that many
+/// contiguous chunks, one per thread (a static schedule with the chunk size set to the chunk
+/// length; the host part of a split); else Kokkos' default schedule.
+template <class Space>
+struct part_range {
+  Space space;
+  std::int64_t begin = 0, end = 0;
+  int chunks = 1;
+};
+
 /// Runs one part of a split `parallel_for` (no `reducer`) or `parallel_reduce` (one `reducer`):
-/// `functor` bound to the part's `views` over `policy`'s range, as kernel `kernel`, then fences
-/// the policy's instance. `chunks` > 1: the policy's static chunks, one per thread (see
-/// `host_part_policy`); else Kokkos' default schedule. Guarded (`guards_elements`), the part runs
-/// in blocks (`plan_blocks`), and the first exception of its elements is rethrown here, after
-/// the fence; otherwise the kernel is the plain Kokkos launch of the bound functor.
-template <class Value, class Policy, class Functor, class... Views, class... Reducer>
-void run_part(const std::string& kernel, const Policy& policy, int chunks, const Functor& functor,
+/// `functor` bound to the part's `views` over `part`, as kernel `kernel`, then fences the part's
+/// space. Guarded (`guards_elements`), the part runs in blocks (`plan_blocks`), and the first
+/// exception of its elements is rethrown here, after the fence; otherwise the kernel is the plain
+/// Kokkos launch of the bound functor. One Kokkos policy is made, the one launched.
+template <class Value, class Space, class Functor, class... Views, class... Reducer>
+void run_part(const std::string& kernel, const part_range<Space>& part, const Functor& functor,
               const std::tuple<Views...>& views, const Reducer&... reducer) {
-  using space = typename Policy::execution_space;
+  using space = Space;
+  using policy_type = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
   static_assert(sizeof...(Reducer) == (std::is_void_v<Value> ? 0 : 1));
-  auto body = side_body<Value, is_gpu_space<space>>(functor, views);
+  // The body's Views are copied untracked, as Kokkos copies a functor into its kernel: the copy
+  // lives in this frame, inside the caller's `functor` and `views`.
+  auto body = [&] {
+    untracked_copy_scope untracked;
+    return side_body<Value, is_gpu_space<space>>(functor, views);
+  }();
   const auto launch = [&](const auto& launch_policy, const auto& launch_body) {
     if constexpr (std::is_void_v<Value>) {
       Kokkos::parallel_for(kernel, launch_policy, launch_body);
@@ -191,18 +211,23 @@ void run_part(const std::string& kernel, const Policy& policy, int chunks, const
     }
   };
   if constexpr (guards_elements<space, Value, Functor, Views...>) {
-    const block_plan blocks = plan_blocks(policy.begin(), policy.end(), policy.space().concurrency(), chunks);
-    Policy block_policy(policy.space(), 0, blocks.count);
+    const block_plan blocks = plan_blocks(part.begin, part.end, part.space.concurrency(), part.chunks);
+    policy_type block_policy(part.space, 0, blocks.count);
     if (blocks.chunk_blocks > 0) block_policy.set_chunk_size(blocks.chunk_blocks);
     first_exception error;
     // Moved, not copied: a copy of the views would count references again.
     launch(block_policy,
            guarded_blocks<decltype(body), Value>{std::move(body), &error, blocks.begin, blocks.end, blocks.block});
-    policy.space().fence();
+    part.space.fence();
     error.rethrow_if_failed();
   } else {
+    policy_type policy(part.space, part.begin, part.end);
+    if (part.chunks > 1) {
+      const std::int64_t length = (part.end - part.begin + part.chunks - 1) / part.chunks;
+      policy.set_chunk_size(static_cast<int>(std::min<std::int64_t>(length, INT_MAX)));
+    }
     launch(policy, body);
-    policy.space().fence();
+    part.space.fence();
   }
 }
 
