@@ -1,7 +1,8 @@
 // What hetero::parallel_for costs over a plain Kokkos::parallel_for when everything runs on one
 // space (the default in a CPU-only build: no split): a triad a = b + s c over N = 1e3 .. 1e8,
 // both fenced (hetero's call returns when the work is done); and the two paired call by call.
-// And the fixed cost of one call (N = 1): plain Kokkos, hetero on one space, hetero split between
+// And the fixed cost of one call (N = 1): plain Kokkos, hetero on one space (untimed, and timed
+// with split_config::time_one_space), hetero split between
 // OpenMP and Serial with all work on one side (no hand-over), and split with work on both sides
 // (the helper thread's hand-over). And the exception guard's cost: the same triad through hetero
 // with a body that may throw (guarded) and a noexcept one (unguarded, the baseline), on one
@@ -208,11 +209,24 @@ const auto sizes = [](benchmark::internal::Benchmark* b) {
   b->RangeMultiplier(10)->Range(1000, g_quick ? 1'000'000 : 100'000'000)->Unit(benchmark::kMicrosecond);
 };
 
-const auto paired_sizes = [](benchmark::internal::Benchmark* b) {
-  for (std::int64_t n = 1000; n <= (g_quick ? 1'000'000 : 100'000'000); n *= 10)
-    b->Args({n})->Iterations(g_quick ? 3 : std::clamp<std::int64_t>(1'000'000'000 / n, 10, 2000));
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-};
+// A paired family registers one case per size: an iteration count belongs to a whole
+// benchmark, not to one of its arguments (the last size's count held for every size before, so
+// the medians at 1e3 were over 10 pairs and moved by 5 % from round to round).
+// `pairs_per_n`: pairs per round are that divided by N, within [min_pairs, 2000].
+int add_paired(const std::string& name, void (*function)(benchmark::State&), std::int64_t largest,
+               std::int64_t pairs_per_n, std::int64_t min_pairs) {
+  int count = 0;
+  if (hetero::bench::smoke_run()) largest = std::min<std::int64_t>(largest, 1'000'000);
+  for (std::int64_t n = 1000; n <= largest; n *= 10) {
+    count = hetero::bench::add(name, function, [n, pairs_per_n, min_pairs](benchmark::internal::Benchmark* b) {
+      b->Args({n})
+          ->Iterations(g_quick ? 3 : std::clamp<std::int64_t>(pairs_per_n / n, min_pairs, 2000))
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    });
+  }
+  return count;
+}
 
 // Fixed cost per call: one iteration of (almost) nothing.
 void call_kokkos(benchmark::State& state) {
@@ -229,6 +243,18 @@ void call_hetero(benchmark::State& state) {
   for (auto _ : state)
     hetero::parallel_for(
         "call", 1, KOKKOS_LAMBDA(std::int64_t i) { a(i) += 1.0; });
+}
+
+// One space with its runs timed (split_config::time_one_space): what the two clock reads and
+// the locked statistics cost that an untimed loop on one space leaves out.
+void call_hetero_timed(benchmark::State& state) {
+  auto a = arrays_for(1000).a;
+  hetero::split_config config;
+  config.time_one_space = true;
+  const hetero::work_sharing timed(config);
+  for (auto _ : state)
+    hetero::parallel_for(
+        timed, "call", 1, KOKKOS_LAMBDA(std::int64_t i) { a(i) += 1.0; });
 }
 
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
@@ -249,29 +275,24 @@ const auto guard_sizes = [](benchmark::internal::Benchmark* b) {
   b->RangeMultiplier(10)->Range(1000, g_quick ? 1'000'000 : 10'000'000)->Unit(benchmark::kMicrosecond);
 };
 
-const auto guard_paired_sizes = [](benchmark::internal::Benchmark* b) {
-  for (std::int64_t n = 1000; n <= (g_quick ? 1'000'000 : 10'000'000); n *= 10)
-    b->Args({n})->Iterations(g_quick ? 3 : std::clamp<std::int64_t>(100'000'000 / n, 20, 400));
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-};
-
 const int registered[] = {
     hetero::bench::add("triad/baseline_kokkos", triad_kokkos, sizes),
     hetero::bench::add("triad/hetero_one_space", triad_hetero, sizes),
-    hetero::bench::add("triad_paired/hetero_one_space", triad_paired, paired_sizes),
+    add_paired("triad_paired/hetero_one_space", triad_paired, 100'000'000, 1'000'000'000, 10),
     hetero::bench::add("call/baseline_kokkos", call_kokkos, in_us),
     hetero::bench::add("call/hetero_one_space", call_hetero, in_us),
+    hetero::bench::add("call/hetero_one_space_timed", call_hetero_timed, in_us),
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
     hetero::bench::add("call/hetero_split_one_side", call_split<0>, in_us),
     hetero::bench::add("call/hetero_split_both_sides", call_split<50>, in_us),
 #endif
     hetero::bench::add("guard_one_space/baseline_unguarded", triad_guard<false, false>, guard_sizes),
     hetero::bench::add("guard_one_space/guarded", triad_guard<false, true>, guard_sizes),
-    hetero::bench::add("guard_paired/one_space", triad_guard_paired<false>, guard_paired_sizes),
+    add_paired("guard_paired/one_space", triad_guard_paired<false>, 10'000'000, 100'000'000, 20),
 #if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
     hetero::bench::add("guard_split/baseline_unguarded", triad_guard<true, false>, guard_sizes),
     hetero::bench::add("guard_split/guarded", triad_guard<true, true>, guard_sizes),
-    hetero::bench::add("guard_paired/split", triad_guard_paired<true>, guard_paired_sizes),
+    add_paired("guard_paired/split", triad_guard_paired<true>, 10'000'000, 100'000'000, 20),
 #endif
 };
 
