@@ -91,3 +91,18 @@ TEST_CASE("the host chunk count follows the policy, the configured cores and the
   CHECK(hetero::work_sharing_config().initial_weight == 0.4);
   hetero::set_work_sharing_config(saved);
 }
+
+TEST_CASE("a policy on one space keeps one instance: its host is its device", "[exec][policy]") {
+  using space = hetero::default_host_space;
+  auto gen = hetero::testing::rng(71);
+  const std::int64_t n = std::uniform_int_distribution<std::int64_t>(0, 1'000'000)(gen);
+  const hetero::split_policy<space, space> counted(0, n);
+  CHECK(&counted.host() == &counted.device());
+  CHECK(counted.size() == n);
+  const hetero::split_policy<space, space> given(space(), space(), 3, n + 3);
+  CHECK(&given.host() == &given.device());
+  CHECK(given.begin() == 3);
+  CHECK(given.end() == n + 3);
+  using one_space = hetero::split_policy<space, space>;
+  CHECK_THROWS_AS(one_space(space(), space(), 5, 4), hetero::invalid_argument);
+}

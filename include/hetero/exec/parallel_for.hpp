@@ -88,10 +88,11 @@ void parallel_for(const work_sharing& sharing, std::string_view label, const Ran
   detail::split_run(
       sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
-        const device_space space = detail::device_instance(policy.device(), plan.device_threads);
-        detail::run_part<void>(state.device_kernel,
-                               detail::part_range<device_space>{space, plan.device_begin, plan.device_end},
-                               functor, detail::loop_views<true>(arrays));
+        detail::with_device_instance(policy.device(), plan.device_threads, [&](const device_space& space) {
+          detail::run_part<void>(state.device_kernel,
+                                 detail::part_range<device_space>{space, plan.device_begin, plan.device_end},
+                                 functor, detail::loop_views<true>(arrays));
+        });
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         detail::run_part<void>(
@@ -117,10 +118,11 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
   split_run(
       sharing, label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
-        const device_space space = device_instance(policy.device(), plan.device_threads);
-        run_part<value_type>(state.device_kernel,
-                             part_range<device_space>{space, plan.device_begin, plan.device_end}, functor,
-                             loop_views<true>(arrays), Reducer(device_value));
+        with_device_instance(policy.device(), plan.device_threads, [&](const device_space& space) {
+          run_part<value_type>(state.device_kernel,
+                               part_range<device_space>{space, plan.device_begin, plan.device_end}, functor,
+                               loop_views<true>(arrays), Reducer(device_value));
+        });
       },
       [&](const split_plan& plan, const label_state& state) {
         run_part<value_type>(

@@ -38,17 +38,13 @@ class split_policy {
 
   /// [begin, end) on default instances of both spaces.
   template <std::integral Begin, std::integral End>
-  split_policy(Begin begin, End end) : split_policy(Device(), Host(), begin, end) {}
+  split_policy(Begin begin, End end) : split_policy(Device(), begin, end) {}
 
-  /// [begin, end) on the given instances.
+  /// [begin, end) on the given instances. With one space (`Device` and `Host` the same type) the
+  /// whole range runs on `device`, and `host` is not kept.
   template <std::integral Begin, std::integral End>
-  split_policy(Device device, Host host, Begin begin, End end)
-      : m_device(std::move(device)),
-        m_host(std::move(host)),
-        m_begin(to_index(begin, "begin")),
-        m_end(to_index(end, "end")) {
-    HETERO_EXPECTS(m_begin <= m_end, "split_policy range [", m_begin, ", ", m_end,
-                   ") is negative (begin > end); allowed: 0 <= begin <= end");
+  split_policy(Device device, Host host, Begin begin, End end) : split_policy(std::move(device), begin, end) {
+    if constexpr (!one_space) m_host = std::move(host);
   }
 
   /// The first index.
@@ -59,8 +55,14 @@ class split_policy {
   [[nodiscard]] std::int64_t size() const noexcept { return m_end - m_begin; }
   /// The device instance.
   [[nodiscard]] const Device& device() const noexcept { return m_device; }
-  /// The host instance.
-  [[nodiscard]] const Host& host() const noexcept { return m_host; }
+  /// The host instance (with one space, the device instance).
+  [[nodiscard]] const Host& host() const noexcept {
+    if constexpr (one_space) {
+      return m_device;
+    } else {
+      return m_host;
+    }
+  }
 
   /// Cuts the host part into `chunks` chunks (one per core); 0 (the default) decides from
   /// `split_config` and the host space's concurrency.
@@ -83,6 +85,18 @@ class split_policy {
   [[nodiscard]] std::optional<double> weight() const noexcept { return m_weight; }
 
  private:
+  /// Both sides one space: nothing is split, and no second instance is made (an instance of
+  /// Kokkos 4 is a reference-counted handle; a loop of 1e3 elements feels each copy).
+  static constexpr bool one_space = std::is_same_v<Device, Host>;
+  struct no_host {};
+
+  template <std::integral Begin, std::integral End>
+  split_policy(Device device, Begin begin, End end)
+      : m_device(std::move(device)), m_begin(to_index(begin, "begin")), m_end(to_index(end, "end")) {
+    HETERO_EXPECTS(m_begin <= m_end, "split_policy range [", m_begin, ", ", m_end,
+                   ") is negative (begin > end); allowed: 0 <= begin <= end");
+  }
+
   template <std::integral Int>
   static std::int64_t to_index(Int value, const char* what) {
     if constexpr (std::is_signed_v<Int>) {
@@ -94,7 +108,7 @@ class split_policy {
   }
 
   Device m_device;
-  Host m_host;
+  [[no_unique_address]] std::conditional_t<one_space, no_host, Host> m_host;
   std::int64_t m_begin;
   std::int64_t m_end;
   int m_host_chunks = 0;

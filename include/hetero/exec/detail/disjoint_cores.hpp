@@ -88,6 +88,18 @@ Device device_instance(const Device& device, int threads) {
   return device;
 }
 
+/// Calls `f(instance)` with `device_instance(device, threads)`, without a copy of `device` when
+/// it is the instance itself (threads 0: a Kokkos 4 instance copy is two atomic operations).
+template <class Device, class F>
+void with_device_instance(const Device& device, int threads, const F& f) {
+  if (threads > 0) {
+    const Device narrowed = device_instance(device, threads);
+    f(narrowed);
+  } else {
+    f(device);
+  }
+}
+
 /// Runs `part()` so that the kernels it launches on `Device`'s default instance use `threads`
 /// threads (Kokkos 3 OpenMP: inside a one-partition `partition_master` of that size; nested
 /// OpenMP is enabled for the call). Otherwise (`threads` 0, or Kokkos 4+ where the instance

@@ -179,9 +179,11 @@ inline constexpr bool guards_elements =
 /// The elements [begin, end) of one part, on `space`. `chunks` > 1: cut into that many
 /// contiguous chunks, one per thread (a static schedule with the chunk size set to the chunk
 /// length; the host part of a split); else Kokkos' default schedule.
+/// Holds the space by reference: an instance of Kokkos 4 is a reference-counted handle, and each
+/// copy is two atomic operations.
 template <class Space>
 struct part_range {
-  Space space;
+  const Space& space;
   std::int64_t begin = 0, end = 0;
   int chunks = 1;
 };
