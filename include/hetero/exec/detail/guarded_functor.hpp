@@ -217,7 +217,7 @@ void run_part(const std::string& kernel, const part_range<Space>& part, const Fu
     policy_type block_policy(part.space, 0, blocks.count);
     if (blocks.chunk_blocks > 0) block_policy.set_chunk_size(blocks.chunk_blocks);
     first_exception error;
-    // Moved, not copied: a copy of the views would count references again.
+    // Moved into the wrapper: its untracked Views stay untracked.
     launch(block_policy,
            guarded_blocks<decltype(body), Value>{std::move(body), &error, blocks.begin, blocks.end, blocks.block});
     part.space.fence();
