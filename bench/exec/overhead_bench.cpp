@@ -2,11 +2,11 @@
 // space (the default in a CPU-only build: no split): a triad a = b + s c over N = 1e3 .. 1e8,
 // both fenced (hetero's call returns when the work is done); and the two paired call by call.
 // And the fixed cost of one call (N = 1): plain Kokkos, hetero on one space (untimed, and timed
-// with split_config::time_one_space), hetero split between
-// OpenMP and Serial with all work on one side (no hand-over), and split with work on both sides
-// (the helper thread's hand-over). And the exception guard's cost: the same triad through hetero
-// with a body that may throw (guarded) and a noexcept one (unguarded, the baseline), on one
-// space and split, N = 1e3 .. 1e7, as separate cases and paired call by call. A quick run
+// with split_config::time_one_space), hetero split between OpenMP and Serial with all work on
+// one side (no hand-over), and split with work on both sides (the helper thread's hand-over).
+// And the exception guard's cost: the same triad through hetero with a body that may throw
+// (guarded) and a noexcept one (unguarded, the baseline), on one space and split, N = 1e3 ..
+// 1e7, as separate cases and paired call by call. A quick run
 // (--benchmark_min_time below 0.1 s, the test command's smoke run) stops at N = 1e6.
 #include <hetero/exec.hpp>
 
