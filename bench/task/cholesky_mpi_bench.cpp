@@ -4,11 +4,17 @@
 // per panel, potrf, a broadcast of the diagonal tile, the trsms, an allgather of the panel and
 // the updates, the loops over a rank's tile rows shared by `workers` OpenMP threads, and no
 // overlap between steps (bulk-synchronous, as such codes are written).
+// The cholesky_2ranks_double_trace family measures hetero's trace (docs/trace.md): the same
+// tasklets with a `hetero::tracer` recording every task, wait and collective, against the same
+// tasklets untraced.
+#include <hetero/core/trace.hpp>
 #include <hetero/task.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -111,22 +117,41 @@ void mpi_openmp(benchmark::State& state) {
   check_factor(a, "MPI+OpenMP");
 }
 
+// The tasklet factorization; `traced`: a fresh tracer records each run (its events are written
+// out after the run's time, as the runtime writes its trace at the end).
 template <cholesky::real T>
-void tasklets(benchmark::State& state) {
+void tasklets(benchmark::State& state, bool traced) {
   const int n = static_cast<int>(state.range(0));
   hetero::task_graph graph({.workers = workers, .window = cholesky::whole_graph_window(n / tile)});
   cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_WORLD));
   cholesky::tasklet_factorization<T> factorization(graph, a);
   openblas_set_num_threads(1);
+  std::size_t trace_bytes = 0;
   for (auto _ : state) {
     a.fill();
+    auto tracer = traced ? std::make_shared<hetero::tracer>() : nullptr;
+    std::optional<hetero::scoped_observer> listening;
+    if (tracer) listening.emplace(tracer);
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
     factorization.declare();
     graph.wait();
     hetero::bench::set_iteration_time(state, seconds_since(start));
+    listening.reset();
+    if (tracer) trace_bytes = tracer->json_events(0).size();
   }
-  check_factor(a, "hetero");
+  if (traced) state.counters["trace_bytes"] = static_cast<double>(trace_bytes);
+  check_factor(a, traced ? "hetero (traced)" : "hetero");
+}
+
+template <cholesky::real T>
+void tasklets_untraced(benchmark::State& state) {
+  tasklets<T>(state, false);
+}
+
+template <cholesky::real T>
+void tasklets_traced(benchmark::State& state) {
+  tasklets<T>(state, true);
 }
 
 const auto configure = [](benchmark::internal::Benchmark* b) {
@@ -138,12 +163,20 @@ template <cholesky::real T>
 int add_precision(const char* family) {
   const std::string f = family;
   hetero::bench::add(f + "/baseline_mpi_openmp", mpi_openmp<T>, configure);
-  hetero::bench::add(f + "/hetero", tasklets<T>, configure);
+  hetero::bench::add(f + "/hetero", tasklets_untraced<T>, configure);
+  return 0;
+}
+
+int add_trace(const char* family) {
+  const std::string f = family;
+  hetero::bench::add(f + "/baseline_hetero_untraced", tasklets_untraced<double>, configure);
+  hetero::bench::add(f + "/hetero_traced", tasklets_traced<double>, configure);
   return 0;
 }
 
 const int registered[] = {add_precision<double>("cholesky_2ranks_double"),
-                          add_precision<float>("cholesky_2ranks_float")};
+                          add_precision<float>("cholesky_2ranks_float"),
+                          add_trace("cholesky_2ranks_double_trace")};
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "hetero/core/observer.hpp"
 #include "hetero/core/runtime.hpp"
 #include "hetero/core/timer.hpp"
+#include "hetero/core/trace.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
 #endif  // HETERO_CORE_HPP

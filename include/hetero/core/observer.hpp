@@ -1,17 +1,23 @@
 /// @file
 /// The one interface through which modules tell observers (the power module's monitor, a
 /// tracer, a user's logger) that this rank starts or stops waiting, that a time step (phase)
-/// ends, and that a work-sharing loop finished. Lower modules call `wait_scope`, `mark_phase`
-/// and `detail::notify_split_loop`; none of them knows who listens. Any number of observers may
-/// listen at once (`add_observer`); each sees every event it asked for.
+/// ends, that a work-sharing loop finished, and that a thread enters or leaves a named region
+/// of hetero's work (a task, a collective, a split loop's part). Lower modules call
+/// `wait_scope`, `mark_phase`, `detail::notify_split_loop` and `region`; none of them knows who
+/// listens. Any number of observers may listen at once (`add_observer`); each sees every event
+/// it asked for. Waits and regions are also Kokkos Tools regions (`hetero:<module>:<label>`)
+/// when a Kokkos Tools library is loaded (docs/trace.md).
 #ifndef HETERO_CORE_OBSERVER_HPP
 #define HETERO_CORE_OBSERVER_HPP
+
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -41,10 +47,11 @@ struct split_loop_event {
 /// The kinds of events an observer asks for (a bit mask): an observer is told only of those,
 /// and a kind nobody asked for costs one relaxed atomic load where it happens.
 enum class observer_events : unsigned {
-  waits = 1U << 0U,   ///< `wait_begin` / `wait_end`
-  phases = 1U << 1U,  ///< `phase_end`
-  loops = 1U << 2U,   ///< `split_loop_end`
-  all = waits | phases | loops
+  waits = 1U << 0U,    ///< `wait_begin` / `wait_end`
+  phases = 1U << 1U,   ///< `phase_end`
+  loops = 1U << 2U,    ///< `split_loop_end`
+  regions = 1U << 3U,  ///< `region_begin` / `region_end`
+  all = waits | phases | loops | regions
 };
 
 /// The union of two event masks.
@@ -77,6 +84,17 @@ class observer {
   virtual void phase_end() noexcept {}
   /// A work-sharing loop finished one run (called on the thread that ran the loop).
   virtual void split_loop_end(const split_loop_event& event) noexcept { (void)event; }
+  /// The calling thread enters a region of hetero's work: `module` ("task", "comm", "exec",
+  /// "distarray", "power"), `label` (the task's label, the collective's name...) and `part`
+  /// (empty, or e.g. "device" / "host" for a split loop's parts). The views are valid during
+  /// the call only.
+  virtual void region_begin(std::string_view module, std::string_view label, std::string_view part) noexcept {
+    (void)module;
+    (void)label;
+    (void)part;
+  }
+  /// The calling thread leaves the region it entered last.
+  virtual void region_end() noexcept {}
   /// The events this observer wants; read once, when it is registered.
   [[nodiscard]] virtual observer_events events() const noexcept { return observer_events::all; }
 };
@@ -85,11 +103,16 @@ namespace detail {
 
 /// The registered observers, one list per event kind; immutable once published.
 struct observer_list {
-  std::vector<std::shared_ptr<observer>> waits, phases, loops;
+  std::vector<std::shared_ptr<observer>> waits, phases, loops, regions;
 };
 
 /// Which event kinds have at least one listener: the hot paths' only check.
-inline std::atomic<unsigned> g_listened_events{0};
+/// Two more bits say what hetero knows of Kokkos Tools (`refresh_kokkos_tool`): a library is
+/// loaded, or nobody looked yet. Together they make the hot paths' check a single load.
+inline constexpr unsigned kokkos_tool_bit = 1U << 30U;
+inline constexpr unsigned kokkos_unknown_bit = 1U << 31U;
+inline constexpr unsigned kokkos_bits = kokkos_tool_bit | kokkos_unknown_bit;
+inline std::atomic<unsigned> g_listened_events{kokkos_unknown_bit};
 
 /// The observer of `set_observer` (not owned).
 inline std::atomic<observer*> g_single_observer{nullptr};
@@ -112,7 +135,7 @@ class observer_registry {
 
   observer_registry(const observer_registry&) = delete;
   observer_registry& operator=(const observer_registry&) = delete;
-  ~observer_registry() { g_listened_events.store(0, std::memory_order_relaxed); }
+  ~observer_registry() { g_listened_events.fetch_and(kokkos_bits, std::memory_order_relaxed); }
 
   /// The current list (never null).
   [[nodiscard]] std::shared_ptr<const observer_list> snapshot() const noexcept {
@@ -168,6 +191,7 @@ class observer_registry {
       if (has_event(wanted, observer_events::waits)) list->waits.push_back(o);
       if (has_event(wanted, observer_events::phases)) list->phases.push_back(o);
       if (has_event(wanted, observer_events::loops)) list->loops.push_back(o);
+      if (has_event(wanted, observer_events::regions)) list->regions.push_back(o);
       listened |= static_cast<unsigned>(wanted);
     };
     // The single observer is not owned: an aliasing pointer without an owner carries it.
@@ -175,7 +199,10 @@ class observer_registry {
       enlist(std::shared_ptr<observer>(std::shared_ptr<observer>(), single));
     for (const auto& o : m_added) enlist(o);
     m_published.store(std::move(list), std::memory_order_release);
-    g_listened_events.store(listened, std::memory_order_relaxed);
+    unsigned current = g_listened_events.load(std::memory_order_relaxed);  // keeps the Kokkos bits
+    while (!g_listened_events.compare_exchange_weak(current, listened | (current & kokkos_bits),
+                                                    std::memory_order_relaxed)) {
+    }
   }
 
   mutable std::mutex m_mutex;
@@ -251,20 +278,90 @@ inline observer* set_observer(observer* o) { return detail::observer_registry::i
   return detail::g_single_observer.load(std::memory_order_acquire);
 }
 
-/// Marks the scope of a wait; costs one relaxed atomic load when no observer listens to waits.
+namespace detail {
+
+/// Looks for a Kokkos Tools library now and keeps the answer in `g_listened_events` (none
+/// before Kokkos is initialised: looks again at the next region). Kokkos' own check compares its
+/// whole table of callbacks, too slow for every task, so hetero looks once Kokkos is up and keeps
+/// the answer; `hetero::detect_kokkos_tools` looks again.
+inline bool refresh_kokkos_tool() noexcept {
+  const bool up = Kokkos::is_initialized();
+  const bool loaded = up && Kokkos::Profiling::profileLibraryLoaded();
+  const unsigned bits = !up ? kokkos_unknown_bit : loaded ? kokkos_tool_bit : 0U;
+  unsigned current = g_listened_events.load(std::memory_order_relaxed);
+  while (!g_listened_events.compare_exchange_weak(current, (current & ~kokkos_bits) | bits,
+                                                  std::memory_order_relaxed)) {
+  }
+  return loaded;
+}
+
+/// Whether a Kokkos Tools library is loaded or an observer listens to `kind`: one relaxed load
+/// once hetero looked for the library.
+[[nodiscard]] inline bool tool_or_listened(observer_events kind) noexcept {
+  const unsigned events = g_listened_events.load(std::memory_order_relaxed);
+  if ((events & (static_cast<unsigned>(kind) | kokkos_bits)) == 0) [[likely]]
+    return false;
+  if ((events & kokkos_unknown_bit) != 0) refresh_kokkos_tool();
+  return true;  // the caller looks again, in detail
+}
+
+/// Whether a Kokkos Tools library is loaded (looks for one if nobody did yet).
+[[nodiscard]] inline bool kokkos_tool_loaded() noexcept {
+  const unsigned events = g_listened_events.load(std::memory_order_relaxed);
+  if ((events & kokkos_unknown_bit) != 0) [[unlikely]]
+    return refresh_kokkos_tool();
+  return (events & kokkos_tool_bit) != 0;
+}
+
+/// Opens the Kokkos Tools region `hetero:<module>:<label>[:<part>]`; returns false (nothing
+/// to close) where the name cannot be built.
+inline bool push_kokkos_region(std::string_view module, std::string_view label, std::string_view part) noexcept {
+  try {
+    std::string name;
+    name.reserve(8 + module.size() + label.size() + part.size());
+    name.append("hetero:").append(module).append(":").append(label);
+    if (!part.empty()) name.append(":").append(part);
+    Kokkos::Profiling::pushRegion(name);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// The module a wait of `kind` belongs to, as region names spell it.
+[[nodiscard]] constexpr std::string_view module_of(wait_kind kind) noexcept {
+  switch (kind) {
+    case wait_kind::collective: return "comm";
+    case wait_kind::halo: return "distarray";
+    case wait_kind::task: return "task";
+    case wait_kind::point_to_point: return "comm";
+    case wait_kind::user: return "user";
+  }
+  return "user";
+}
+
+}  // namespace detail
+
+/// Marks the scope of a wait; costs one relaxed atomic load when nobody listens. A loaded Kokkos Tools library
+/// sees it as the region `hetero:<module>:wait:<label>`.
 /// @code
 /// { hetero::wait_scope waiting(hetero::wait_kind::collective, "allreduce"); MPI_Wait(&r, s); }
 /// @endcode
 class wait_scope {
  public:
   wait_scope(wait_kind kind, std::string_view label) noexcept : m_kind(kind), m_label(label) {
+    if (!detail::tool_or_listened(observer_events::waits)) [[likely]]
+      return;
+    if (detail::kokkos_tool_loaded())
+      m_kokkos = detail::push_kokkos_region(detail::module_of(kind), "wait", label);
     if (!detail::listened(observer_events::waits)) return;
     m_list = detail::observer_registry::instance().snapshot();
     for (const auto& o : m_list->waits) o->wait_begin(m_kind, m_label);
   }
   ~wait_scope() {
-    if (!m_list) return;
-    for (const auto& o : m_list->waits) o->wait_end(m_kind, m_label);
+    if (m_list)
+      for (const auto& o : m_list->waits) o->wait_end(m_kind, m_label);
+    if (m_kokkos) Kokkos::Profiling::popRegion();
   }
   wait_scope(const wait_scope&) = delete;
   wait_scope& operator=(const wait_scope&) = delete;
@@ -272,8 +369,54 @@ class wait_scope {
  private:
   std::shared_ptr<const detail::observer_list> m_list;  // the observers told of the begin
   wait_kind m_kind;
+  bool m_kokkos = false;  // a Kokkos Tools region is open
   std::string_view m_label;
 };
+
+/// Marks a region of hetero's work on the calling thread while in scope: a task, a collective,
+/// a split loop's part, a reflect or gmove, a coarray synchronisation, a power setting. Observers
+/// of `observer_events::regions` (hetero's trace) see it, and so does a loaded Kokkos Tools
+/// library, as the region `hetero:<module>:<label>[:<part>]` nested in whatever region this
+/// thread is in. With neither, it costs one relaxed atomic load.
+/// The views must outlive the constructor only.
+/// @code
+/// { hetero::region working("user", "assemble"); assemble(); }
+/// @endcode
+class region {
+ public:
+  region(std::string_view module, std::string_view label, std::string_view part = {}) noexcept {
+    if (!detail::tool_or_listened(observer_events::regions)) [[likely]]
+      return;
+    if (detail::kokkos_tool_loaded()) m_kokkos = detail::push_kokkos_region(module, label, part);
+    if (!detail::listened(observer_events::regions)) return;
+    m_list = detail::observer_registry::instance().snapshot();
+    for (const auto& o : m_list->regions) o->region_begin(module, label, part);
+  }
+  ~region() {
+    if (m_list)
+      for (const auto& o : m_list->regions) o->region_end();
+    if (m_kokkos) Kokkos::Profiling::popRegion();
+  }
+  region(const region&) = delete;
+  region& operator=(const region&) = delete;
+
+ private:
+  std::shared_ptr<const detail::observer_list> m_list;  // the observers told of the begin
+  bool m_kokkos = false;                                // a Kokkos Tools region is open
+};
+
+/// Looks again for a Kokkos Tools library. hetero looks when Kokkos is up (its runtime looks
+/// right after initialising Kokkos) and keeps the answer; a program that installs Kokkos Tools
+/// callbacks by hand later (`Kokkos::Tools::Experimental::set_push_region_callback`) calls this
+/// after doing so, for hetero's regions to reach them.
+inline void detect_kokkos_tools() noexcept { (void)detail::refresh_kokkos_tool(); }
+
+/// True when a region (`hetero::region`) would reach anyone: a Kokkos Tools library or an
+/// observer of regions. Code that must build a region's label first asks this.
+[[nodiscard]] inline bool regions_observed() noexcept {
+  return detail::tool_or_listened(observer_events::regions) &&
+         (detail::kokkos_tool_loaded() || detail::listened(observer_events::regions));
+}
 
 /// Tells the observers that one time step (phase) ended; call once per step.
 inline void mark_phase() noexcept {

@@ -22,11 +22,13 @@
 #include "hetero/core/detail/cpu.hpp"
 #include "hetero/core/detail/devices.hpp"
 #include "hetero/core/detail/kokkos_compat.hpp"
+#include "hetero/core/detail/trace_file.hpp"
 #include "hetero/core/detail/wait_registry.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/mpi/watchdog.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
 namespace hetero {
@@ -45,7 +47,7 @@ struct runtime_options {
   /// The process-wide no-progress timeout of hetero's waits in seconds (0: wait forever); when
   /// empty, the environment variable HETERO_WAIT_TIMEOUT, else 30 s (see `hetero::wait_timeout`
   /// and docs/faults.md). `hetero::set_wait_timeout` overrides it.
-  std::optional<double> wait_timeout;
+  std::optional<double> wait_timeout{};
   /// On SIGUSR1, print the hetero waits in progress on this rank to stderr and continue; on
   /// SIGTERM, print them and terminate as before. Not installed for an ignored signal; a
   /// handler already there (MPICH installs one for SIGUSR1) is called after the report.
@@ -55,6 +57,12 @@ struct runtime_options {
   /// thread looks every 100 ms and calls `MPI_Abort` (docs/faults.md). Nothing is watched when
   /// the timeout is 0; one watchdog per process (a nested runtime uses its outer one's).
   bool end_blocked_calls = true;
+  /// Write a Chrome trace (Perfetto, chrome://tracing, tools/trace/gantt.sh) of every rank's
+  /// tasks, waits, idle time, collectives, split loops' parts, reflects, gmoves and power
+  /// settings to this file at the runtime's end, merged by rank 0; when empty, the environment
+  /// variable HETERO_TRACE (unset or empty: no trace). The file is created at the start: a path
+  /// that cannot be written raises `hetero::invalid_argument` on every rank then (docs/trace.md).
+  std::optional<std::string> trace_file{};
 };
 
 /// RAII owner of MPI and Kokkos for one process. Initialises MPI (asking for
@@ -129,11 +137,13 @@ class runtime {
         m_device_id = m_device_count > 0 ? m_local_rank % m_device_count : -1;
       }
       start_kokkos(argc, argv, options.host_threads);
+      detail::refresh_kokkos_tool();  // a tool is loaded by Kokkos::initialize, if at all
       detail::g_node_ranks.store(m_local_size, std::memory_order_relaxed);
       detail::g_wait_registry.world_rank.store(m_world_rank, std::memory_order_relaxed);
       if (options.report_waits_on_signal) m_owns_signals = detail::install_wait_report_signals();
       if (options.end_blocked_calls && !g_watchdog_started().exchange(true))
         m_watchdog = std::make_unique<detail::blocked_call_watchdog>(m_thread_level == thread_level::multiple);
+      start_trace(options);
     } catch (...) {
       stop();  // a throwing constructor runs no destructor: undo what was brought up
       throw;
@@ -150,6 +160,34 @@ class runtime {
                                  "runtime_options::wait_timeout");
   }
 
+  // The trace of `options` or HETERO_TRACE, started by the outermost runtime that asks for one.
+  void start_trace(const runtime_options& options) {
+    std::string path;
+    std::string source;
+    if (options.trace_file) {
+      path = *options.trace_file;
+      source = "runtime_options::trace_file";
+    } else if (const char* text = std::getenv(std::string(detail::trace_variable).c_str()); text && *text) {
+      path = text;
+      source = std::string(detail::trace_variable);
+    } else {
+      return;
+    }
+    if (g_trace_started().exchange(true)) return;
+    try {
+      m_trace = std::make_unique<detail::trace_session>(std::move(path), source);
+    } catch (...) {
+      g_trace_started().store(false);
+      throw;
+    }
+  }
+
+  // Whether a runtime of this process writes a trace.
+  static std::atomic<bool>& g_trace_started() {
+    static std::atomic<bool> started{false};
+    return started;
+  }
+
   // Whether a runtime of this process runs the watchdog.
   static std::atomic<bool>& g_watchdog_started() {
     static std::atomic<bool> started{false};
@@ -158,11 +196,19 @@ class runtime {
 
   // Finalises what this runtime initialised, Kokkos before MPI.
   void stop() noexcept {
+    if (m_trace) {
+      m_trace->finish();  // before MPI goes: rank 0 gathers the others' events
+      m_trace.reset();
+      g_trace_started().store(false);
+    }
     if (m_watchdog) g_watchdog_started().store(false);
     m_watchdog.reset();
     if (m_owns_signals) detail::remove_wait_report_signals();
     m_owns_signals = false;
-    if (m_owns_kokkos && Kokkos::is_initialized()) Kokkos::finalize();
+    if (m_owns_kokkos && Kokkos::is_initialized()) {
+      Kokkos::finalize();
+      detail::refresh_kokkos_tool();  // none once Kokkos is down
+    }
     if (m_local_comm != MPI_COMM_NULL && !detail::mpi_finalized()) MPI_Comm_free(&m_local_comm);
     if (m_owns_mpi && !detail::mpi_finalized()) MPI_Finalize();
     m_owns_kokkos = m_owns_mpi = false;
@@ -242,6 +288,7 @@ class runtime {
   bool m_owns_kokkos = false;
   bool m_owns_signals = false;
   std::unique_ptr<detail::blocked_call_watchdog> m_watchdog;  // the process's, if started here
+  std::unique_ptr<detail::trace_session> m_trace;             // the process's, if started here
   thread_level m_thread_level = thread_level::single;
   int m_world_rank = 0;
   int m_world_size = 1;

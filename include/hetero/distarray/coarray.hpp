@@ -22,6 +22,7 @@
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/distarray/concepts.hpp"
 #include "hetero/distarray/detail/node_segment.hpp"
 #include "hetero/distarray/detail/origin.hpp"
@@ -181,11 +182,17 @@ class coarray {
 
   /// Waits until every image reaches its sync_all; puts and gets before it are then complete
   /// and visible on every image (collective).
-  void sync_all() const { state_of().window->sync_all("sync_all"); }
+  void sync_all() const {
+    const region running("distarray", "sync_all");
+    state_of().window->sync_all("sync_all");
+  }
 
   /// Waits until every image of `images` reaches a sync_images naming this image; the
   /// transfers between them before it are then complete and visible.
-  void sync_images(const std::vector<int>& images) const { state_of().window->sync_images(images, "sync_images"); }
+  void sync_images(const std::vector<int>& images) const {
+    const region running("distarray", "sync_images");
+    state_of().window->sync_images(images, "sync_images");
+  }
 
  private:
   struct state {

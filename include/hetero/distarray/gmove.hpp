@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hetero/core/error.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/distarray/detail/operand.hpp"
 #include "hetero/distarray/detail/plan_cache.hpp"
 #include "hetero/distarray/detail/section_map.hpp"
@@ -263,6 +264,7 @@ auto begin_gmove(const Dst& dst, const Src& src, std::shared_ptr<void> keep, boo
 /// @endcode
 template <class Dst, class Src>
 void gmove(const Dst& dst, const Src& src) {
+  const region running("distarray", "gmove");
   detail::begin_gmove(dst, src, nullptr, true).wait();
 }
 
@@ -276,6 +278,7 @@ void gmove(const Dst& dst, const Src& src) {
 /// @endcode
 template <class Dst, class Src>
 auto gmove_async(const Dst& dst, const Src& src) {
+  const region running("distarray", "gmove_async");
   return detail::begin_gmove(dst, src, std::make_shared<std::pair<Dst, Src>>(dst, src), false);
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "hetero/core/error.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/distarray/detail/halo_plan.hpp"
 #include "hetero/distarray/detail/plan_cache.hpp"  // plan_builds
 #include "hetero/distarray/detail/transfer.hpp"
@@ -179,6 +180,7 @@ std::shared_ptr<void>& begin_reflect(array_state<T, Rank, MemorySpace>& state,
 template <class T, int Rank, class MemorySpace>
 reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Rank, MemorySpace>& array,
                                                    const reflect_options<Rank>& options) {
+  const region running("distarray", "reflect_async");
   const auto& plan = detail::begin_reflect(array.state(), options);
   return reflect_handle<T, Rank, MemorySpace>(array,
                                               std::static_pointer_cast<detail::halo_plan<T, MemorySpace>>(plan));
@@ -192,6 +194,7 @@ reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Ra
 template <class T, int Rank, class MemorySpace>
 void reflect(const distributed_array<T, Rank, MemorySpace>& array, const reflect_options<Rank>& options = {}) {
   // The blocking form runs the phases in place: no handle, no reference counting.
+  const region running("distarray", "reflect");
   auto& state = array.state();
   auto& plan = *static_cast<detail::halo_plan<T, MemorySpace>*>(detail::begin_reflect(state, options).get());
   struct release {

@@ -8,10 +8,12 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/comm_ref.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/power/actuators/actuator.hpp"
 #include "hetero/power/allocator.hpp"
 #include "hetero/power/detail/control_channel.hpp"
@@ -323,6 +326,9 @@ class controller {
     }
     if (m_actuator_failed) return;
     try {
+      std::array<char, 32> label{'s', 'e', 't'};  // the region names the frequency when someone looks
+      if (regions_observed()) std::snprintf(label.data(), label.size(), "set %.2f GHz", setting.frequency_ghz);
+      const region applying("power", label.data());
       m_actuator.apply(setting);
       m_monitor.set_frequency(setting.frequency_ghz);
     } catch (...) {  // keep taking part in the exchanges (others wait for us); report at stop()

@@ -46,6 +46,7 @@
 #include "hetero/comm/reduce_ops.hpp"
 #include "hetero/comm/request.hpp"
 #include "hetero/core/error.hpp"
+#include "hetero/core/observer.hpp"
 
 namespace hetero::detail {
 
@@ -340,6 +341,7 @@ void exchange_counts(comm_state& st, std::size_t mine, int root, bool receives, 
 /// and marks the communicator out of step when a wait gives up.
 template <class Shape, class Body>
 decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Body&& body) {
+  const region running("comm", name);
   st.check_usable(name);
   wait_call call{"hetero::communicator::", name, has_root(Shape::kind) ? root : -1, -1};
   wait_call_scope scope(call);
@@ -406,6 +408,7 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
                     has_parameter<parameter::recv_counts, Args...>,
                 "hetero: the non-blocking forms of gatherv and allgatherv need recv_counts(...)");
   comm_state& st = *state;
+  const region running("comm", Shape::start_name);
   st.check_usable(Shape::start_name);
   const call_options options = options_of(Shape::start_name, args...);
   const wait_call named{"hetero::communicator::", Shape::start_name, has_root(Shape::kind) ? options.root : -1,

@@ -104,8 +104,14 @@ void split_run(const work_sharing& sharing, std::string_view label, const Policy
     split_plan plan = make_split_plan(policy.begin(), policy.end(), weight, chunks);
     if (plan.device_items() > 0 && plan.host_items() > 0) plan.device_threads = device_threads;
     const move_seconds moved = prepare_accesses(access, plan);
-    auto device_part = [&] { run_device(plan, state); };
-    auto host_part = [&] { run_host(plan, state); };
+    auto device_part = [&] {
+      const region running("exec", label, "device");
+      run_device(plan, state);
+    };
+    auto host_part = [&] {
+      const region running("exec", label, "host");
+      run_host(plan, state);
+    };
     side_seconds spent;
     try {
       const bool both = plan.device_items() > 0 && plan.host_items() > 0;

@@ -295,8 +295,30 @@ class scheduler {
     return m_stop.load(std::memory_order_seq_cst) || m_ready.visible() || m_devices.visible(w);
   }
 
+  // Runs the body of `n` (on `dev`, if given) inside a region named by its label, for a Kokkos
+  // Tools library or hetero's trace.
+  static void run_in_region(node* n, device_slot* dev) {
+    const region running("task", n->extra.label.empty() ? std::string_view("(no label)") : n->extra.label,
+                         dev ? std::string_view("device") : std::string_view());
+    if (dev)
+      device_queues::launch(*n, *dev);
+    else
+      n->invoke(*n, nullptr);
+  }
+
   // Runs `n` and then the successor it released first, as long as there is one.
+  // Whether anyone looks at regions is asked once per call, not per task (a chain of tiny tasks
+  // runs in one call), and the loop is compiled apart for each answer: the loop nobody looks at
+  // is the loop of a build without regions (a branch in it costs a chain of empty tasks).
   void execute(int w, node* n, device_slot* dev) {
+    if (regions_observed()) [[unlikely]]
+      execute_loop<true>(w, n, dev);
+    else
+      execute_loop<false>(w, n, dev);
+  }
+
+  template <bool Observed>
+  void execute_loop(int w, node* n, device_slot* dev) {
     worker_state& me = *m_workers[static_cast<std::size_t>(w)];
     me.running.store(true, std::memory_order_relaxed);
     t_worker = w;
@@ -305,11 +327,12 @@ class scheduler {
         t_inside_task = true;
         t_current_device = dev ? dev->index : -1;
         try {
-          if (dev) {
+          if constexpr (Observed)
+            run_in_region(n, dev);
+          else if (dev)
             device_queues::launch(*n, *dev);
-          } else {
+          else
             n->invoke(*n, nullptr);
-          }
         } catch (...) {
           record_error(task_body_error(std::current_exception()));
         }
