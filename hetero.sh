@@ -9,7 +9,7 @@
 #                               PNG plots under docs/bench/ with --plots)
 #   ./hetero.sh gpu-kit         build the GPU kit (build/gpu-kit): the GPU tests, examples and
 #                               benchmarks for a CUDA GPU with every library they need, and a
-#                               run.sh that runs them on a GPU node (README, "On a GPU node")
+#                               run.sh that runs them on a GPU node (docs/build.md, "On a GPU node")
 #   ./hetero.sh deps            only install the dependencies (apt packages, Kokkos)
 #
 # Environment:

@@ -83,20 +83,19 @@ printf '%s\n' "${rows[@]}" | awk -F'\t' '
   { printf "%-26s %-34s %-24s %-26s %7s %7s %4s\n", $1, $2, $3, $4, $5, $6, $7 }
   BEGIN { printf "%-26s %-34s %-24s %-26s %7s %7s %4s\n", "benchmark", "case", "variant", "peer", "median", "worst", "runs" }'
 
+printf '%s\n' "${rows[@]}" >"$results/scoreboard.tsv" # the rows, for bench/scoreboard_tables.sh
 if [ -n "$markdown" ]; then
   {
     echo "# Scoreboard"
     echo
     echo "From the last full \`./hetero.sh bench\` run, started $(cat "$results/started" 2>/dev/null || echo "-") (1, 5 and"
-    echo "15 minute load averages), on $(nproc) cores. Each row is one case (hetero's, or another peer's) beside the"
-    echo "family's baseline in the same binary; the ratio is the case's time over the baseline's, paired round by round"
-    echo "(bench/report.sh): the median over rounds and the worst round. Below 1 the case is faster. Written by"
-    echo "bench/scoreboard.sh. The plots beside this file come from this run only when it was made with --plots; each"
-    echo "plot is named, with its run, in the docs that show it."
+    echo "15 minute load averages), on $(nproc) cores. Each case (hetero's, or another peer's) ran beside its"
+    echo "family's baseline in the same binary; the ratio is the case's time over the baseline's, paired round by"
+    echo "round (bench/report.sh). Below 1 the case is faster. Written by bench/scoreboard.sh (the tables by"
+    echo "bench/scoreboard_tables.sh from $results/scoreboard.tsv). The plots beside this file come from this run"
+    echo "only when it was made with --plots; each plot is named, with its run, in the docs that show it."
     echo
-    echo "| benchmark | case | variant | peer (baseline) | median | worst | rounds | command |"
-    echo "|---|---|---|---|---|---|---|---|"
-    printf '%s\n' "${rows[@]}" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | `%s` |\n", $1, $2, $3, $4, $5, $6, $7, $8 }'
+    printf '%s\n' "${rows[@]}" | "$here/scoreboard_tables.sh"
   } >"$markdown"
   echo "scoreboard written to $markdown"
 fi
