@@ -85,6 +85,7 @@ set ytics ($ytics)
 set yrange [-0.7:$rows - 0.3] reverse
 set key outside right top
 set grid xtics
+${first:+set xrange [$first:${last:-*}]}
 plot $plot
 GNUPLOT
 echo "gantt.sh: $png ($rows rows, $k kinds)"

@@ -75,7 +75,7 @@ void report() {
       text += "thread " + std::to_string(index) + "\n";
     }
     char line[512];
-    std::snprintf(line, sizeof line, "%*s%-*s %8llu %10.6f\n", 2 + 2 * depth, "", 60 - 2 * depth,
+    std::snprintf(line, sizeof line, "%*s%-*s %8llu %10.6f\n", 2 + 2 * depth, "", 90 - 2 * depth,
                   path.substr(last).c_str(), static_cast<unsigned long long>(t.count), t.seconds);
     text += line;
   }
