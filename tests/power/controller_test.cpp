@@ -8,8 +8,13 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <mutex>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -111,9 +116,30 @@ controlled_run run_controlled(const controller_options& options, double seconds,
   return {c.status(), common_rounds(c), c.history().size(), cpu.frequency()};
 }
 
+// The labels of the power module's regions: what hetero's tracer and a Kokkos Tools library see
+// of the settings the controller applies.
+class power_regions : public hetero::observer {
+ public:
+  void region_begin(std::string_view module, std::string_view label, std::string_view) noexcept override {
+    if (module != "power") return;
+    std::scoped_lock lock(m_mutex);
+    labels.emplace_back(label);
+  }
+  [[nodiscard]] hetero::observer_events events() const noexcept override {
+    return hetero::observer_events::regions;
+  }
+  std::vector<std::string> labels;
+
+ private:
+  std::mutex m_mutex;
+};
+
 }  // namespace
 
-TEST_CASE("policy even: every rank at the even step, monitoring running", "[power][controller]") {
+TEST_CASE("policy even: every rank at the even step, monitoring running, the setting a region",
+          "[power][controller]") {
+  power_regions seen;
+  const hetero::scoped_observer listening(seen);
   const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4) + 0.5;
   monitor m;
@@ -131,6 +157,10 @@ TEST_CASE("policy even: every rank at the even step, monitoring running", "[powe
   CHECK(log.history().size() == 1);
   CHECK(accounted > 0.05);  // the helper thread kept the monitor's frames going
   CHECK_FALSE(c.status().planned);
+  REQUIRE(seen.labels.size() == 1);
+  std::array<char, 32> expected{};
+  std::snprintf(expected.data(), expected.size(), "set %.2f GHz", table.frequency(4));
+  CHECK(seen.labels[0] == expected.data());
 }
 
 TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[power][controller]") {
