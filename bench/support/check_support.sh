@@ -8,8 +8,8 @@
 #    worst round 3.000.
 # 3. report.sh --baseline=rival makes the rival the family's baseline (the baseline_x row then
 #    reads paired 0.500, the median of 1/2, 1, 1/3), and refuses an unknown option.
-# 4. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000
-#    and the command.
+# 4. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000:
+#    in the summary (one case, verdict behind) and under the benchmark's command.
 set -euo pipefail
 bench=$1 mpiexec=$2 report=$3
 tmp=$(mktemp -d)
@@ -54,6 +54,11 @@ mkdir "$tmp/results"
 cp "$tmp/fixture.json" "$tmp/results/fixture.json"
 echo "mpiexec -n 1 fixture" >"$tmp/results/fixture.cmd"
 "$(dirname "$report")/scoreboard.sh" "$tmp/results" "$tmp/scoreboard.md" >/dev/null
-grep -qF '| fixture | f/8 | rival | baseline_x | 2.000 | 3.000 | 3 | `mpiexec -n 1 fixture` |' "$tmp/scoreboard.md" \
-  || fail "scoreboard.sh's row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
+# The summary's row (one case: its median is the family's), then the case under its command.
+grep -qF '| fixture | rival | baseline_x | 1 | 2.000 | 2.000-2.000 | 3.000 | behind |' "$tmp/scoreboard.md" \
+  || fail "scoreboard.sh's summary row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
+grep -qF '| f/8 | rival | baseline_x | 2.000 | 3.000 | 3 |' "$tmp/scoreboard.md" \
+  || fail "scoreboard.sh's case row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
+grep -A2 -F '### fixture' "$tmp/scoreboard.md" | grep -qF '`mpiexec -n 1 fixture`' \
+  || fail "scoreboard.sh does not give the fixture's command under its heading"
 echo "bench.support: rounds alternate their order; report.sh's ratios and baselines and scoreboard.sh's rows are right"
