@@ -2,7 +2,8 @@
 # A hetero trace (runtime_options::trace_file / HETERO_TRACE: Chrome trace-event JSON) as a Gantt
 # chart: one row per rank and thread, one bar per region (tasks coloured by their label's kind:
 # the label up to its first space, digit or parenthesis), waits and idle time in greys, collectives,
-# split loops' parts and distributed-array operations in colours of their own. A region inside
+# split loops' device and host parts (dark and light green) and distributed-array operations in
+# colours of their own. A region inside
 # another is drawn thinner, over it.
 #   tools/trace/gantt.sh <trace.json> <out.png> [title] [first ms] [last ms]
 # Needs jq and gnuplot (./hetero.sh installs both).
@@ -22,7 +23,8 @@ trap 'rm -rf "$work"' EXIT
 # pid tid start_ms end_ms key (tab-separated), complete events only.
 jq -r '.traceEvents[] | select(.ph == "X")
   | [.pid, .tid, (.ts / 1000), ((.ts + .dur) / 1000),
-     (if .cat == "task" then "task " + (.name | sub("[ 0-9(].*$"; "")) else .cat end)] | @tsv' "$trace" \
+     (if .cat == "task" then "task " + (.name | sub("[ 0-9(].*$"; ""))
+      elif .cat == "exec" then "exec " + (.name | split(":") | last) else .cat end)] | @tsv' "$trace" \
   >"$work/events.tsv" || { echo "gantt.sh: $trace is not a trace (Chrome trace-event JSON)" >&2; exit 2; }
 [ -s "$work/events.tsv" ] || { echo "gantt.sh: $trace holds no complete events" >&2; exit 2; }
 
@@ -52,7 +54,8 @@ colour_of() {
     wait) echo "#a0a0a0" ;;
     comm) echo "#d62728" ;;
     distarray) echo "#ff9896" ;;
-    exec) echo "#98df8a" ;;
+    "exec device") echo "#2ca02c" ;;
+    "exec host") echo "#98df8a" ;;
     power) echo "#000000" ;;
     *) echo "${palette[$2 % ${#palette[@]}]}" ;;
   esac
