@@ -328,6 +328,10 @@ inline bool push_kokkos_region(std::string_view module, std::string_view label, 
   }
 }
 
+/// The label of the wait of a task worker that found no work (the task module's), which a trace
+/// shows as idle time rather than as a wait for something.
+inline constexpr std::string_view idle_worker_wait = "task worker idle";
+
 /// The module a wait of `kind` belongs to, as region names spell it.
 [[nodiscard]] constexpr std::string_view module_of(wait_kind kind) noexcept {
   switch (kind) {

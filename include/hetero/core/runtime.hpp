@@ -160,7 +160,8 @@ class runtime {
                                  "runtime_options::wait_timeout");
   }
 
-  // The trace of `options` or HETERO_TRACE, started by the outermost runtime that asks for one.
+  // The trace of `options` or HETERO_TRACE, started by the first runtime that asks for one while
+  // no other runtime of the process traces (a later request is ignored while it runs).
   void start_trace(const runtime_options& options) {
     std::string path;
     std::string source;

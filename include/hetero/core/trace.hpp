@@ -39,7 +39,7 @@ class tracer final : public observer {
 
   void wait_begin(wait_kind kind, std::string_view label) noexcept override {
     // The task workers' idle wait is idle time, not a wait for something.
-    const bool idle = kind == wait_kind::task && label == "task worker idle";
+    const bool idle = kind == wait_kind::task && label == detail::idle_worker_wait;
     open(idle ? "idle" : "wait", idle ? std::string_view("idle") : label, {}, detail::module_of(kind));
   }
   void wait_end(wait_kind, std::string_view) noexcept override { close(); }

@@ -295,15 +295,20 @@ class scheduler {
     return m_stop.load(std::memory_order_seq_cst) || m_ready.visible() || m_devices.visible(w);
   }
 
-  // Runs the body of `n` (on `dev`, if given) inside a region named by its label, for a Kokkos
-  // Tools library or hetero's trace.
-  static void run_in_region(node* n, device_slot* dev) {
-    const region running("task", n->extra.label.empty() ? std::string_view("(no label)") : n->extra.label,
-                         dev ? std::string_view("device") : std::string_view());
+  // Runs the body of `n`: launched on `dev` if given, else here.
+  static void run_body(node* n, device_slot* dev) {
     if (dev)
       device_queues::launch(*n, *dev);
     else
       n->invoke(*n, nullptr);
+  }
+
+  // `run_body` inside a region named by the task's label, for a Kokkos Tools library or hetero's
+  // trace.
+  static void run_in_region(node* n, device_slot* dev) {
+    const region running("task", n->extra.label.empty() ? std::string_view("(no label)") : n->extra.label,
+                         dev ? std::string_view("device") : std::string_view());
+    run_body(n, dev);
   }
 
   // Runs `n` and then the successor it released first, as long as there is one.
@@ -329,10 +334,8 @@ class scheduler {
         try {
           if constexpr (Observed)
             run_in_region(n, dev);
-          else if (dev)
-            device_queues::launch(*n, *dev);
           else
-            n->invoke(*n, nullptr);
+            run_body(n, dev);
         } catch (...) {
           record_error(task_body_error(std::current_exception()));
         }
@@ -509,7 +512,7 @@ class scheduler {
       }
       // The poller sleeps on a timer to look at MPI again; the others until they are woken.
       {
-        wait_scope waiting(wait_kind::task, "task worker idle");
+        wait_scope waiting(wait_kind::task, idle_worker_wait);
         m_idle.wait(ticket, m_progress.sleep_limit(w, idle.polling));
       }
       idle.woken = true;
