@@ -68,6 +68,7 @@ as_root() {
 apt_packages=(
   build-essential cmake ninja-build pkg-config git
   mpich libmpich-dev
+  libhdf5-mpich-dev hdf5-tools
   libopenblas-dev liblapacke-dev
   libbenchmark-dev
   zlib1g-dev

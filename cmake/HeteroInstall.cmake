@@ -15,6 +15,17 @@ install(
   NAMESPACE hetero::
   DESTINATION "${HETERO_INSTALL_CMAKEDIR}")
 
+# The io component: its own export set, loaded by heteroConfig.cmake only when a user asks for
+# it (find_package(hetero COMPONENTS io)), after finding parallel HDF5 the way this build did.
+if(HETERO_ENABLE_IO)
+  install(TARGETS hetero_io EXPORT heteroIoTargets)
+  install(
+    EXPORT heteroIoTargets
+    NAMESPACE hetero::
+    DESTINATION "${HETERO_INSTALL_CMAKEDIR}")
+endif()
+install(FILES "${PROJECT_SOURCE_DIR}/cmake/HeteroFindHDF5.cmake" DESTINATION "${HETERO_INSTALL_CMAKEDIR}")
+
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/heteroConfig.cmake.in"
                               "${PROJECT_BINARY_DIR}/heteroConfig.cmake" INSTALL_DESTINATION "${HETERO_INSTALL_CMAKEDIR}")
 # 0.x releases promise nothing across minor versions.

@@ -85,6 +85,19 @@ class deadlock_error : public error {
   int m_rank = -1;
 };
 
+/// A file that cannot be written or read as asked: missing, not readable, truncated or
+/// corrupted, without the dataset asked for or with another element type or shape, or a write
+/// the file system refused (full, read-only). `path()` names the file.
+class io_error : public error {
+ public:
+  io_error(const std::string& message, std::string path) : error(message), m_path(std::move(path)) {}
+  /// The file the operation was on.
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
 /// The runtime was used in a state that does not allow it (e.g. MPI already finalised).
 class runtime_error : public error {
  public:

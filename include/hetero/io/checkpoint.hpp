@@ -1,0 +1,249 @@
+/// @file
+/// `hetero::checkpoint`: numbered HDF5 checkpoints of several arrays and named scalars, each
+/// written to a new file and made current only when every rank's part is on disk, so that a
+/// crash or a full disk in the middle of a write leaves the previous checkpoint whole.
+#ifndef HETERO_IO_CHECKPOINT_HPP
+#define HETERO_IO_CHECKPOINT_HPP
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "hetero/comm/communicator.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/io/h5file.hpp"
+
+namespace hetero {
+
+namespace detail {
+
+/// The files of checkpoint prefix `prefix` whose names end in `suffix` after a step number,
+/// by step: ("run/jacobi", ".h5") finds run/jacobi.000100.h5, run/jacobi.000200.h5, ...
+inline std::vector<std::pair<std::int64_t, std::string>> checkpoint_files(const std::string& prefix_text,
+                                                                          const std::string& suffix) {
+  std::vector<std::pair<std::int64_t, std::string>> found;
+  const std::filesystem::path prefix(prefix_text);
+  const auto folder = prefix.parent_path().empty() ? std::filesystem::path(".") : prefix.parent_path();
+  const std::string stem = prefix.filename().string() + ".";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= stem.size() + suffix.size() || name.compare(0, stem.size(), stem) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = name.substr(stem.size(), name.size() - stem.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+    found.emplace_back(std::stoll(digits), entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace detail
+
+/// How a `checkpoint` keeps its files.
+struct checkpoint_options {
+  int keep = 2;  ///< whole checkpoints kept on disk (older ones are removed after a commit); >= 1
+};
+
+/// One checkpoint being written: arrays and scalars go into a new file that is not a
+/// checkpoint until `commit()` returns. Destroyed without a commit (an exception, an early
+/// return), it leaves the previous checkpoints as they were and removes its file.
+class checkpoint_writer {
+ public:
+  checkpoint_writer(checkpoint_writer&& other) noexcept
+      : m_comm(std::move(other.m_comm)),
+        m_rank(other.m_rank),
+        m_keep(other.m_keep),
+        m_step(other.m_step),
+        m_prefix(std::move(other.m_prefix)),
+        m_partial(std::move(other.m_partial)),
+        m_final(std::move(other.m_final)),
+        m_file(std::move(other.m_file)),
+        m_committed(other.m_committed) {
+    other.m_file.reset();  // the moved-from writer neither closes nor removes the file
+  }
+  checkpoint_writer& operator=(checkpoint_writer&&) = delete;
+  checkpoint_writer(const checkpoint_writer&) = delete;
+  checkpoint_writer& operator=(const checkpoint_writer&) = delete;
+  ~checkpoint_writer() {
+    if (!m_file || m_committed) return;
+    try {
+      m_file->close();
+    } catch (...) {  // a destructor must not throw: the error is why the commit never came
+    }
+    std::error_code ignored;
+    if (m_rank == 0) std::filesystem::remove(m_partial, ignored);
+  }
+
+  /// The step this checkpoint is of.
+  [[nodiscard]] std::int64_t step() const noexcept { return m_step; }
+  /// Writes `array` as dataset `name` (collective; see `h5file::write`).
+  template <class T, int Rank, class MemorySpace>
+  void write(std::string_view name, const distributed_array<T, Rank, MemorySpace>& array) {
+    file().write(name, array);
+  }
+  /// Stores the scalar `value` under `name` (collective, the same value on every rank).
+  template <class T>
+  void set(std::string_view name, const T& value) {
+    file().set(name, value);
+  }
+  /// The file being written, for anything else.
+  [[nodiscard]] h5file& file() {
+    if (!m_file || m_committed)
+      detail::raise<invalid_argument>("hetero::checkpoint: step ", m_step, " was already committed");
+    return *m_file;
+  }
+
+  /// Makes this checkpoint current (collective): every rank's data is flushed to disk and the
+  /// file closed; then one rank renames it to its final name (atomic), syncs the folder and
+  /// removes the checkpoints older than the newest `keep`. Throws `io_error` on every rank
+  /// when the flush, close or rename failed; the previous checkpoints then stay as they were.
+  void commit() {
+    const region running("io", "checkpoint commit");
+    auto& out = file();
+    out.set("hetero_checkpoint_step", m_step);
+    out.flush();
+    out.close();
+    int failure = 0;
+    if (m_rank == 0) failure = publish();
+    HETERO_MPI_CHECK(MPI_Bcast, &failure, 1, MPI_INT, 0, m_comm.get());
+    if (failure != 0)
+      detail::raise_io(m_final, "making checkpoint step ", m_step, " current (renaming ", m_partial, " to ",
+                       m_final, " and syncing its folder): ", std::strerror(failure));
+    m_committed = true;
+    if (m_rank == 0) {
+      const auto whole = detail::checkpoint_files(m_prefix, ".h5");
+      std::error_code ignored;
+      for (std::size_t i = 0; i + static_cast<std::size_t>(m_keep) < whole.size(); ++i)
+        std::filesystem::remove(whole[i].second, ignored);
+    }
+    HETERO_MPI_CHECK(MPI_Barrier, m_comm.get());
+  }
+
+ private:
+  friend class checkpoint;
+  checkpoint_writer(const detail::owned_comm& comm, const std::string& prefix, int keep, std::string final_name,
+                    std::int64_t step)
+      : m_comm(comm),
+        m_rank(comm.rank()),
+        m_keep(keep),
+        m_step(step),
+        m_prefix(prefix),
+        m_partial(final_name + ".partial"),
+        m_final(std::move(final_name)) {
+    m_file.emplace(m_partial, file_mode::create, m_comm.get());
+  }
+
+  // Rank 0: rename, then fsync the folder so that the rename itself survives a crash.
+  int publish() const {
+    if (std::rename(m_partial.c_str(), m_final.c_str()) != 0) return errno;
+    const auto folder = std::filesystem::path(m_final).parent_path();
+    const int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return errno;
+    const int synced = ::fsync(fd) == 0 ? 0 : errno;
+    ::close(fd);
+    return synced;
+  }
+
+  detail::owned_comm m_comm;
+  int m_rank = 0;
+  int m_keep = 1;
+  std::int64_t m_step = 0;
+  std::string m_prefix, m_partial, m_final;
+  std::optional<h5file> m_file;
+  bool m_committed = false;
+};
+
+/// Numbered checkpoints `<prefix>.<step>.h5` of a run on the ranks of a communicator. A
+/// checkpoint is written to `<prefix>.<step>.h5.partial` and renamed when whole, so the files
+/// without `.partial` are always whole; `restore()` opens the newest. Every call is collective.
+/// @code
+/// hetero::checkpoint saved("run/jacobi", grid.comm());
+/// std::int64_t first = 0;
+/// if (auto last = saved.restore()) {   // a restart: go on from the newest whole checkpoint
+///   last->read("u", u);
+///   first = last->get<std::int64_t>("iteration") + 1;
+/// }
+/// for (std::int64_t it = first; it < iterations; ++it) {
+///   sweep(u);
+///   if (it % 100 == 0) {
+///     auto next = saved.begin(it);
+///     next.write("u", u);
+///     next.set("iteration", it);
+///     next.commit();                    // now, and only now, the newest checkpoint
+///   }
+/// }
+/// @endcode
+class checkpoint {
+ public:
+  /// Checkpoints named `prefix`.<step>.h5 (the folder must exist) on the ranks of `comm`.
+  explicit checkpoint(std::string prefix, MPI_Comm comm = MPI_COMM_WORLD, checkpoint_options options = {})
+      : m_prefix(std::move(prefix)), m_options(options), m_comm(detail::owned_comm::duplicate(comm)) {
+    HETERO_EXPECTS(m_options.keep >= 1, "checkpoint_options::keep is ", m_options.keep, "; allowed: 1 or more");
+    HETERO_EXPECTS(!m_prefix.empty() && m_prefix.back() != '/', "checkpoint prefix '", m_prefix,
+                   "' names no file; give a folder and a name, e.g. \"run/jacobi\"");
+  }
+  /// Checkpoints on the ranks of `comm`.
+  checkpoint(std::string prefix, const communicator& comm, checkpoint_options options = {})
+      : checkpoint(std::move(prefix), comm.mpi_comm(), options) {}
+
+  /// The file name of step `step`.
+  [[nodiscard]] std::string file_of(std::int64_t step) const {
+    char number[24];
+    std::snprintf(number, sizeof(number), "%06lld", static_cast<long long>(step));
+    return m_prefix + "." + number + ".h5";
+  }
+
+  /// Starts checkpoint `step` (>= 0; collective): a new file, not yet a checkpoint. Leftovers of
+  /// writes that never committed (a crashed run) are removed first.
+  [[nodiscard]] checkpoint_writer begin(std::int64_t step) {
+    HETERO_EXPECTS(step >= 0, "checkpoint step is ", step, "; allowed: 0 or more");
+    if (m_comm.rank() == 0)
+      for (const auto& leftover : detail::checkpoint_files(m_prefix, ".h5.partial"))
+        std::filesystem::remove(leftover.second);
+    HETERO_MPI_CHECK(MPI_Barrier, m_comm.get());
+    return checkpoint_writer(m_comm, m_prefix, m_options.keep, file_of(step), step);
+  }
+
+  /// The steps of the whole checkpoints on disk, oldest first (collective).
+  [[nodiscard]] std::vector<std::int64_t> steps() const {
+    std::vector<std::int64_t> found;
+    if (m_comm.rank() == 0)
+      for (const auto& entry : detail::checkpoint_files(m_prefix, ".h5")) found.push_back(entry.first);
+    std::int64_t count = static_cast<std::int64_t>(found.size());
+    HETERO_MPI_CHECK(MPI_Bcast, &count, 1, MPI_INT64_T, 0, m_comm.get());
+    found.resize(static_cast<std::size_t>(count));
+    HETERO_MPI_CHECK(MPI_Bcast, found.data(), static_cast<int>(count), MPI_INT64_T, 0, m_comm.get());
+    return found;
+  }
+
+  /// The newest whole checkpoint opened for reading, or none when there is none (collective).
+  /// Throws `io_error` when that file cannot be read (it was damaged after it was written).
+  [[nodiscard]] std::optional<h5file> restore() const {
+    const auto whole = steps();
+    if (whole.empty()) return std::nullopt;
+    return std::optional<h5file>(std::in_place, file_of(whole.back()), file_mode::read, m_comm.get());
+  }
+
+ private:
+  std::string m_prefix;
+  checkpoint_options m_options;
+  detail::owned_comm m_comm;
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_IO_CHECKPOINT_HPP

@@ -1,0 +1,296 @@
+/// @file
+/// One distributed array to or from one dataset: every rank selects the elements it owns in
+/// the file's global dataset and its block (without shadows) in its storage, and one
+/// collective `H5Dwrite`/`H5Dread` moves them all. Device blocks go through a host copy.
+#ifndef HETERO_IO_DETAIL_ARRAY_TRANSFER_HPP
+#define HETERO_IO_DETAIL_ARRAY_TRANSFER_HPP
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/distarray/distributed_array.hpp"
+#include "hetero/io/detail/checksum.hpp"
+#include "hetero/io/detail/h5.hpp"
+#include "hetero/io/detail/selection.hpp"
+
+namespace hetero::detail {
+
+/// Attribute names hetero writes on each dataset.
+inline constexpr const char* checksum_attribute = "hetero_checksum";
+inline constexpr const char* distribution_attribute = "hetero_distribution";
+inline constexpr const char* grid_attribute = "hetero_process_grid";
+
+/// What an open file hands to the transfers.
+struct h5_target {
+  hid_t file;
+  MPI_Comm comm;
+  const std::string& path;
+};
+
+/// "block,cyclic,block_cyclic(16),gen_block(3,5)": how `space` is distributed, for the file.
+template <int Rank>
+std::string distribution_text(const index_space<Rank>& space) {
+  std::string text;
+  for (int d = 0; d < Rank; ++d) {
+    const auto& format = space.axis(d).format();
+    if (d) text += ',';
+    text += to_string(format.kind());
+    if (format.kind() == distribution_kind::block_cyclic) text += "(" + std::to_string(format.width()) + ")";
+    if (format.kind() == distribution_kind::gen_block) {
+      text += "(";
+      for (std::size_t p = 0; p < format.sizes().size(); ++p) {
+        if (p) text += ',';
+        text += std::to_string(format.sizes()[p]);
+      }
+      text += ")";
+    }
+  }
+  return text;
+}
+
+/// Writes attribute `name` of `object` (collective, same value on every rank), replacing it.
+inline void write_attribute(const h5_target& at, hid_t object, const char* name, hid_t type, hid_t space,
+                            const void* value) {
+  if (H5Aexists(object, name) > 0 && H5Adelete(object, name) < 0)
+    raise_h5(at.path, "replacing attribute '", name, "'");
+  h5_id attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attribute.valid() || H5Awrite(attribute.get(), type, value) < 0)
+    raise_h5(at.path, "writing attribute '", name, "'");
+}
+
+/// Writes a string attribute.
+inline void write_text_attribute(const h5_target& at, hid_t object, const char* name, const std::string& text) {
+  h5_id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), text.size() + 1);
+  h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+  write_attribute(at, object, name, type.get(), scalar.get(), text.c_str());
+}
+
+/// The host copy of an array's storage (the storage itself when the host can read it): with
+/// `current`, holding the storage's values.
+template <class T, int Rank, class MemorySpace>
+auto host_storage(const distributed_array<T, Rank, MemorySpace>& array, bool current) {
+  const auto& storage = array.local_with_shadow();
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+    return storage;
+  } else {
+    return current ? Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage)
+                   : Kokkos::create_mirror_view(Kokkos::HostSpace(), storage);
+  }
+}
+
+/// A memory dataspace over the storage `extents` with this rank's block (past `lower`) selected.
+template <int Rank>
+h5_id block_selection(const std::array<std::int64_t, Rank>& storage, const std::array<std::int64_t, Rank>& lower,
+                      const std::array<std::int64_t, Rank>& local, const std::string& path) {
+  std::array<hsize_t, Rank> dims{}, start{}, count{};
+  bool empty = false;
+  for (int d = 0; d < Rank; ++d) {
+    dims[d] = static_cast<hsize_t>(storage[d] > 0 ? storage[d] : 1);
+    start[d] = static_cast<hsize_t>(lower[d]);
+    count[d] = static_cast<hsize_t>(local[d]);
+    empty = empty || local[d] == 0;
+  }
+  h5_id space(H5Screate_simple(Rank, dims.data(), nullptr), H5Sclose);
+  const herr_t selected =
+      empty ? H5Sselect_none(space.get())
+            : H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+  if (!space.valid() || selected < 0) raise_h5(path, "selecting this rank's block in its storage");
+  return space;
+}
+
+/// A transfer property list for one collective MPI-IO call per dataset.
+inline h5_id collective_transfer() {
+  h5_id list(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(list.get(), H5FD_MPIO_COLLECTIVE);
+  return list;
+}
+
+/// Raises the same error on every rank when the collective call `ok` (this rank's outcome)
+/// failed somewhere.
+inline void agree(const h5_target& at, bool ok, const std::string& what) {
+  if (all_ranks(at.comm, ok)) return;
+  if (!ok) raise_h5(at.path, what);
+  H5Eclear2(H5E_DEFAULT);
+  raise_io(at.path, what, " failed on another rank (that rank's error says why)");
+}
+
+template <class T, int Rank, class MemorySpace>
+void check_same_ranks(const h5_target& at, const distributed_array<T, Rank, MemorySpace>& array,
+                      const char* what) {
+  if (!congruent(at.comm, array.space().grid().mpi_comm()))
+    raise<invalid_argument>("hetero::io: ", what, " array '", array.options().label, "' and file ", at.path,
+                            ": the array's process grid is not over the file's ranks (open the file on the "
+                            "communicator of the array's grid)");
+}
+
+/// Writes `array` as dataset `name` (collective): created at its global shape, or an existing
+/// dataset of the same type and shape overwritten.
+template <class T, int Rank, class MemorySpace>
+void write_array(const h5_target& at, const std::string& name,
+                 const distributed_array<T, Rank, MemorySpace>& array) {
+  check_same_ranks(at, array, "writing");
+  const auto& space = array.space();
+  const auto type = h5_type_of<T>();
+  std::array<hsize_t, Rank> dims{};
+  for (int d = 0; d < Rank; ++d) dims[d] = static_cast<hsize_t>(space.extent(d));
+  h5_id file_space(H5Screate_simple(Rank, dims.data(), nullptr), H5Sclose);
+  h5_id dataset;
+  if (H5Lexists(at.file, name.c_str(), H5P_DEFAULT) > 0) {
+    dataset = h5_id(H5Dopen2(at.file, name.c_str(), H5P_DEFAULT), H5Dclose);
+    h5_id old_space(H5Dget_space(dataset.get()), H5Sclose);
+    h5_id old_type(H5Dget_type(dataset.get()), H5Tclose);
+    std::array<hsize_t, Rank> old{};
+    const bool same = H5Sget_simple_extent_ndims(old_space.get()) == Rank &&
+                      H5Sget_simple_extent_dims(old_space.get(), old.data(), nullptr) == Rank && old == dims &&
+                      H5Tequal(old_type.get(), type.get()) > 0;
+    if (!same)
+      raise_io(at.path, "writing dataset '", name,
+               "': the file already holds a dataset of that name with another ",
+               "shape or element type; write to a new name or a new file");
+  } else {
+    h5_id links(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(links.get(), 1);
+    h5_id creation(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER);  // every element is written next
+    dataset = h5_id(
+        H5Dcreate2(at.file, name.c_str(), type.get(), file_space.get(), links.get(), creation.get(), H5P_DEFAULT),
+        H5Dclose);
+    agree(at, dataset.valid(), "creating dataset '" + name + "'");
+  }
+  const auto host = host_storage(array, true);
+  std::array<std::int64_t, Rank> stored{};
+  for (int d = 0; d < Rank; ++d) stored[d] = static_cast<std::int64_t>(host.extent(d));
+  const auto memory = block_selection<Rank>(stored, array.shadow().lower, space.local_extents(), at.path);
+  select_owned<Rank>(file_space.get(), space, space.grid().rank(), {}, at.path);
+  const auto transfer = collective_transfer();
+  const bool written =
+      H5Dwrite(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
+  agree(at, written, "writing dataset '" + name + "'");
+
+  const auto sum = sum_checksum(local_checksum<T, Rank>(host, array.shadow().lower, space), at.comm);
+  h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+  write_attribute(at, dataset.get(), checksum_attribute, H5T_NATIVE_UINT64, scalar.get(), &sum);
+  write_text_attribute(at, dataset.get(), distribution_attribute, distribution_text(space));
+  std::array<std::int64_t, Rank> grid{};
+  for (int d = 0; d < Rank; ++d) grid[d] = space.grid().extent(d);
+  const hsize_t rank_count = Rank;
+  h5_id grid_space(H5Screate_simple(1, &rank_count, nullptr), H5Sclose);
+  write_attribute(at, dataset.get(), grid_attribute, H5T_NATIVE_INT64, grid_space.get(), grid.data());
+}
+
+/// The names of the objects at the file's root, for messages ("u, v"; "nothing").
+inline std::string root_names(hid_t file) {
+  std::string names;
+  auto visit = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    auto& out = *static_cast<std::string*>(data);
+    if (!out.empty()) out += ", ";
+    out += name;
+    return 0;
+  };
+  H5Literate(file, H5_INDEX_NAME, H5_ITER_INC, nullptr, visit, &names);
+  return names.empty() ? std::string("nothing") : names;
+}
+
+/// Opens dataset `name` and checks that its elements are of `T` and that it has `Rank` axes;
+/// returns it with its extents.
+template <class T, int Rank>
+std::pair<h5_id, std::array<hsize_t, Rank>> open_dataset(const h5_target& at, const std::string& name) {
+  if (H5Lexists(at.file, name.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    raise_io(at.path, "no dataset '", name, "' in the file; its root holds: ", root_names(at.file));
+  }
+  h5_id dataset(H5Dopen2(at.file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.valid()) raise_h5(at.path, "opening dataset '", name, "'");
+  h5_id stored(H5Dget_type(dataset.get()), H5Tclose);
+  h5_id native(H5Tget_native_type(stored.get(), H5T_DIR_ASCEND), H5Tclose);
+  const auto wanted = h5_type_of<T>();
+  if (!native.valid() || H5Tequal(native.get(), wanted.get()) <= 0)
+    raise_io(at.path, "dataset '", name, "' holds elements of type ", h5_type_text(stored.get()),
+             ", but the array's elements are ", h5_type_text(wanted.get()),
+             "; read it into an array of that type (hetero does not convert)");
+  h5_id space(H5Dget_space(dataset.get()), H5Sclose);
+  const int axes = H5Sget_simple_extent_ndims(space.get());
+  if (axes != Rank) raise_io(at.path, "dataset '", name, "' has ", axes, " dimensions, but the array has ", Rank);
+  std::array<hsize_t, Rank> dims{};
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return {std::move(dataset), dims};
+}
+
+template <std::size_t N>
+std::string shape_text(const std::array<hsize_t, N>& dims) {
+  std::string text = "[";
+  for (std::size_t d = 0; d < N; ++d) {
+    if (d) text += ", ";
+    text += std::to_string(dims[d]);
+  }
+  return text + "]";
+}
+
+/// Reads dataset `name` into `array` (collective): the whole dataset, whose shape must be the
+/// array's, or the box `from` of it, whose extents must be the array's. A whole dataset that
+/// carries hetero's checksum is checked against it.
+template <class T, int Rank, class MemorySpace>
+void read_array(const h5_target& at, const std::string& name, const distributed_array<T, Rank, MemorySpace>& array,
+                const std::optional<index_box<Rank>>& from) {
+  check_same_ranks(at, array, "reading into");
+  const auto& space = array.space();
+  auto [dataset, dims] = open_dataset<T, Rank>(at, name);
+  std::array<hsize_t, Rank> wanted{};
+  std::array<std::int64_t, Rank> origin{};
+  for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
+  if (from) {
+    for (int d = 0; d < Rank; ++d) {
+      const bool inside = from->begin[d] >= 0 && from->end[d] <= static_cast<std::int64_t>(dims[d]) &&
+                          from->begin[d] <= from->end[d];
+      if (!inside)
+        raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ", d,
+                                " of the section is [", from->begin[d], ", ", from->end[d],
+                                "), outside the dataset's [0, ", dims[d], ")");
+      if (static_cast<hsize_t>(from->extent(d)) != wanted[d])
+        raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ", d,
+                                " of the section has ", from->extent(d), " indices, but the array has ", wanted[d],
+                                "; the section's shape must be the array's");
+      origin[d] = from->begin[d];
+    }
+  } else if (dims != wanted) {
+    raise_io(at.path, "dataset '", name, "' has shape ", shape_text(dims), ", but the array's is ",
+             shape_text(wanted), "; read a section of it (read(name, array, box)) or into an array of its shape");
+  }
+  auto host = host_storage(array, !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible);
+  std::array<std::int64_t, Rank> stored{};
+  for (int d = 0; d < Rank; ++d) stored[d] = static_cast<std::int64_t>(host.extent(d));
+  const auto memory = block_selection<Rank>(stored, array.shadow().lower, space.local_extents(), at.path);
+  h5_id file_space(H5Dget_space(dataset.get()), H5Sclose);
+  select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);
+  const auto type = h5_type_of<T>();
+  const auto transfer = collective_transfer();
+  const bool done =
+      H5Dread(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
+  agree(at, done, "reading dataset '" + name + "'");
+
+  if (!from && H5Aexists(dataset.get(), checksum_attribute) > 0) {
+    std::uint64_t expected = 0;
+    h5_id attribute(H5Aopen(dataset.get(), checksum_attribute, H5P_DEFAULT), H5Aclose);
+    if (!attribute.valid() || H5Aread(attribute.get(), H5T_NATIVE_UINT64, &expected) < 0)
+      raise_h5(at.path, "reading the checksum of dataset '", name, "'");
+    const auto sum = sum_checksum(local_checksum<T, Rank>(host, array.shadow().lower, space), at.comm);
+    if (sum != expected)
+      raise_io(at.path, "dataset '", name, "' does not match the checksum written with it (", expected,
+               " written, ", sum, " read): the file is corrupted or was changed after hetero wrote it");
+  }
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
+    Kokkos::deep_copy(array.local_with_shadow(), host);
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_IO_DETAIL_ARRAY_TRANSFER_HPP

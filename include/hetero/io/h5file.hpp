@@ -1,0 +1,236 @@
+/// @file
+/// `hetero::h5file`: an HDF5 file opened by every rank of a communicator, into which
+/// distributed arrays are written in their global shape (one collective MPI-IO write per
+/// array) and from which they are read into any distribution, with named scalars beside them.
+#ifndef HETERO_IO_H5FILE_HPP
+#define HETERO_IO_H5FILE_HPP
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/communicator.hpp"
+#include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/observer.hpp"
+#include "hetero/distarray/distributed_array.hpp"
+#include "hetero/io/detail/array_transfer.hpp"
+#include "hetero/io/detail/h5.hpp"
+
+namespace hetero {
+
+/// How an `h5file` is opened.
+enum class file_mode {
+  create,  ///< a new file; an existing one of that name is replaced
+  read,    ///< an existing file, read only
+  update   ///< an existing file, read and written
+};
+
+/// An HDF5 file opened collectively by every rank of a communicator (through MPI-IO). Arrays
+/// are stored as datasets in their global shape, row-major, so that h5py, h5dump or ParaView
+/// read them as plain arrays; the distribution they had is kept as attributes. Every call is
+/// collective, and a failure raises `hetero::io_error` on every rank. A move-only handle;
+/// the destructor closes the file (collective).
+/// @code
+/// hetero::h5file out("field.h5", hetero::file_mode::create, grid.comm());
+/// out.write("u", u);                  // any distribution, host or device memory
+/// out.set("iteration", std::int64_t{42});
+///
+/// hetero::h5file in("field.h5", hetero::file_mode::read, other_grid.comm());
+/// in.read("u", v);                    // v may have another distribution and grid
+/// @endcode
+class h5file {
+ public:
+  /// Opens `path` as `mode` on every rank of `comm` (collective). Throws `io_error` when the
+  /// file cannot be created or opened (missing, not HDF5, truncated, no permission).
+  h5file(std::string path, file_mode mode, MPI_Comm comm = MPI_COMM_WORLD)
+      : m_path(std::move(path)), m_mode(mode), m_comm(detail::owned_comm::duplicate(comm)) {
+    open();
+  }
+  /// Opens `path` on the ranks of `comm`.
+  h5file(std::string path, file_mode mode, const communicator& comm)
+      : h5file(std::move(path), mode, comm.mpi_comm()) {}
+
+  h5file(h5file&&) noexcept = default;
+  h5file& operator=(h5file&&) noexcept = default;
+  h5file(const h5file&) = delete;
+  h5file& operator=(const h5file&) = delete;
+  ~h5file() {
+    if (!m_file.valid()) return;
+    const detail::h5_scope scope;
+    m_file.reset();  // a destructor must not throw: close() reports errors, this does not
+  }
+
+  /// The file's path.
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
+  /// How it was opened.
+  [[nodiscard]] file_mode mode() const noexcept { return m_mode; }
+  /// Whether it is open.
+  [[nodiscard]] bool is_open() const noexcept { return m_file.valid(); }
+  /// The MPI communicator of its ranks.
+  [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_comm.get(); }
+
+  /// Writes `array` as dataset `name` (slashes make groups) at its global shape; shadows are
+  /// not written. Collective over the file's ranks, which must be the array grid's.
+  template <class T, int Rank, class MemorySpace>
+  void write(std::string_view name, const distributed_array<T, Rank, MemorySpace>& array) {
+    static_assert(h5_element<T>,
+                  "hetero: h5file writes arithmetic elements and std::complex<float/double>; "
+                  "write each field of a struct as an array of its own");
+    const region running("io", "write");
+    const detail::h5_scope scope;
+    detail::write_array(target("writing"), std::string(name), array);
+  }
+
+  /// Reads dataset `name` into `array`, whose global shape must be the dataset's; any
+  /// distribution and grid (collective). Checks the element type and shape, and the data
+  /// against the checksum hetero wrote with it.
+  template <class T, int Rank, class MemorySpace>
+  void read(std::string_view name, const distributed_array<T, Rank, MemorySpace>& array) {
+    static_assert(h5_element<T>, "hetero: h5file reads arithmetic elements and std::complex<float/double>");
+    const region running("io", "read");
+    const detail::h5_scope scope;
+    detail::read_array(target("reading"), std::string(name), array, std::optional<index_box<Rank>>());
+  }
+
+  /// Reads the box `from` of dataset `name` (global indices of the dataset) into `array`, whose
+  /// extents must be the box's (collective).
+  template <class T, int Rank, class MemorySpace>
+  void read(std::string_view name, const distributed_array<T, Rank, MemorySpace>& array,
+            const index_box<Rank>& from) {
+    static_assert(h5_element<T>, "hetero: h5file reads arithmetic elements and std::complex<float/double>");
+    const region running("io", "read");
+    const detail::h5_scope scope;
+    detail::read_array(target("reading"), std::string(name), array, std::optional<index_box<Rank>>(from));
+  }
+
+  /// Whether the file holds a dataset or group `name`.
+  [[nodiscard]] bool contains(std::string_view name) const {
+    const detail::h5_scope scope;
+    check_open("looking up '" + std::string(name) + "'");
+    const bool found = H5Lexists(m_file.get(), std::string(name).c_str(), H5P_DEFAULT) > 0;
+    H5Eclear2(H5E_DEFAULT);
+    return found;
+  }
+
+  /// The global extents of dataset `name`.
+  [[nodiscard]] std::vector<std::int64_t> extents(std::string_view name) const {
+    const detail::h5_scope scope;
+    check_open("reading the extents of '" + std::string(name) + "'");
+    const std::string key(name);
+    if (H5Lexists(m_file.get(), key.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      detail::raise_io(m_path, "no dataset '", key,
+                       "' in the file; its root holds: ", detail::root_names(m_file.get()));
+    }
+    detail::h5_id dataset(H5Dopen2(m_file.get(), key.c_str(), H5P_DEFAULT), H5Dclose);
+    detail::h5_id space(H5Dget_space(dataset.get()), H5Sclose);
+    const int axes = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+    if (axes < 0) detail::raise_h5(m_path, "reading the shape of '", key, "'");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(axes));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    return {dims.begin(), dims.end()};
+  }
+
+  /// Stores the scalar `value` under `name` (an attribute of the file's root), replacing an
+  /// earlier one (collective; every rank passes the same value).
+  template <class T>
+  void set(std::string_view name, const T& value) {
+    static_assert(h5_element<T>, "hetero: h5file::set stores arithmetic values and std::complex<float/double>");
+    const detail::h5_scope scope;
+    const auto at = target("storing a scalar in");
+    const auto type = detail::h5_type_of<T>();
+    detail::h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    const std::string key(name);
+    detail::write_attribute(at, m_file.get(), key.c_str(), type.get(), scalar.get(), &value);
+  }
+
+  /// The scalar stored under `name`; throws `io_error` when there is none or it is of another
+  /// type than `T`.
+  template <class T>
+  [[nodiscard]] T get(std::string_view name) const {
+    static_assert(h5_element<T>, "hetero: h5file::get reads arithmetic values and std::complex<float/double>");
+    const detail::h5_scope scope;
+    check_open("reading a scalar");
+    const std::string key(name);
+    if (H5Aexists(m_file.get(), key.c_str()) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      detail::raise_io(m_path, "no scalar '", key, "' in the file");
+    }
+    detail::h5_id attribute(H5Aopen(m_file.get(), key.c_str(), H5P_DEFAULT), H5Aclose);
+    detail::h5_id stored(H5Aget_type(attribute.get()), H5Tclose);
+    detail::h5_id native(H5Tget_native_type(stored.get(), H5T_DIR_ASCEND), H5Tclose);
+    const auto wanted = detail::h5_type_of<T>();
+    if (!native.valid() || H5Tequal(native.get(), wanted.get()) <= 0)
+      detail::raise_io(m_path, "scalar '", key, "' is of type ", detail::h5_type_text(stored.get()), ", not ",
+                       detail::h5_type_text(wanted.get()));
+    T value{};
+    if (H5Aread(attribute.get(), wanted.get(), &value) < 0) detail::raise_h5(m_path, "reading scalar '", key, "'");
+    return value;
+  }
+
+  /// Puts everything written so far on disk (`MPI_File_sync` underneath; collective).
+  void flush() {
+    const region running("io", "flush");
+    const detail::h5_scope scope;
+    const auto at = target("flushing");
+    detail::agree(at, H5Fflush(m_file.get(), H5F_SCOPE_GLOBAL) >= 0, "flushing the file to disk");
+  }
+
+  /// Closes the file (collective); throws `io_error` on every rank when the file system
+  /// refused the last of it. Closing a closed file does nothing.
+  void close() {
+    if (!m_file.valid()) return;
+    const region running("io", "close");
+    const detail::h5_scope scope;
+    const bool closed = m_file.reset() >= 0;
+    detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, closed, "closing the file");
+  }
+
+ private:
+  void open() {
+    const region running("io", "open");
+    const detail::h5_scope scope;
+    detail::h5_id access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    H5Pset_fapl_mpio(access.get(), m_comm.get(), MPI_INFO_NULL);
+    // Metadata read by one rank and broadcast, written collectively: no storm of small reads.
+    H5Pset_all_coll_metadata_ops(access.get(), 1);
+    H5Pset_coll_metadata_write(access.get(), 1);
+    hid_t id = H5I_INVALID_HID;
+    const char* doing = "creating";
+    switch (m_mode) {
+      case file_mode::create: id = H5Fcreate(m_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()); break;
+      case file_mode::read:
+        doing = "opening for reading";
+        id = H5Fopen(m_path.c_str(), H5F_ACC_RDONLY, access.get());
+        break;
+      case file_mode::update:
+        doing = "opening for update";
+        id = H5Fopen(m_path.c_str(), H5F_ACC_RDWR, access.get());
+        break;
+    }
+    m_file = detail::h5_id(id, H5Fclose);
+    detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, m_file.valid(), std::string(doing) + " " + m_path);
+  }
+
+  void check_open(const std::string& doing) const {
+    if (!m_file.valid()) detail::raise_io(m_path, doing, " ", m_path, ": the file is closed");
+  }
+  detail::h5_target target(const std::string& doing) const {
+    check_open(doing);
+    return {m_file.get(), m_comm.get(), m_path};
+  }
+
+  std::string m_path;
+  file_mode m_mode = file_mode::read;
+  detail::owned_comm m_comm;
+  detail::h5_id m_file;
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_IO_H5FILE_HPP

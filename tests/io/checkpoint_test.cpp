@@ -1,0 +1,111 @@
+// checkpoint: numbered checkpoints of two arrays and scalars, the newest `keep` kept, restore
+// reading the newest into other distributions (every element checked); a writer abandoned
+// by an exception leaves the previous checkpoint current and no file behind; bad arguments.
+// A killed rank and a full file system are tested by checkpoint_fault_test.sh, in jobs of
+// their own.
+#include <hetero/io.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+
+#include "io_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using dist_test::world_rank;
+using dist_test::world_size;
+
+namespace {
+
+using field = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+using counts = hetero::distributed_array<std::int32_t, 1, Kokkos::HostSpace>;
+
+field make_field(hetero::distribution rows, std::int64_t n = 40) {
+  return field(
+      hetero::index_space<2>({n, 17}, hetero::process_grid<2>({0, 1}), {rows, hetero::distribution::block()}),
+      {.label = "u"});
+}
+counts make_counts(hetero::distribution kind) {
+  return counts(hetero::index_space<1>({333}, hetero::process_grid<1>(), {kind}), {.label = "c"});
+}
+
+void save(hetero::checkpoint& saved, std::int64_t step, std::uint64_t salt) {
+  auto u = make_field(hetero::distribution::cyclic());
+  auto c = make_counts(hetero::distribution::block_cyclic(5));
+  io_test::fill(u, salt);
+  io_test::fill(c, salt);
+  auto next = saved.begin(step);
+  next.write("u", u);
+  next.write("counts", c);
+  next.set("salt", salt);
+  next.set("residual", 1.0 / static_cast<double>(step + 1));
+  next.commit();
+}
+
+bool partial_left(const io_test::scratch& dir) {
+  bool found = false;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    found = found || entry.path().extension() == ".partial";
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("checkpoints keep the newest and restore reads it into any distribution", "[io][checkpoint]") {
+  const io_test::scratch dir("io-checkpoint");
+  auto rng = hetero::testing::rng(41);
+  hetero::checkpoint saved(dir.file("run"), MPI_COMM_WORLD, {.keep = 2});
+  CHECK(saved.steps().empty());
+  CHECK_FALSE(saved.restore().has_value());
+  std::vector<std::uint64_t> salts;
+  for (std::int64_t step = 0; step < 4; ++step) {
+    salts.push_back(rng());
+    save(saved, step * 10, salts.back());
+  }
+  CHECK(saved.steps() == std::vector<std::int64_t>{20, 30});
+  CHECK(saved.file_of(30) == dir.file("run") + ".000030.h5");
+  auto last = saved.restore();
+  REQUIRE(last.has_value());
+  CHECK(last->get<std::int64_t>("hetero_checkpoint_step") == 30);
+  CHECK(last->get<std::uint64_t>("salt") == salts[3]);
+  CHECK(last->get<double>("residual") == 1.0 / 31.0);
+  auto u = make_field(hetero::distribution::block());
+  auto c = make_counts(hetero::distribution::cyclic());
+  last->read("u", u);
+  last->read("counts", c);
+  CHECK(io_test::wrong_elements(u, salts[3]) == 0);
+  CHECK(io_test::wrong_elements(c, salts[3]) == 0);
+}
+
+TEST_CASE("a checkpoint abandoned before its commit changes nothing", "[io][checkpoint]") {
+  const io_test::scratch dir("io-checkpoint-abandon");
+  const auto salt = hetero::testing::rng(42)();
+  hetero::checkpoint saved(dir.file("run"));
+  save(saved, 1, salt);
+  try {
+    auto next = saved.begin(2);
+    auto u = make_field(hetero::distribution::block());
+    next.write("u", u);
+    throw std::runtime_error("the solver failed");  // before the commit
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(saved.steps() == std::vector<std::int64_t>{1});
+  CHECK_FALSE(partial_left(dir));
+  auto u = make_field(hetero::distribution::block_cyclic(3));
+  saved.restore()->read("u", u);
+  CHECK(io_test::wrong_elements(u, salt) == 0);
+}
+
+TEST_CASE("checkpoint arguments are checked", "[io][checkpoint][errors]") {
+  CHECK_THROWS_WITH(hetero::checkpoint("run", MPI_COMM_WORLD, {.keep = 0}), ContainsSubstring("keep is 0"));
+  CHECK_THROWS_WITH(hetero::checkpoint("folder/"), ContainsSubstring("names no file"));
+  const io_test::scratch dir("io-checkpoint-args");
+  hetero::checkpoint saved(dir.file("run"));
+  CHECK_THROWS_WITH(saved.begin(-1), ContainsSubstring("step is -1"));
+  auto next = saved.begin(0);
+  next.commit();
+  CHECK_THROWS_WITH(next.commit(), ContainsSubstring("already committed"));
+  hetero::checkpoint nowhere(dir.file("no/such/folder/run"));
+  CHECK_THROWS_AS(nowhere.begin(0), hetero::io_error);
+}

@@ -1,0 +1,164 @@
+// h5file's bad paths: every rank raises a named error, nothing hangs and nothing is read as
+// data, for a missing file, a file that is not HDF5, a truncated file, a corrupted superblock,
+// corrupted data (caught by the checksum), a missing dataset, another element type, rank or
+// shape, a section outside the dataset, a path that cannot be written, a write into a file
+// opened for reading, a dataset name taken by another shape, an array on other ranks than the
+// file's, and a closed file. After each error the file still works.
+#include <hetero/io.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using dist_test::world_rank;
+
+namespace {
+
+using array1 = hetero::distributed_array<double, 1, Kokkos::HostSpace>;
+using array2 = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+
+// A file holding "u": 1-D doubles of `n` elements with value_at(g, salt), written cyclic.
+void write_file(const std::string& path, std::int64_t n, std::uint64_t salt) {
+  array1 u(hetero::index_space<1>({n}, hetero::process_grid<1>(), {hetero::distribution::cyclic()}),
+           {.label = "u"});
+  dist_test::for_each_owned_slot(u, u.local_with_shadow(),
+                                 [&](const auto& g, double& e) { e = io_test::value_at<double>(g, salt); });
+  hetero::h5file out(path, hetero::file_mode::create);
+  out.write("u", u);
+  out.set("salt", salt);
+}
+
+// Rank 0 changes the file; the others wait for it.
+template <class F>
+void on_rank0(F&& change) {
+  if (world_rank() == 0) change();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The byte offset of dataset `name`'s data in `path` (read serially).
+std::int64_t data_offset(const std::string& path, const char* name) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t dataset = H5Dopen2(file, name, H5P_DEFAULT);
+  const auto offset = static_cast<std::int64_t>(H5Dget_offset(dataset));
+  H5Dclose(dataset);
+  H5Fclose(file);
+  return offset;
+}
+
+void overwrite(const std::string& path, std::int64_t at, const std::string& bytes) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(at);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+array1 block_array(std::int64_t n) { return array1(hetero::block_space(n), {.label = "v"}); }
+
+}  // namespace
+
+TEST_CASE("files that cannot be opened raise io_error on every rank", "[io][errors]") {
+  const io_test::scratch dir("io-errors-open");
+  CHECK_THROWS_AS(hetero::h5file(dir.file("missing.h5"), hetero::file_mode::read), hetero::io_error);
+  CHECK_THROWS_WITH(hetero::h5file(dir.file("missing.h5"), hetero::file_mode::read),
+                    ContainsSubstring("opening for reading") && ContainsSubstring("missing.h5"));
+  CHECK_THROWS_WITH(hetero::h5file(dir.file("no/such/folder/x.h5"), hetero::file_mode::create),
+                    ContainsSubstring("creating"));
+  on_rank0([&] { std::ofstream(dir.file("text.h5")) << "not an HDF5 file, only words\n"; });
+  CHECK_THROWS_AS(hetero::h5file(dir.file("text.h5"), hetero::file_mode::read), hetero::io_error);
+
+  const auto salt = hetero::testing::rng(31)();
+  write_file(dir.file("whole.h5"), 5000, salt);
+  // Truncated: HDF5 sees the end of the file before the end of its data.
+  on_rank0([&] {
+    std::filesystem::copy_file(dir.file("whole.h5"), dir.file("truncated.h5"));
+    std::filesystem::resize_file(dir.file("truncated.h5"), std::filesystem::file_size(dir.file("whole.h5")) / 2);
+  });
+  CHECK_THROWS_WITH(
+      [&] {
+        hetero::h5file in(dir.file("truncated.h5"), hetero::file_mode::read);
+        auto v = block_array(5000);
+        in.read("u", v);
+      }(),
+      ContainsSubstring("truncated"));
+  // A corrupted superblock.
+  on_rank0([&] {
+    std::filesystem::copy_file(dir.file("whole.h5"), dir.file("superblock.h5"));
+    overwrite(dir.file("superblock.h5"), 0, "garbage!");
+  });
+  CHECK_THROWS_AS(hetero::h5file(dir.file("superblock.h5"), hetero::file_mode::read), hetero::io_error);
+}
+
+TEST_CASE("corrupted data is refused, not read as data", "[io][errors]") {
+  const io_test::scratch dir("io-errors-data");
+  const auto salt = hetero::testing::rng(32)();
+  write_file(dir.file("f.h5"), 3000, salt);
+  auto v = block_array(3000);
+  {
+    hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+    in.read("u", v);  // the file as written passes its checksum
+  }
+  on_rank0([&] { overwrite(dir.file("f.h5"), data_offset(dir.file("f.h5"), "u") + 8 * 1234 + 3, "\x5a"); });
+  hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+  CHECK_THROWS_AS(in.read("u", v), hetero::io_error);
+  CHECK_THROWS_WITH(in.read("u", v), ContainsSubstring("does not match the checksum"));
+}
+
+TEST_CASE("datasets that do not fit the array raise io_error on every rank", "[io][errors]") {
+  const io_test::scratch dir("io-errors-shape");
+  const auto salt = hetero::testing::rng(33)();
+  write_file(dir.file("f.h5"), 100, salt);
+  hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+  auto v = block_array(100);
+  CHECK_THROWS_WITH(in.read("w", v), ContainsSubstring("no dataset 'w'") && ContainsSubstring("holds: u"));
+  hetero::distributed_array<float, 1, Kokkos::HostSpace> f(hetero::block_space(100));
+  CHECK_THROWS_WITH(in.read("u", f), ContainsSubstring("type float64") && ContainsSubstring("float32"));
+  hetero::distributed_array<std::int64_t, 1, Kokkos::HostSpace> i(hetero::block_space(100));
+  CHECK_THROWS_WITH(in.read("u", i), ContainsSubstring("type float64") && ContainsSubstring("int64"));
+  array2 two(hetero::index_space<2>({10, 10}, hetero::process_grid<2>()));
+  CHECK_THROWS_WITH(in.read("u", two), ContainsSubstring("has 1 dimensions, but the array has 2"));
+  auto longer = block_array(101);
+  CHECK_THROWS_WITH(in.read("u", longer), ContainsSubstring("has shape [100]") && ContainsSubstring("[101]"));
+  auto part = block_array(20);
+  CHECK_THROWS_AS(in.read("u", part, hetero::index_box<1>{{90}, {110}}), hetero::invalid_argument);
+  CHECK_THROWS_WITH(in.read("u", part, hetero::index_box<1>{{0}, {30}}),
+                    ContainsSubstring("has 30 indices, but the array has 20"));
+  // The file still works after every refusal, and the section is right.
+  in.read("u", part, hetero::index_box<1>{{80}, {100}});
+  dist_test::mismatches wrong;
+  dist_test::for_each_owned_slot(part, part.local_with_shadow(), [&](const auto& g, const double& e) {
+    wrong.expect(e == io_test::value_at<double>(std::array<std::int64_t, 1>{g[0] + 80}, salt), "element ", g[0]);
+  });
+  DIST_CHECK_NO_MISMATCH(wrong);
+}
+
+TEST_CASE("writes that cannot be done raise on every rank", "[io][errors]") {
+  const io_test::scratch dir("io-errors-write");
+  write_file(dir.file("f.h5"), 100, 1);
+  auto v = block_array(100);
+  {
+    hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+    CHECK_THROWS_AS(in.write("v", v), hetero::io_error);
+    CHECK_THROWS_AS(in.set("x", 1.0), hetero::io_error);
+  }
+  hetero::h5file out(dir.file("f.h5"), hetero::file_mode::update);
+  auto other = block_array(50);
+  CHECK_THROWS_WITH(out.write("u", other), ContainsSubstring("already holds a dataset of that name"));
+  out.write("u", v);  // same shape and type: overwritten
+  out.close();
+  CHECK_THROWS_WITH(out.write("u", v), ContainsSubstring("closed"));
+  if (dist_test::world_size() >= 2) {
+    // An array whose grid is only part of the file's ranks.
+    MPI_Comm half = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, 0, &half);
+    {
+      array1 local(hetero::index_space<1>({10}, hetero::process_grid<1>({0}, half)));
+      hetero::h5file again(dir.file("f.h5"), hetero::file_mode::update);
+      CHECK_THROWS_WITH(again.write("l", local), ContainsSubstring("not over the file's ranks"));
+    }
+    MPI_Comm_free(&half);
+  }
+}

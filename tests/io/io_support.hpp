@@ -1,0 +1,112 @@
+// Helpers of the io module's tests: a scratch folder shared by the ranks, values of global
+// indices for every element type the module writes, and a serial read of a whole dataset on
+// one rank (the reference: HDF5's own sequential driver, no MPI-IO, no hetero).
+#ifndef HETERO_TESTS_IO_SUPPORT_HPP
+#define HETERO_TESTS_IO_SUPPORT_HPP
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <complex>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../distarray/distarray_support.hpp"
+
+namespace io_test {
+
+/// A folder all ranks share, new for this run, removed by the destructor.
+class scratch {
+ public:
+  explicit scratch(const std::string& what) {
+    char name[512] = {};
+    if (hetero::testing::world_rank() == 0) {
+      const auto base = std::filesystem::temp_directory_path() / ("hetero-" + what + "-XXXXXX");
+      std::string pattern = base.string();
+      if (mkdtemp(pattern.data()) == nullptr) pattern.clear();
+      pattern.copy(name, sizeof(name) - 1);
+    }
+    MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, MPI_COMM_WORLD);
+    m_path = name;
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+  ~scratch() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::error_code ignored;
+    if (hetero::testing::world_rank() == 0 && !m_path.empty()) std::filesystem::remove_all(m_path, ignored);
+  }
+  [[nodiscard]] std::string file(const std::string& name) const { return m_path + "/" + name; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
+/// The value of global index `g` in an array salted `salt`, for every io element type.
+template <class T, std::size_t R>
+T value_at(const std::array<std::int64_t, R>& g, std::uint64_t salt) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    using part = typename T::value_type;
+    return T(dist_test::value_at<part>(g, salt), dist_test::value_at<part>(g, salt ^ 0x5555));
+  } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) == 8) {
+    std::uint64_t h = dist_test::mix(salt);
+    for (auto i : g) h = dist_test::mix(h ^ static_cast<std::uint64_t>(i));
+    return h;  // the full range, high bit included
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T> && sizeof(T) == 8) {
+    std::uint64_t h = dist_test::mix(salt ^ 7);
+    for (auto i : g) h = dist_test::mix(h ^ static_cast<std::uint64_t>(i));
+    return static_cast<T>(h);  // negative values too
+  } else {
+    return dist_test::value_at<T>(g, salt);
+  }
+}
+
+/// Fills this rank's block of `a` (host memory) with value_at(global index, salt).
+template <class A>
+void fill(const A& a, std::uint64_t salt) {
+  using T = typename A::value_type;
+  dist_test::for_each_owned_slot(a, a.local_with_shadow(), [&](const auto& g, T& e) { e = value_at<T>(g, salt); });
+}
+
+/// This rank's elements of `a` that differ from value_at(global index + origin, salt).
+template <class A, std::size_t R = A::rank>
+std::int64_t wrong_elements(const A& a, std::uint64_t salt, const std::array<std::int64_t, R>& origin = {}) {
+  using T = typename A::value_type;
+  std::int64_t wrong = 0;
+  dist_test::for_each_owned_slot(a, a.local_with_shadow(), [&](const auto& g, const T& e) {
+    auto at = g;
+    for (std::size_t d = 0; d < R; ++d) at[d] += origin[d];
+    wrong += e == value_at<T>(at, salt) ? 0 : 1;
+  });
+  return wrong;
+}
+
+/// The whole dataset `name` of `path` in row-major order, read by this rank alone through
+/// HDF5's sequential driver as h5py or h5dump would; empty when it cannot be read.
+template <class T>
+std::vector<T> serial_read(const std::string& path, const std::string& name, hid_t memory_type,
+                           std::vector<hsize_t>& dims) {
+  std::vector<T> data;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return data;
+  const hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  const hid_t space = H5Dget_space(dataset);
+  dims.assign(static_cast<std::size_t>(H5Sget_simple_extent_ndims(space)), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::size_t count = 1;
+  for (auto d : dims) count *= d;
+  data.resize(count);
+  if (H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0) data.clear();
+  H5Sclose(space);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  return data;
+}
+
+}  // namespace io_test
+
+#endif  // HETERO_TESTS_IO_SUPPORT_HPP
