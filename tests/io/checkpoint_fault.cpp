@@ -18,27 +18,8 @@
 
 namespace {
 
-using field = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
-using counts = hetero::distributed_array<std::int64_t, 1, Kokkos::HostSpace>;
-
-field make_field(hetero::distribution rows, std::int64_t n) {
-  return field(
-      hetero::index_space<2>({n, 31}, hetero::process_grid<2>({0, 1}), {rows, hetero::distribution::block()}));
-}
-counts make_counts(hetero::distribution kind) {
-  return counts(hetero::index_space<1>({1001}, hetero::process_grid<1>(), {kind}));
-}
-void commit_step(hetero::checkpoint& saved, std::int64_t step, std::uint64_t salt, std::int64_t rows) {
-  auto u = make_field(hetero::distribution::cyclic(), rows);
-  auto c = make_counts(hetero::distribution::block_cyclic(7));
-  io_test::fill(u, salt);
-  io_test::fill(c, salt);
-  auto next = saved.begin(step);
-  next.write("u", u);
-  next.write("counts", c);
-  next.set("salt", salt);
-  next.commit();
-}
+using io_test::make_counts;
+using io_test::make_field;
 
 int restore(hetero::checkpoint& saved, std::uint64_t salt, std::int64_t expected_step, const char* when) {
   const int rank = hetero::testing::world_rank();
@@ -71,7 +52,7 @@ int main(int argc, char** argv) {
   hetero::checkpoint saved(argv[2]);
   const int rank = hetero::testing::world_rank(), size = hetero::testing::world_size();
   if (mode == "die") {
-    commit_step(saved, 1, salt, 40);
+    io_test::commit_checkpoint(saved, 1, salt, 40);
     auto u = make_field(hetero::distribution::cyclic(), 40);
     auto next = saved.begin(2);
     next.write("u", u);
@@ -87,10 +68,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "restore") return restore(saved, salt, argc > 4 ? std::stoll(argv[4]) : 1, "restart");
   if (mode == "fill") {
-    commit_step(saved, 1, salt, 40);
+    io_test::commit_checkpoint(saved, 1, salt, 40);
     int refused = 0;
     try {
-      commit_step(saved, 2, salt ^ 1, 32 * 1024);  // 8 MiB: more than the file system holds
+      io_test::commit_checkpoint(saved, 2, salt ^ 1, 32 * 1024);  // 8 MiB: more than the file system holds
       std::printf("rank %d: the step that cannot fit was committed\n", rank);
     } catch (const hetero::io_error& e) {
       refused = 1;

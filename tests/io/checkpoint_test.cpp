@@ -18,30 +18,8 @@ using dist_test::world_size;
 
 namespace {
 
-using field = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
-using counts = hetero::distributed_array<std::int32_t, 1, Kokkos::HostSpace>;
-
-field make_field(hetero::distribution rows, std::int64_t n = 40) {
-  return field(
-      hetero::index_space<2>({n, 17}, hetero::process_grid<2>({0, 1}), {rows, hetero::distribution::block()}),
-      {.label = "u"});
-}
-counts make_counts(hetero::distribution kind) {
-  return counts(hetero::index_space<1>({333}, hetero::process_grid<1>(), {kind}), {.label = "c"});
-}
-
-void save(hetero::checkpoint& saved, std::int64_t step, std::uint64_t salt) {
-  auto u = make_field(hetero::distribution::cyclic());
-  auto c = make_counts(hetero::distribution::block_cyclic(5));
-  io_test::fill(u, salt);
-  io_test::fill(c, salt);
-  auto next = saved.begin(step);
-  next.write("u", u);
-  next.write("counts", c);
-  next.set("salt", salt);
-  next.set("residual", 1.0 / static_cast<double>(step + 1));
-  next.commit();
-}
+using io_test::make_counts;
+using io_test::make_field;
 
 bool partial_left(const io_test::scratch& dir) {
   bool found = false;
@@ -61,7 +39,7 @@ TEST_CASE("checkpoints keep the newest and restore reads it into any distributio
   std::vector<std::uint64_t> salts;
   for (std::int64_t step = 0; step < 4; ++step) {
     salts.push_back(rng());
-    save(saved, step * 10, salts.back());
+    io_test::commit_checkpoint(saved, step * 10, salts.back());
   }
   CHECK(saved.steps() == std::vector<std::int64_t>{20, 30});
   CHECK(saved.file_of(30) == dir.file("run") + ".000030.h5");
@@ -82,7 +60,7 @@ TEST_CASE("a checkpoint abandoned before its commit changes nothing", "[io][chec
   const io_test::scratch dir("io-checkpoint-abandon");
   const auto salt = hetero::testing::rng(42)();
   hetero::checkpoint saved(dir.file("run"));
-  save(saved, 1, salt);
+  io_test::commit_checkpoint(saved, 1, salt);
   try {
     auto next = saved.begin(2);
     auto u = make_field(hetero::distribution::block());

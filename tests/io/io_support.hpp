@@ -85,6 +85,35 @@ std::int64_t wrong_elements(const A& a, std::uint64_t salt, const std::array<std
   return wrong;
 }
 
+/// The two arrays of the checkpoint tests: a 2-D field of `rows` x 31 doubles (rows
+/// distributed by `rows_kind`) and 1001 int64 counts.
+using field = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+using counts = hetero::distributed_array<std::int64_t, 1, Kokkos::HostSpace>;
+inline field make_field(hetero::distribution rows_kind, std::int64_t rows = 40) {
+  return field(hetero::index_space<2>({rows, 31}, hetero::process_grid<2>({0, 1}),
+                                      {rows_kind, hetero::distribution::block()}),
+               {.label = "u"});
+}
+inline counts make_counts(hetero::distribution kind) {
+  return counts(hetero::index_space<1>({1001}, hetero::process_grid<1>(), {kind}), {.label = "counts"});
+}
+
+/// Commits checkpoint `step` of `saved`: the field ("u", cyclic rows) and the counts (block-cyclic)
+/// salted `salt`, and the scalars "salt" and "residual" = 1 / (step + 1).
+template <class Checkpoint>
+void commit_checkpoint(Checkpoint& saved, std::int64_t step, std::uint64_t salt, std::int64_t rows = 40) {
+  auto u = make_field(hetero::distribution::cyclic(), rows);
+  auto c = make_counts(hetero::distribution::block_cyclic(7));
+  fill(u, salt);
+  fill(c, salt);
+  auto next = saved.begin(step);
+  next.write("u", u);
+  next.write("counts", c);
+  next.set("salt", salt);
+  next.set("residual", 1.0 / static_cast<double>(step + 1));
+  next.commit();
+}
+
 /// The whole dataset `name` of `path` in row-major order, read by this rank alone through
 /// HDF5's sequential driver as h5py or h5dump would; empty when it cannot be read.
 template <class T>
