@@ -8,5 +8,6 @@
 
 #include "hetero/io/checkpoint.hpp"
 #include "hetero/io/h5file.hpp"
+#include "hetero/io/io_handle.hpp"
 
 #endif  // HETERO_IO_HPP

@@ -20,6 +20,8 @@
 #include "hetero/distarray/distributed_array.hpp"
 #include "hetero/io/detail/array_transfer.hpp"
 #include "hetero/io/detail/h5.hpp"
+#include "hetero/io/detail/io_thread.hpp"
+#include "hetero/io/io_handle.hpp"
 
 namespace hetero {
 
@@ -84,6 +86,46 @@ class h5file {
     const region running("io", "write");
     const detail::h5_scope scope;
     detail::write_array(target("writing"), std::string(name), array);
+  }
+
+  /// Starts writing `array` as dataset `name` and returns at once (collective): the array's
+  /// block is copied first, so the array may change as soon as this returns. The write runs on
+  /// the io module's I/O thread, in the order writes were started; any other call into a file
+  /// waits for the writes started before it. Needs MPI_THREAD_MULTIPLE (hetero::runtime asks
+  /// for it).
+  /// @code
+  /// auto saved = out.write_async("u", u);
+  /// sweep(u);        // computes while u's previous values go to the file
+  /// saved.wait();
+  /// @endcode
+  template <class T, int Rank, class MemorySpace>
+  [[nodiscard]] io_handle write_async(std::string_view name,
+                                      const distributed_array<T, Rank, MemorySpace>& array) {
+    static_assert(h5_element<T>,
+                  "hetero: h5file writes arithmetic elements and std::complex<float/double>; "
+                  "write each field of a struct as an array of its own");
+    const region running("io", "write_async");
+    detail::check_same_ranks(target("writing"), array, "writing");
+    int provided = MPI_THREAD_SINGLE;
+    HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+    if (provided < MPI_THREAD_MULTIPLE)
+      detail::raise<runtime_error>(
+          "hetero::h5file::write_async writes from the io module's I/O thread and needs "
+          "MPI_THREAD_MULTIPLE, but MPI provides level ",
+          provided,
+          "; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it) "
+          "or use write()");
+    // The copy and its checksum are made here: host kernels may only be launched from this
+    // thread, not from the I/O thread.
+    auto copy = detail::snapshot(array);
+    const auto local_sum = detail::local_checksum<T, Rank>(copy, array.shadow().lower, array.space());
+    auto job = [file = m_file.get(), comm = m_comm, path = m_path, key = std::string(name), space = array.space(),
+                lower = array.shadow().lower, copy, local_sum] {
+      const region writing("io", "write_async");
+      const detail::h5_scope scope;
+      detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, copy, local_sum);
+    };
+    return io_handle(detail::io_thread::instance().submit(std::move(job)));
   }
 
   /// Reads dataset `name` into `array`, whose global shape must be the dataset's; any

@@ -132,13 +132,13 @@ void check_same_ranks(const h5_target& at, const distributed_array<T, Rank, Memo
                             "communicator of the array's grid)");
 }
 
-/// Writes `array` as dataset `name` (collective): created at its global shape, or an existing
-/// dataset of the same type and shape overwritten.
-template <class T, int Rank, class MemorySpace>
-void write_array(const h5_target& at, const std::string& name,
-                 const distributed_array<T, Rank, MemorySpace>& array) {
-  check_same_ranks(at, array, "writing");
-  const auto& space = array.space();
+/// Writes the block `host` (this rank's storage on the host, its block past `lower`) of an
+/// array on `space` as dataset `name` (collective): created at the global shape, or an
+/// existing dataset of the same type and shape overwritten. `local_sum` is the block's
+/// local_checksum, computed by the caller (on the thread that may run host kernels).
+template <class T, int Rank, class HostView>
+void write_block(const h5_target& at, const std::string& name, const index_space<Rank>& space,
+                 const std::array<std::int64_t, Rank>& lower, const HostView& host, std::uint64_t local_sum) {
   const auto type = h5_type_of<T>();
   std::array<hsize_t, Rank> dims{};
   for (int d = 0; d < Rank; ++d) dims[d] = static_cast<hsize_t>(space.extent(d));
@@ -166,17 +166,16 @@ void write_array(const h5_target& at, const std::string& name,
         H5Dclose);
     agree(at, dataset.valid(), "creating dataset '" + name + "'");
   }
-  const auto host = host_storage(array, true);
   std::array<std::int64_t, Rank> stored{};
   for (int d = 0; d < Rank; ++d) stored[d] = static_cast<std::int64_t>(host.extent(d));
-  const auto memory = block_selection<Rank>(stored, array.shadow().lower, space.local_extents(), at.path);
+  const auto memory = block_selection<Rank>(stored, lower, space.local_extents(), at.path);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), {}, at.path);
   const auto transfer = collective_transfer();
   const bool written =
       H5Dwrite(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
   agree(at, written, "writing dataset '" + name + "'");
 
-  const auto sum = sum_checksum(local_checksum<T, Rank>(host, array.shadow().lower, space), at.comm);
+  const auto sum = sum_checksum(local_sum, at.comm);
   h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
   write_attribute(at, dataset.get(), checksum_attribute, H5T_NATIVE_UINT64, scalar.get(), &sum);
   write_text_attribute(at, dataset.get(), distribution_attribute, distribution_text(space));
@@ -185,6 +184,26 @@ void write_array(const h5_target& at, const std::string& name,
   const hsize_t rank_count = Rank;
   h5_id grid_space(H5Screate_simple(1, &rank_count, nullptr), H5Sclose);
   write_attribute(at, dataset.get(), grid_attribute, H5T_NATIVE_INT64, grid_space.get(), grid.data());
+}
+
+/// Writes `array` as dataset `name` (collective).
+template <class T, int Rank, class MemorySpace>
+void write_array(const h5_target& at, const std::string& name,
+                 const distributed_array<T, Rank, MemorySpace>& array) {
+  check_same_ranks(at, array, "writing");
+  const auto host = host_storage(array, true);
+  const auto local_sum = local_checksum<T, Rank>(host, array.shadow().lower, array.space());
+  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, local_sum);
+}
+
+/// A host copy of `array`'s storage that the array's later changes do not reach.
+template <class T, int Rank, class MemorySpace>
+auto snapshot(const distributed_array<T, Rank, MemorySpace>& array) {
+  const auto& storage = array.local_with_shadow();
+  view_of<T, Rank, Kokkos::LayoutRight, Kokkos::HostSpace> copy(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::io::snapshot"), storage.layout());
+  Kokkos::deep_copy(copy, storage);
+  return copy;
 }
 
 /// The names of the objects at the file's root, for messages ("u, v"; "nothing").

@@ -17,6 +17,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/io/detail/io_thread.hpp"
 
 #if !defined(H5_HAVE_PARALLEL)
 #error \
@@ -74,11 +75,12 @@ inline std::recursive_mutex& h5_lock() {
   return lock;
 }
 
-/// For a scope: the lock, and HDF5's automatic error printing off (hetero reports errors with
-/// its own messages; the user's printing setting is restored on exit).
+/// For a scope: the asynchronous writes started before it finished (program order, see
+/// io_thread.hpp), the lock, and HDF5's automatic error printing off (hetero reports errors
+/// with its own messages; the user's printing setting is restored on exit).
 class h5_scope {
  public:
-  h5_scope() : m_hold(h5_lock()) {
+  h5_scope() : m_drained((drain_io_thread(), true)), m_hold(h5_lock()) {
     H5Eget_auto2(H5E_DEFAULT, &m_print, &m_data);
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   }
@@ -87,6 +89,7 @@ class h5_scope {
   ~h5_scope() { H5Eset_auto2(H5E_DEFAULT, m_print, m_data); }
 
  private:
+  [[maybe_unused]] bool m_drained;
   std::lock_guard<std::recursive_mutex> m_hold;
   H5E_auto2_t m_print = nullptr;
   void* m_data = nullptr;

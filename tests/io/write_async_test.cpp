@@ -1,0 +1,93 @@
+// h5file::write_async: the array may change as soon as the call returns (the file holds the
+// values it had then, every element checked); several writes in flight complete in order and
+// a synchronous call waits for them; a task graph adopts the handle and its task runs after
+// the data is in the file; an error reaches wait() on every rank.
+#include <hetero/io.hpp>
+#include <hetero/task.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include "io_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+using array2 = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+
+array2 random_array(std::mt19937_64& rng) {
+  const std::int64_t rows = dist_test::uniform(rng, 20, 90), cols = dist_test::uniform(rng, 5, 40);
+  const auto grid = dist_test::random_grid<2>(rng, dist_test::world_size());
+  return array2(hetero::index_space<2>(
+      {rows, cols}, hetero::process_grid<2>(grid),
+      {dist_test::random_distribution(rng, rows, grid[0]), dist_test::random_distribution(rng, cols, grid[1])}));
+}
+
+array2 same_shape_block(const array2& a) {
+  return array2(hetero::index_space<2>(a.space().extents(), hetero::process_grid<2>()));
+}
+
+}  // namespace
+
+TEST_CASE("write_async writes the values the array had when it was called", "[io][async]") {
+  const io_test::scratch dir("io-async");
+  auto rng = hetero::testing::rng(51);
+  std::vector<array2> arrays;
+  std::vector<std::uint64_t> salts;
+  std::vector<hetero::io_handle> pending;
+  hetero::h5file out(dir.file("a.h5"), hetero::file_mode::create);
+  for (int i = 0; i < 4; ++i) {
+    arrays.push_back(random_array(rng));
+    salts.push_back(rng());
+    io_test::fill(arrays.back(), salts.back());
+    pending.push_back(out.write_async("a" + std::to_string(i), arrays.back()));
+    io_test::fill(arrays.back(), salts.back() ^ 1);  // changed at once: the file keeps the old values
+  }
+  pending[1].wait();
+  out.set("written", std::int64_t{4});  // a synchronous call waits for the writes before it
+  for (auto& handle : pending) {
+    handle.wait();
+    CHECK(handle.done());
+    CHECK(handle.test());
+  }
+  out.close();
+  hetero::h5file in(dir.file("a.h5"), hetero::file_mode::read);
+  CHECK(in.get<std::int64_t>("written") == 4);
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    auto back = same_shape_block(arrays[i]);
+    in.read("a" + std::to_string(i), back);
+    CHECK(io_test::wrong_elements(back, salts[i]) == 0);
+  }
+}
+
+TEST_CASE("a task graph adopts an asynchronous write", "[io][async][task]") {
+  const io_test::scratch dir("io-async-graph");
+  auto rng = hetero::testing::rng(52);
+  auto a = random_array(rng);
+  const auto salt = rng();
+  io_test::fill(a, salt);
+  hetero::h5file out(dir.file("g.h5"), hetero::file_mode::create);
+  hetero::task_graph graph({.workers = 2});
+  auto saved = graph.event("saved");
+  bool ran_after = false;
+  graph.adopt(hetero::out(saved), out.write_async("a", a), "write a");
+  graph.spawn("after the write", hetero::in(saved), [&] { ran_after = true; });
+  graph.wait();
+  CHECK(ran_after);
+  auto back = same_shape_block(a);
+  out.read("a", back);
+  CHECK(io_test::wrong_elements(back, salt) == 0);
+}
+
+TEST_CASE("an asynchronous write's error reaches wait() on every rank", "[io][async][errors]") {
+  const io_test::scratch dir("io-async-error");
+  auto rng = hetero::testing::rng(53);
+  auto a = random_array(rng);
+  hetero::h5file out(dir.file("e.h5"), hetero::file_mode::create);
+  out.write("a", a);
+  array2 other(hetero::index_space<2>({a.space().extent(0) + 1, 3}, hetero::process_grid<2>()));
+  auto handle = out.write_async("a", other);  // the name is taken by another shape
+  CHECK_THROWS_WITH(handle.wait(), ContainsSubstring("already holds a dataset of that name"));
+  CHECK(handle.done());
+}
