@@ -3,20 +3,27 @@
 // side is b = A x* for a known x*; each solve is checked against x*.
 //   mpiexec -n 2 ./cg [--poisson2d N] [--poisson3d N] [--matrix FILE|NAME]... [--variant V]
 //                     [--tolerance T] [--max-iterations K] [--fixed K] [--replacement-interval K]
-//                     [--solution K]
+//                     [--solution K] [--write FILE.h5]
 // NAME is a file of data/matrices without its extension (e.g. bcsstk14). V: all (default),
 // allgather, halo, pipelined or automatic (printed as auto:<the variant it chose>); "kernels" says where rank
 // 0's kernels ran (hetero::cg_kernels: the matrix's space, or Serial where that was faster). --fixed K times
 // exactly K iterations (no convergence check). --solution K picks another x* (x*_i = 1 + sin(0.1 i + K);
-// default 0): on an ill-conditioned matrix the iteration count depends on b.
+// default 0): on an ill-conditioned matrix the iteration count depends on b. --write (with the
+// io module, hetero::io) writes each solution x as dataset <matrix>/<variant> of an HDF5 file,
+// reads it back into a cyclic distribution and checks it against x* too.
 #include <hetero/comm.hpp>
 #include <hetero/core/runtime.hpp>
+#include <hetero/distarray.hpp>
 #include <hetero/linalg.hpp>
+#if HETERO_HAS_IO()
+#include <hetero/io.hpp>
+#endif
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -71,7 +78,7 @@ double distance(const hetero::communicator& comm, const matrix::vector_type& x, 
 }
 
 int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
-        hetero::cg_options options, int solution);
+        hetero::cg_options options, int solution, const std::string& output);
 
 }  // namespace
 
@@ -82,6 +89,7 @@ int main(int argc, char** argv) {
                                            hetero::cg_variant::pipelined, hetero::cg_variant::automatic};
   hetero::cg_options options;
   int solution = 0;
+  std::string output;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string_view a = argv[i];
@@ -113,6 +121,9 @@ int main(int argc, char** argv) {
         options.max_iterations = std::stoi(value());
       } else if (a == "--replacement-interval") {
         options.replacement_interval = std::stoi(value());
+      } else if (a == "--write") {
+        output = value();
+        if (!HETERO_HAS_IO()) throw std::invalid_argument("--write needs hetero's io module: this build has none");
       } else if (a == "--solution") {
         solution = std::stoi(value());
       } else if (a == "--fixed") {
@@ -129,7 +140,7 @@ int main(int argc, char** argv) {
   if (problems.empty()) problems.push_back({"poisson3d-32", hetero::poisson_3d(32)});
 
   try {
-    return run(problems, variants, options, solution);
+    return run(problems, variants, options, solution, output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cg (rank %d): %s\n", rt.world_rank(), e.what());
     return EXIT_FAILURE;
@@ -138,10 +149,45 @@ int main(int argc, char** argv) {
 
 namespace {
 
+#if HETERO_HAS_IO()
+// Writes the solution `x` (each rank's rows) as dataset `name` of `out`, reads it back into a
+// cyclic distribution and returns the largest |x_i - x*_i| of what was read.
+double write_and_check(hetero::h5file& out, const std::string& name, const hetero::communicator& comm,
+                       const matrix& a, const matrix::vector_type& x, int solution) {
+  // The rows each rank holds, as a gen-block distributed array of the matrix's rows.
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(comm.size()));
+  comm.allgather(hetero::send_buf(static_cast<std::int64_t>(a.local_rows())), hetero::recv_buf(rows));
+  const hetero::process_grid<1> ranks({0}, comm);
+  hetero::distributed_array<double, 1> solved(
+      hetero::index_space<1>({a.global_rows()}, ranks, {hetero::distribution::gen_block(rows)}));
+  Kokkos::deep_copy(solved.local(), x);
+  out.write(name, solved);
+  hetero::distributed_array<double, 1> back(
+      hetero::index_space<1>({a.global_rows()}, ranks, {hetero::distribution::cyclic()}));
+  out.read(name, back);
+  const auto values = back.global_view();
+  const double phase = solution;
+  double largest = 0;
+  hetero::reduce_owned(
+      "cg read back", back.space(), back.space().box(),
+      KOKKOS_LAMBDA(std::int64_t i, double& most) {
+        const double diff = values(i) - (1.0 + std::sin(0.1 * static_cast<double>(i) + phase));
+        const double wrong = diff < 0 ? -diff : diff;
+        most = wrong > most ? wrong : most;
+      },
+      Kokkos::Max<double>(largest));
+  return comm.allreduce(hetero::send_buf(largest), hetero::op(hetero::ops::max{}));
+}
+#endif
+
 int run(const std::vector<problem>& problems, const std::vector<hetero::cg_variant>& variants,
-        hetero::cg_options options, int solution) {
+        hetero::cg_options options, int solution, const std::string& output) {
   hetero::communicator comm;
   bool all_ok = true;
+#if HETERO_HAS_IO()
+  std::optional<hetero::h5file> out;
+  if (!output.empty()) out.emplace(output, hetero::file_mode::create, comm);
+#endif
   if (comm.rank() == 0)
     std::printf("%-14s %8s %9s %-10s %-7s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant",
                 "kernels", "iters", "residual", "error", "ms/iteration", "status");
@@ -178,6 +224,18 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
                 .c_str(),
             std::string(hetero::to_string(solver.kernels())).c_str(), r.iterations, r.residual, error,
             r.seconds_per_iteration * 1e3, std::string(hetero::to_string(r.status)).c_str());
+#if HETERO_HAS_IO()
+      if (out) {
+        const std::string name = p.name + "/" + std::string(hetero::to_string(v));
+        const double read_error = write_and_check(*out, name, comm, *a, x, solution);
+        // What was read back is x, so it is as far from x* as x was.
+        const bool same = read_error <= 2 * error * norm + 1e-300 || read_error < 1e-12;
+        all_ok = all_ok && (same || !ok);
+        if (comm.rank() == 0)
+          std::printf("  wrote x to %s:%s; read back cyclic, largest |x_i - x*_i| %.3e: %s\n", output.c_str(),
+                      name.c_str(), read_error, same ? "as solved" : "DIFFERENT");
+      }
+#endif
     }
   }
   if (comm.rank() == 0)

@@ -6,16 +6,29 @@
 // The boundary holds u = x^2 - y^2, which the 5-point stencil reproduces exactly, so the
 // converged iterate must match it at every grid point: the program checks that and exits
 // non-zero when it does not.
+//
+// With the io module (hetero::io), the field goes to files: --write <file.h5> writes the
+// converged field (dataset "u"); --checkpoint <prefix> saves a checkpoint every --every sweeps
+// (default 500), and --restart goes on from the newest one, on any number of ranks and either
+// layout; --stop-after <sweeps> ends the run early, as a job that runs out of time would.
 //   mpiexec -n 2 ./jacobi [n = 64] [rows|grid = grid] [tolerance = 1e-10] [max sweeps = 200000]
+//                         [--write file.h5] [--checkpoint prefix [--every 500] [--restart]]
+//                         [--stop-after sweeps]
 #include <hetero/comm.hpp>
 #include <hetero/core.hpp>
 #include <hetero/distarray.hpp>
+#if HETERO_HAS_IO()
+#include <hetero/io.hpp>
+#endif
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -34,17 +47,57 @@ double global_max(double local, const array& u) {
   return u.comm().allreduce(hetero::send_buf(local), hetero::op(hetero::ops::max{}));
 }
 
+// Where the field goes: the options after the positional arguments.
+struct files {
+  std::string write;       // --write: the converged field
+  std::string checkpoint;  // --checkpoint: the checkpoints' prefix
+  long every = 500;        // --every: sweeps between checkpoints
+  bool restart = false;    // --restart: go on from the newest checkpoint
+  long stop_after = 0;     // --stop-after: end after this many sweeps (0: never)
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
-  const std::int64_t n = argc > 1 ? std::stoll(argv[1]) : 64;
-  const std::string layout = argc > 2 ? argv[2] : "grid";
-  const double tolerance = argc > 3 ? std::stod(argv[3]) : 1e-10;
-  const long max_sweeps = argc > 4 ? std::stol(argv[4]) : 200000;
-  if (n < 3 || (layout != "rows" && layout != "grid")) {
+  std::vector<std::string> positional;
+  files io;
+  bool usage_error = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--write" && has_value) {
+      io.write = argv[++i];
+    } else if (a == "--checkpoint" && has_value) {
+      io.checkpoint = argv[++i];
+    } else if (a == "--every" && has_value) {
+      io.every = std::stol(argv[++i]);
+    } else if (a == "--stop-after" && has_value) {
+      io.stop_after = std::stol(argv[++i]);
+    } else if (a == "--restart") {
+      io.restart = true;
+    } else if (a.starts_with("--")) {
+      usage_error = true;
+    } else {
+      positional.emplace_back(a);
+    }
+  }
+  const auto arg = [&](std::size_t k, const char* fallback) {
+    return positional.size() > k ? positional[k] : std::string(fallback);
+  };
+  const std::int64_t n = std::stoll(arg(0, "64"));
+  const std::string layout = arg(1, "grid");
+  const double tolerance = std::stod(arg(2, "1e-10"));
+  const long max_sweeps = std::stol(arg(3, "200000"));
+  const bool wants_files = !io.write.empty() || !io.checkpoint.empty();
+  if (n < 3 || (layout != "rows" && layout != "grid") || usage_error || io.every < 1 ||
+      (io.restart && io.checkpoint.empty()) || (wants_files && !HETERO_HAS_IO())) {
     if (rt.world_rank() == 0)
-      std::fprintf(stderr, "usage: jacobi [n >= 3] [rows|grid] [tolerance] [max sweeps]\n");
+      std::fprintf(
+          stderr,
+          "usage: jacobi [n >= 3] [rows|grid] [tolerance] [max sweeps] [--write file.h5] [--checkpoint "
+          "prefix [--every sweeps >= 1] [--restart]] [--stop-after sweeps]%s\n",
+          wants_files && !HETERO_HAS_IO() ? "\n(files need hetero's io module: this build has none)" : "");
     return EXIT_FAILURE;
   }
 
@@ -73,6 +126,22 @@ int main(int argc, char** argv) {
   const int check_every = 10;
   double residual = 0;
   long sweeps = 0;
+#if HETERO_HAS_IO()
+  std::optional<hetero::checkpoint> saved;
+  if (!io.checkpoint.empty()) saved.emplace(io.checkpoint, grid.comm());
+  if (io.restart) {
+    if (auto last = saved->restore()) {  // the newest whole checkpoint, whatever wrote it
+      last->read("u", u);
+      sweeps = last->get<std::int64_t>("sweeps");
+      residual = last->get<double>("residual");
+      if (rt.world_rank() == 0)
+        std::printf("restarted from %s: sweep %ld, largest update %.2e\n", last->path().c_str(), sweeps, residual);
+    } else if (rt.world_rank() == 0) {
+      std::printf("no checkpoint at %s: starting from sweep 0\n", io.checkpoint.c_str());
+    }
+  }
+#endif
+  const long first_sweep = sweeps;
   hetero::stopwatch watch;
   while (sweeps < max_sweeps) {
     hetero::reflect(u, halo);
@@ -100,8 +169,31 @@ int main(int argc, char** argv) {
     std::swap(u, next);
     hetero::mark_phase();  // one time step, for a power monitor listening
     if (sweeps % check_every == 0 && residual < tolerance) break;
+#if HETERO_HAS_IO()
+    if (saved && sweeps % io.every == 0) {
+      auto next_checkpoint = saved->begin(sweeps);
+      next_checkpoint.write("u", u);
+      next_checkpoint.set("sweeps", std::int64_t{sweeps});
+      next_checkpoint.set("residual", residual);
+      next_checkpoint.commit();  // from here a restart goes on from this sweep
+    }
+#endif
+    if (io.stop_after > 0 && sweeps - first_sweep >= io.stop_after) {
+      if (rt.world_rank() == 0)
+        std::printf("stopped after %ld sweeps (sweep %ld, largest update %.2e): restart with --restart\n",
+                    sweeps - first_sweep, sweeps, residual);
+      return EXIT_SUCCESS;
+    }
   }
   const double seconds = watch.seconds();
+#if HETERO_HAS_IO()
+  if (!io.write.empty()) {
+    hetero::h5file out(io.write, hetero::file_mode::create, grid.comm());
+    out.write("u", u);
+    out.set("sweeps", std::int64_t{sweeps});
+    if (rt.world_rank() == 0) std::printf("wrote the field to %s (dataset u)\n", io.write.c_str());
+  }
+#endif
 
   // The converged iterate against the exact solution, at every grid point.
   double local_error = 0;
@@ -122,9 +214,10 @@ int main(int argc, char** argv) {
   if (rt.world_rank() == 0) {
     std::printf("jacobi %lld x %lld on %d rank(s), process grid %d x %d (%s)\n", static_cast<long long>(n),
                 static_cast<long long>(n), rt.world_size(), grid.extent(0), grid.extent(1), layout.c_str());
-    std::printf("%ld sweeps in %.3f s (%.0f sweeps/s): largest update %.2e (tolerance %.1e), %s\n", sweeps,
-                seconds, static_cast<double>(sweeps) / seconds, residual, tolerance,
-                converged ? "converged" : "NOT CONVERGED");
+    std::printf(
+        "%ld sweeps (%ld in this run) in %.3f s (%.0f sweeps/s): largest update %.2e (tolerance %.1e), %s\n",
+        sweeps, sweeps - first_sweep, seconds, static_cast<double>(sweeps - first_sweep) / seconds, residual,
+        tolerance, converged ? "converged" : "NOT CONVERGED");
     std::printf("largest error against u = x^2 - y^2: %.2e (allowed %.2e): %s\n", error, bound,
                 ok ? "correct" : "WRONG");
   }
