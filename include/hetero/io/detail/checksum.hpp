@@ -19,48 +19,79 @@
 
 namespace hetero::detail {
 
-/// The mix of one element's 8-byte word `word` at global index `index` (one multiply-xorshift
-/// round: cheap next to a file system's bandwidth, and a changed bit changes the sum).
-KOKKOS_INLINE_FUNCTION std::uint64_t checksum_mix(std::uint64_t word, std::uint64_t index) {
-  std::uint64_t x = word ^ (index * 0x9e3779b97f4a7c15ULL);
+/// The factor that spreads a word's index over 64 bits before it meets the word.
+inline constexpr std::uint64_t checksum_index_factor = 0x9e3779b97f4a7c15ULL;
+
+/// The multiply-xorshift round that ends a word's mix.
+inline std::uint64_t checksum_finish(std::uint64_t x) {
   x *= 0xbf58476d1ce4e5b9ULL;
   return x ^ (x >> 31);
 }
 
+/// The mix of one 8-byte word `word` of an element, `index` the word's global index (element
+/// index times words per element, plus the word): one multiply-xorshift round, cheap next to a
+/// file system's bandwidth, and a changed bit changes the sum.
+inline std::uint64_t checksum_mix(std::uint64_t word, std::uint64_t index) {
+  return checksum_finish(word ^ (index * checksum_index_factor));
+}
+
 /// This rank's part of the checksum: `storage` is its block with shadows on the host
-/// (row-major), `lower` the shadow widths, `extents` the global shape.
+/// (row-major), `lower` the shadow widths. Parallel over the rows of the block (all axes but
+/// the last); along a row the global index grows by the last axis's map, without a division
+/// per element where the axis is contiguous or cyclic.
 template <class T, int Rank, class HostView>
 std::uint64_t local_checksum(const HostView& storage, const std::array<std::int64_t, Rank>& lower,
                              const index_space<Rank>& space) {
   const auto local = space.local_extents();
-  std::int64_t count = 1;
-  for (auto e : local) count *= e;
-  if (count == 0) return 0;
+  std::int64_t rows = 1;
+  for (int d = 0; d + 1 < Rank; ++d) rows *= local[d];
+  const std::int64_t row_length = local[Rank - 1];
+  if (rows == 0 || row_length == 0) return 0;
   const auto maps = space.maps();
   const auto global = space.extents();
   constexpr std::uint64_t words = (sizeof(T) + 7) / 8;
   std::uint64_t sum = 0;
   Kokkos::parallel_reduce(
-      "hetero::io::checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count),
-      [=](std::int64_t flat, std::uint64_t& part) {
+      "hetero::io::checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows),
+      [=](std::int64_t row, std::uint64_t& part) {
+        // The row's local and global indices on the axes before the last.
         std::array<std::int64_t, Rank> l{};
-        for (int d = Rank - 1; d >= 0; --d) {
-          l[d] = flat % local[d];
-          flat /= local[d];
+        std::int64_t rest = row;
+        for (int d = Rank - 2; d >= 0; --d) {
+          l[d] = rest % local[d];
+          rest /= local[d];
         }
-        std::uint64_t index = 0;
-        for (int d = 0; d < Rank; ++d)
-          index = index * static_cast<std::uint64_t>(global[d]) + maps[d].to_global(l[d]);
-        const T* element = nullptr;
-        if constexpr (Rank == 1) element = &storage(l[0] + lower[0]);
-        if constexpr (Rank == 2) element = &storage(l[0] + lower[0], l[1] + lower[1]);
-        if constexpr (Rank == 3) element = &storage(l[0] + lower[0], l[1] + lower[1], l[2] + lower[2]);
-        unsigned char bytes[sizeof(T)];
-        std::memcpy(bytes, element, sizeof(T));
-        for (std::size_t at = 0; at < sizeof(T); at += 8) {
+        std::uint64_t base = 0;
+        for (int d = 0; d + 1 < Rank; ++d)
+          base = base * static_cast<std::uint64_t>(global[d]) + maps[d].to_global(l[d]);
+        base *= static_cast<std::uint64_t>(global[Rank - 1]);
+        const T* first = nullptr;
+        if constexpr (Rank == 1) first = &storage(lower[0]);
+        if constexpr (Rank == 2) first = &storage(l[0] + lower[0], lower[1]);
+        if constexpr (Rank == 3) first = &storage(l[0] + lower[0], l[1] + lower[1], lower[2]);
+        const auto last_axis = maps[Rank - 1];
+        // Word w of the element at local index j along the row (zero-padded past sizeof(T)).
+        auto word_of = [&](std::int64_t j, std::size_t w) {
           std::uint64_t word = 0;
-          std::memcpy(&word, bytes + at, sizeof(T) - at < 8 ? sizeof(T) - at : 8);
-          part += checksum_mix(word, index * words + at / 8);
+          const auto* bytes = reinterpret_cast<const unsigned char*>(first + j) + 8 * w;
+          std::memcpy(&word, bytes, sizeof(T) - 8 * w < 8 ? sizeof(T) - 8 * w : 8);
+          return word;
+        };
+        if (last_axis.width <= 1) {
+          // Contiguous or cyclic: the global index grows by a constant along the row, so the
+          // index's multiple in checksum_mix grows by a constant too (one multiply per word).
+          const std::uint64_t step = last_axis.width == 0 ? 1 : static_cast<std::uint64_t>(last_axis.parts);
+          const std::uint64_t first_index = base + static_cast<std::uint64_t>(last_axis.to_global(0));
+          std::uint64_t scaled = first_index * words * checksum_index_factor;
+          const std::uint64_t scaled_step = step * words * checksum_index_factor;
+          for (std::int64_t j = 0; j < row_length; ++j, scaled += scaled_step)
+            for (std::size_t w = 0; w < words; ++w)
+              part += checksum_finish(word_of(j, w) ^ (scaled + w * checksum_index_factor));
+        } else {
+          for (std::int64_t j = 0; j < row_length; ++j) {
+            const std::uint64_t index = base + static_cast<std::uint64_t>(last_axis.to_global(j));
+            for (std::size_t w = 0; w < words; ++w) part += checksum_mix(word_of(j, w), index * words + w);
+          }
         }
       },
       sum);
