@@ -17,10 +17,17 @@ endfunction()
 run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/build" -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" -DCMAKE_CXX_EXTENSIONS=OFF
-    "-DMPI_CXX_COMPILER=${MPI_CXX_COMPILER}")  # the MPI hetero was built with, not the default one
+    "-DMPI_CXX_COMPILER=${MPI_CXX_COMPILER}" "-DWITH_IO=${WITH_IO}")  # the MPI hetero was built with, not the default one
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
 if(RUN)
   run("${MPIEXEC}" -n 2 "${WORK_DIR}/build/hetero_consumer")
+  if(WITH_IO)
+    execute_process(COMMAND "${MPIEXEC}" -n 2 "${WORK_DIR}/build/hetero_io_consumer" WORKING_DIRECTORY "${WORK_DIR}"
+                    RESULT_VARIABLE result)
+    if(NOT result EQUAL 0)
+      message(FATAL_ERROR "failed (${result}): the io consumer")
+    endif()
+  endif()
 else()
   message(STATUS "built ${WORK_DIR}/build/hetero_consumer; not run (RUN=${RUN})")
 endif()
