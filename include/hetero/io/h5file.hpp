@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hetero/comm/communicator.hpp"
@@ -32,6 +33,19 @@ enum class file_mode {
   update   ///< an existing file, read and written
 };
 
+/// How an `h5file` talks to MPI-IO.
+struct h5file_options {
+  /// MPI-IO hints (`MPI_Info` key, value), e.g. {"cb_buffer_size", "67108864"} or
+  /// {"striping_factor", "16"} on Lustre. They override hetero's own choice below.
+  std::vector<std::pair<std::string, std::string>> hints;
+  /// When every rank of the file is on one node, turn ROMIO's collective buffering off
+  /// (romio_cb_write/romio_cb_read = disable): gathering the ranks' pieces on an aggregator
+  /// then only adds a copy and an exchange, since every rank writes into the same page cache
+  /// (on 4 ranks, a cyclic write took 2.1x a block one's time with it, 1.3x without). Across
+  /// nodes ROMIO's own default stands.
+  bool independent_on_one_node = true;
+};
+
 /// An HDF5 file opened collectively by every rank of a communicator (through MPI-IO). Arrays
 /// are stored as datasets in their global shape, row-major, so that h5py, h5dump or ParaView
 /// read them as plain arrays; the distribution they had is kept as attributes. Every call is
@@ -49,13 +63,13 @@ class h5file {
  public:
   /// Opens `path` as `mode` on every rank of `comm` (collective). Throws `io_error` when the
   /// file cannot be created or opened (missing, not HDF5, truncated, no permission).
-  h5file(std::string path, file_mode mode, MPI_Comm comm = MPI_COMM_WORLD)
+  h5file(std::string path, file_mode mode, MPI_Comm comm = MPI_COMM_WORLD, const h5file_options& options = {})
       : m_path(std::move(path)), m_mode(mode), m_comm(detail::owned_comm::duplicate(comm)) {
-    open();
+    open(options);
   }
   /// Opens `path` on the ranks of `comm`.
-  h5file(std::string path, file_mode mode, const communicator& comm)
-      : h5file(std::move(path), mode, comm.mpi_comm()) {}
+  h5file(std::string path, file_mode mode, const communicator& comm, const h5file_options& options = {})
+      : h5file(std::move(path), mode, comm.mpi_comm(), options) {}
 
   h5file(h5file&&) noexcept = default;
   h5file& operator=(h5file&&) noexcept = default;
@@ -248,11 +262,24 @@ class h5file {
   }
 
  private:
-  void open() {
+  void open(const h5file_options& options) {
     const region running("io", "open");
     const detail::h5_scope scope;
+    MPI_Info hints = MPI_INFO_NULL;
+    HETERO_MPI_CHECK(MPI_Info_create, &hints);
+    struct free_info {
+      MPI_Info& info;
+      ~free_info() { MPI_Info_free(&info); }
+    } free_hints{hints};
+    if (options.independent_on_one_node &&
+        detail::owned_comm::split_shared(m_comm.get()).size() == m_comm.size()) {
+      HETERO_MPI_CHECK(MPI_Info_set, hints, "romio_cb_write", "disable");
+      HETERO_MPI_CHECK(MPI_Info_set, hints, "romio_cb_read", "disable");
+    }
+    for (const auto& [key, value] : options.hints)
+      HETERO_MPI_CHECK(MPI_Info_set, hints, key.c_str(), value.c_str());
     detail::h5_id access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    H5Pset_fapl_mpio(access.get(), m_comm.get(), MPI_INFO_NULL);
+    H5Pset_fapl_mpio(access.get(), m_comm.get(), hints);
     // Metadata read by one rank and broadcast, written collectively: no storm of small reads.
     H5Pset_all_coll_metadata_ops(access.get(), 1);
     H5Pset_coll_metadata_write(access.get(), 1);
