@@ -41,11 +41,10 @@ struct h5file_options {
   /// When every rank of the file is on one node, turn ROMIO's collective buffering off
   /// (romio_cb_write/romio_cb_read) and with it write data sieving (romio_ds_write), so that
   /// each rank writes its own pieces. On one node every rank writes into the same page cache,
-  /// so the aggregator of two-phase I/O only adds a copy and an exchange: on 4 ranks of a
-  /// 2-core machine, a write of 8 KiB rows dealt cyclically took 2.1x a block write's time with
-  /// it and 1.3x without. Off by default: pieces of a few bytes (a 1-D cyclic array) then
-  /// become one system call each, and data sieving must stay off, since ROMIO 4.0 leaves its
-  /// file lock held when a sieved write fails (a full disk then hangs the other ranks).
+  /// so the aggregator of two-phase I/O only adds a copy and an exchange (docs/io.md has the
+  /// measurement). Off by default: pieces of a few bytes (a 1-D cyclic array) then become one
+  /// system call each, and data sieving must stay off with it, since ROMIO 4.0 leaves its file
+  /// lock held when a sieved write fails (a full disk then hangs the other ranks).
   bool independent_on_one_node = false;
 };
 
