@@ -134,7 +134,7 @@ class h5file {
     // The copy and its checksum are made here: host kernels may only be launched from this
     // thread, not from the I/O thread.
     auto copy = detail::snapshot(array);
-    const auto local_sum = detail::local_checksum<T, Rank>(copy, array.shadow().lower, array.space());
+    const auto local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
     // The job releases the copy and the handles it holds before its future is ready: once
     // wait() returns, nothing of it is left for the I/O thread to free (after Kokkos or MPI
     // may have been finalised).
@@ -143,18 +143,18 @@ class h5file {
       index_space<Rank> space;
       decltype(copy) block;
     };
-    auto job = [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower,
-                local_sum,
-                state = std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), copy)] {
-      struct release {
-        std::optional<held>& state;
-        ~release() { state.reset(); }
-      } at_end{*state};
-      const region writing("io", "write_async");
-      const detail::h5_scope scope;
-      auto& [comm, space, block] = **state;
-      detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, block, local_sum);
-    };
+    auto job =
+        [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower, local_sum,
+         state = std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
+          struct release {
+            std::optional<held>& state;
+            ~release() { state.reset(); }
+          } at_end{*state};
+          const region writing("io", "write_async");
+          const detail::h5_scope scope;
+          auto& [comm, space, block] = **state;
+          detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), local_sum);
+        };
     return io_handle(detail::io_thread::instance().submit(std::move(job)));
   }
 

@@ -4,9 +4,10 @@
 #ifndef HETERO_IO_IO_HANDLE_HPP
 #define HETERO_IO_IO_HANDLE_HPP
 
-#include <chrono>
-#include <future>
+#include <memory>
 #include <utility>
+
+#include "hetero/io/detail/io_thread.hpp"
 
 namespace hetero {
 
@@ -17,12 +18,12 @@ namespace hetero {
 /// without wait() waits in its destructor (and drops the error: call wait() to see it).
 class io_handle {
  public:
-  explicit io_handle(std::shared_future<void> done) noexcept : m_done(std::move(done)) {}
+  explicit io_handle(std::shared_ptr<detail::io_job> job) noexcept : m_job(std::move(job)) {}
   io_handle(io_handle&&) noexcept = default;
   io_handle& operator=(io_handle&& other) noexcept {
     if (this != &other) {
       settle();
-      m_done = std::move(other.m_done);
+      m_job = std::move(other.m_job);
     }
     return *this;
   }
@@ -32,28 +33,37 @@ class io_handle {
 
   /// Whether the write finished; rethrows its error the first time it reports it finished.
   bool test() {
-    if (!m_done.valid()) return true;
-    if (m_done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-    finish();
-    return true;
+    if (!m_job) return true;
+    auto job = m_job;
+    bool ran = false;
+    try {
+      ran = job->ready();  // throws the write's error once it ran
+    } catch (...) {
+      m_job.reset();
+      throw;
+    }
+    if (ran) m_job.reset();
+    return ran;
   }
   /// Waits for the write; rethrows its error.
   void wait() {
-    if (m_done.valid()) finish();
+    if (!m_job) return;
+    auto job = std::move(m_job);
+    job->wait();
   }
   /// Whether wait() or test() saw the write finish.
-  [[nodiscard]] bool done() const noexcept { return !m_done.valid(); }
+  [[nodiscard]] bool done() const noexcept { return !m_job; }
 
  private:
-  void finish() {
-    auto done = std::move(m_done);
-    done.get();
-  }
   void settle() noexcept {
-    if (m_done.valid()) m_done.wait();
+    if (!m_job) return;
+    try {
+      wait();
+    } catch (...) {  // a destructor must not throw; wait() is where the error is seen
+    }
   }
 
-  std::shared_future<void> m_done;
+  std::shared_ptr<detail::io_job> m_job;
 };
 
 }  // namespace hetero

@@ -196,13 +196,31 @@ void write_array(const h5_target& at, const std::string& name,
   write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, local_sum);
 }
 
-/// A host copy of `array`'s storage that the array's later changes do not reach.
+/// A host copy of `array`'s storage that the array's later changes do not reach: the values
+/// in a std::vector (no Kokkos reference count, whose atomics a thread checker cannot see,
+/// crosses to the I/O thread) and the storage's extents.
+template <class T, int Rank>
+struct block_copy {
+  std::vector<T> values;
+  std::array<std::size_t, Rank> extents{};
+
+  /// An unmanaged row-major View of the values.
+  [[nodiscard]] auto view() {
+    using unmanaged = Kokkos::View<typename view_data<T, Rank>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    if constexpr (Rank == 1) return unmanaged(values.data(), extents[0]);
+    if constexpr (Rank == 2) return unmanaged(values.data(), extents[0], extents[1]);
+    if constexpr (Rank == 3) return unmanaged(values.data(), extents[0], extents[1], extents[2]);
+  }
+};
+
 template <class T, int Rank, class MemorySpace>
-auto snapshot(const distributed_array<T, Rank, MemorySpace>& array) {
+block_copy<T, Rank> snapshot(const distributed_array<T, Rank, MemorySpace>& array) {
   const auto& storage = array.local_with_shadow();
-  view_of<T, Rank, Kokkos::LayoutRight, Kokkos::HostSpace> copy(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::io::snapshot"), storage.layout());
-  Kokkos::deep_copy(copy, storage);
+  block_copy<T, Rank> copy;
+  for (int d = 0; d < Rank; ++d) copy.extents[d] = storage.extent(d);
+  copy.values.resize(storage.span());
+  Kokkos::deep_copy(copy.view(), storage);
   return copy;
 }
 

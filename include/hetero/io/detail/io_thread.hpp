@@ -10,13 +10,83 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <functional>
-#include <future>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
+#include "hetero/core/error.hpp"
+
 namespace hetero::detail {
+
+/// One job of the I/O thread and its outcome. The error travels as its kind and text, not as
+/// an exception_ptr: the waiting thread throws its own copy, so no exception object is shared
+/// between the threads (and freed by the one that did not catch it).
+struct io_job {
+  std::function<void()> work;
+  std::mutex lock;
+  std::condition_variable finished;
+  bool done = false;
+  enum class failure { none, io, invalid_argument, mpi, runtime, other } error = failure::none;
+  std::string message, path;
+
+  /// Waits for the job; throws what it threw (the same hetero error type, or hetero::error).
+  void wait() {
+    std::unique_lock hold(lock);
+    finished.wait(hold, [&] { return done; });
+    rethrow();
+  }
+  /// Whether the job ran; throws what it threw once it has.
+  bool ready() {
+    std::unique_lock hold(lock);
+    if (!done) return false;
+    rethrow();
+    return true;
+  }
+
+ private:
+  void rethrow() {
+    switch (std::exchange(error, failure::none)) {
+      case failure::none: return;
+      case failure::io: throw hetero::io_error(message, path);
+      case failure::invalid_argument: throw hetero::invalid_argument(message);
+      case failure::mpi: throw hetero::mpi_error("MPI", 0, message);
+      case failure::runtime: throw hetero::runtime_error(message);
+      case failure::other: throw hetero::error(message);
+    }
+  }
+
+  friend class io_thread;
+  void run() noexcept {
+    failure kind = failure::none;
+    std::string text, where;
+    try {
+      work();
+    } catch (const io_error& e) {
+      kind = failure::io, text = e.what(), where = e.path();
+    } catch (const hetero::invalid_argument& e) {
+      kind = failure::invalid_argument, text = e.what();
+    } catch (const mpi_error& e) {
+      kind = failure::mpi, text = e.what();
+    } catch (const hetero::runtime_error& e) {
+      kind = failure::runtime, text = e.what();
+    } catch (const std::exception& e) {
+      kind = failure::other, text = e.what();
+    } catch (...) {
+      kind = failure::other, text = "hetero::io: an asynchronous write failed with an unknown exception";
+    }
+    work = nullptr;  // its captures are freed here, before anyone learns the job is done
+    const std::lock_guard hold(lock);
+    error = kind;
+    message = std::move(text);
+    path = std::move(where);
+    done = true;
+    finished.notify_all();
+  }
+};
 
 /// Whether the process's I/O thread was started (by a first asynchronous write).
 inline std::atomic<bool>& io_thread_started() {
@@ -35,16 +105,16 @@ class io_thread {
   /// Whether the caller is the I/O thread.
   static bool on_io_thread() noexcept { return tls_is_io_thread(); }
 
-  /// Queues `work`; the future is ready when it ran (and holds what it threw).
-  std::shared_future<void> submit(std::function<void()> work) {
-    std::packaged_task<void()> task(std::move(work));
-    auto done = task.get_future().share();
+  /// Queues `work`; the job says when it ran and what it threw.
+  std::shared_ptr<io_job> submit(std::function<void()> work) {
+    auto job = std::make_shared<io_job>();
+    job->work = std::move(work);
     {
       const std::lock_guard hold(m_lock);
-      m_queue.push_back(std::move(task));
+      m_queue.push_back(job);
     }
     m_wake.notify_all();
-    return done;
+    return job;
   }
 
   /// Waits until every queued job ran.
@@ -78,11 +148,12 @@ class io_thread {
     for (;;) {
       m_wake.wait(hold, [&] { return m_stop || !m_queue.empty(); });
       if (m_queue.empty()) return;  // stopping with nothing left
-      auto task = std::move(m_queue.front());
+      auto job = std::move(m_queue.front());
       m_queue.pop_front();
       m_running = true;
       hold.unlock();
-      task();  // a throwing job stores its exception in its future
+      job->run();  // a throwing job keeps its error for whoever waits
+      job.reset();
       hold.lock();
       m_running = false;
       m_idle.notify_all();
@@ -91,7 +162,7 @@ class io_thread {
 
   std::mutex m_lock;
   std::condition_variable m_wake, m_idle;
-  std::deque<std::packaged_task<void()>> m_queue;
+  std::deque<std::shared_ptr<io_job>> m_queue;
   bool m_running = false;
   bool m_stop = false;
   std::thread m_thread;
