@@ -26,8 +26,7 @@ using array2 = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
 void write_file(const std::string& path, std::int64_t n, std::uint64_t salt) {
   array1 u(hetero::index_space<1>({n}, hetero::process_grid<1>(), {hetero::distribution::cyclic()}),
            {.label = "u"});
-  dist_test::for_each_owned_slot(u, u.local_with_shadow(),
-                                 [&](const auto& g, double& e) { e = io_test::value_at<double>(g, salt); });
+  io_test::fill(u, salt);
   hetero::h5file out(path, hetero::file_mode::create);
   out.write("u", u);
   out.set("salt", salt);
@@ -128,11 +127,7 @@ TEST_CASE("datasets that do not fit the array raise io_error on every rank", "[i
                     ContainsSubstring("has 30 indices, but the array has 20"));
   // The file still works after every refusal, and the section is right.
   in.read("u", part, hetero::index_box<1>{{80}, {100}});
-  dist_test::mismatches wrong;
-  dist_test::for_each_owned_slot(part, part.local_with_shadow(), [&](const auto& g, const double& e) {
-    wrong.expect(e == io_test::value_at<double>(std::array<std::int64_t, 1>{g[0] + 80}, salt), "element ", g[0]);
-  });
-  DIST_CHECK_NO_MISMATCH(wrong);
+  CHECK(io_test::wrong_elements(part, salt, {80}) == 0);
 }
 
 TEST_CASE("writes that cannot be done raise on every rank", "[io][errors]") {

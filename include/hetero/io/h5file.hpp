@@ -194,12 +194,7 @@ class h5file {
     const detail::h5_scope scope;
     check_open("reading the extents of '" + std::string(name) + "'");
     const std::string key(name);
-    if (H5Lexists(m_file.get(), key.c_str(), H5P_DEFAULT) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      detail::raise_io(m_path, "no dataset '", key,
-                       "' in the file; its root holds: ", detail::root_names(m_file.get()));
-    }
-    detail::h5_id dataset(H5Dopen2(m_file.get(), key.c_str(), H5P_DEFAULT), H5Dclose);
+    const auto dataset = detail::open_named_dataset(m_file.get(), m_path, key);
     detail::h5_id space(H5Dget_space(dataset.get()), H5Sclose);
     const int axes = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
     if (axes < 0) detail::raise_h5(m_path, "reading the shape of '", key, "'");
@@ -235,9 +230,8 @@ class h5file {
     }
     detail::h5_id attribute(H5Aopen(m_file.get(), key.c_str(), H5P_DEFAULT), H5Aclose);
     detail::h5_id stored(H5Aget_type(attribute.get()), H5Tclose);
-    detail::h5_id native(H5Tget_native_type(stored.get(), H5T_DIR_ASCEND), H5Tclose);
     const auto wanted = detail::h5_type_of<T>();
-    if (!native.valid() || H5Tequal(native.get(), wanted.get()) <= 0)
+    if (!detail::same_element_type(stored.get(), wanted.get()))
       detail::raise_io(m_path, "scalar '", key, "' is of type ", detail::h5_type_text(stored.get()), ", not ",
                        detail::h5_type_text(wanted.get()));
     T value{};

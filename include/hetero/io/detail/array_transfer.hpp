@@ -74,27 +74,27 @@ inline void write_text_attribute(const h5_target& at, hid_t object, const char* 
   write_attribute(at, object, name, type.get(), scalar.get(), text.c_str());
 }
 
-/// The host copy of an array's storage (the storage itself when the host can read it): with
-/// `current`, holding the storage's values.
+/// The array's storage as the host can read it: the storage itself where the host can, else
+/// a host copy with its values (a read keeps the shadows it does not fill, and copies the whole
+/// back).
 template <class T, int Rank, class MemorySpace>
-auto host_storage(const distributed_array<T, Rank, MemorySpace>& array, bool current) {
-  const auto& storage = array.local_with_shadow();
+auto host_storage(const distributed_array<T, Rank, MemorySpace>& array) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
-    return storage;
+    return array.local_with_shadow();
   } else {
-    return current ? Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage)
-                   : Kokkos::create_mirror_view(Kokkos::HostSpace(), storage);
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), array.local_with_shadow());
   }
 }
 
-/// A memory dataspace over the storage `extents` with this rank's block (past `lower`) selected.
-template <int Rank>
-h5_id block_selection(const std::array<std::int64_t, Rank>& storage, const std::array<std::int64_t, Rank>& lower,
+/// A memory dataspace over the host storage `storage` with this rank's block (`local` extents
+/// past `lower`) selected.
+template <int Rank, class HostView>
+h5_id block_selection(const HostView& storage, const std::array<std::int64_t, Rank>& lower,
                       const std::array<std::int64_t, Rank>& local, const std::string& path) {
   std::array<hsize_t, Rank> dims{}, start{}, count{};
   bool empty = false;
   for (int d = 0; d < Rank; ++d) {
-    dims[d] = static_cast<hsize_t>(storage[d] > 0 ? storage[d] : 1);
+    dims[d] = static_cast<hsize_t>(storage.extent(d) > 0 ? storage.extent(d) : 1);
     start[d] = static_cast<hsize_t>(lower[d]);
     count[d] = static_cast<hsize_t>(local[d]);
     empty = empty || local[d] == 0;
@@ -117,7 +117,7 @@ inline h5_id collective_transfer() {
 /// Raises the same error on every rank when the collective call `ok` (this rank's outcome)
 /// failed somewhere.
 inline void agree(const h5_target& at, bool ok, const std::string& what) {
-  if (all_ranks(at.comm, ok)) return;
+  if (all_ranks(at.comm, ok, "hetero::io: " + what)) return;
   if (!ok) raise_h5(at.path, what);
   H5Eclear2(H5E_DEFAULT);
   raise_io(at.path, what, " failed on another rank (that rank's error says why)");
@@ -166,9 +166,7 @@ void write_block(const h5_target& at, const std::string& name, const index_space
         H5Dclose);
     agree(at, dataset.valid(), "creating dataset '" + name + "'");
   }
-  std::array<std::int64_t, Rank> stored{};
-  for (int d = 0; d < Rank; ++d) stored[d] = static_cast<std::int64_t>(host.extent(d));
-  const auto memory = block_selection<Rank>(stored, lower, space.local_extents(), at.path);
+  const auto memory = block_selection<Rank>(host, lower, space.local_extents(), at.path);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), {}, at.path);
   const auto transfer = collective_transfer();
   const bool written =
@@ -191,7 +189,7 @@ template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array) {
   check_same_ranks(at, array, "writing");
-  const auto host = host_storage(array, true);
+  const auto host = host_storage(array);
   const auto local_sum = local_checksum<T, Rank>(host, array.shadow().lower, array.space());
   write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, local_sum);
 }
@@ -237,20 +235,26 @@ inline std::string root_names(hid_t file) {
   return names.empty() ? std::string("nothing") : names;
 }
 
+/// Opens dataset `name` of `file`; throws `io_error` naming what the file holds when there is
+/// none.
+inline h5_id open_named_dataset(hid_t file, const std::string& path, const std::string& name) {
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    raise_io(path, "no dataset '", name, "' in the file; its root holds: ", root_names(file));
+  }
+  h5_id dataset(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!dataset.valid()) raise_h5(path, "opening dataset '", name, "'");
+  return dataset;
+}
+
 /// Opens dataset `name` and checks that its elements are of `T` and that it has `Rank` axes;
 /// returns it with its extents.
 template <class T, int Rank>
 std::pair<h5_id, std::array<hsize_t, Rank>> open_dataset(const h5_target& at, const std::string& name) {
-  if (H5Lexists(at.file, name.c_str(), H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    raise_io(at.path, "no dataset '", name, "' in the file; its root holds: ", root_names(at.file));
-  }
-  h5_id dataset(H5Dopen2(at.file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!dataset.valid()) raise_h5(at.path, "opening dataset '", name, "'");
+  auto dataset = open_named_dataset(at.file, at.path, name);
   h5_id stored(H5Dget_type(dataset.get()), H5Tclose);
-  h5_id native(H5Tget_native_type(stored.get(), H5T_DIR_ASCEND), H5Tclose);
   const auto wanted = h5_type_of<T>();
-  if (!native.valid() || H5Tequal(native.get(), wanted.get()) <= 0)
+  if (!same_element_type(stored.get(), wanted.get()))
     raise_io(at.path, "dataset '", name, "' holds elements of type ", h5_type_text(stored.get()),
              ", but the array's elements are ", h5_type_text(wanted.get()),
              "; read it into an array of that type (hetero does not convert)");
@@ -260,16 +264,6 @@ std::pair<h5_id, std::array<hsize_t, Rank>> open_dataset(const h5_target& at, co
   std::array<hsize_t, Rank> dims{};
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   return {std::move(dataset), dims};
-}
-
-template <std::size_t N>
-std::string shape_text(const std::array<hsize_t, N>& dims) {
-  std::string text = "[";
-  for (std::size_t d = 0; d < N; ++d) {
-    if (d) text += ", ";
-    text += std::to_string(dims[d]);
-  }
-  return text + "]";
 }
 
 /// Reads dataset `name` into `array` (collective): the whole dataset, whose shape must be the
@@ -299,13 +293,12 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
       origin[d] = from->begin[d];
     }
   } else if (dims != wanted) {
-    raise_io(at.path, "dataset '", name, "' has shape ", shape_text(dims), ", but the array's is ",
-             shape_text(wanted), "; read a section of it (read(name, array, box)) or into an array of its shape");
+    raise_io(at.path, "dataset '", name, "' has shape ", format_array(dims), ", but the array's is ",
+             format_array(wanted),
+             "; read a section of it (read(name, array, box)) or into an array of its shape");
   }
-  auto host = host_storage(array, !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible);
-  std::array<std::int64_t, Rank> stored{};
-  for (int d = 0; d < Rank; ++d) stored[d] = static_cast<std::int64_t>(host.extent(d));
-  const auto memory = block_selection<Rank>(stored, array.shadow().lower, space.local_extents(), at.path);
+  auto host = host_storage(array);
+  const auto memory = block_selection<Rank>(host, array.shadow().lower, space.local_extents(), at.path);
   h5_id file_space(H5Dget_space(dataset.get()), H5Sclose);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);
   const auto type = h5_type_of<T>();

@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/io/detail/io_thread.hpp"
 
 #if !defined(H5_HAVE_PARALLEL)
@@ -124,13 +126,18 @@ template <class... Parts>
   throw io_error(message("hetero::io: ", parts...), path);
 }
 
-/// Whether `ok` holds on every rank of `comm` (an allreduce): hetero agrees on every outcome
-/// that one rank alone could see (a write the file system refused on one aggregator), so that
-/// every rank raises the same error or none does.
-inline bool all_ranks(MPI_Comm comm, bool ok) {
-  int mine = ok ? 1 : 0, all = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &mine, &all, 1, MPI_INT, MPI_MIN, comm);
-  return all == 1;
+/// Whether `ok` holds on every rank of `comm` (core's `allreduce_max`, waited with the
+/// communicator's policy, so a rank that never comes is a `deadlock_error` naming `what`):
+/// hetero agrees on every outcome that one rank alone could see (a write the file system
+/// refused on one aggregator), so that every rank raises the same error or none does.
+inline bool all_ranks(MPI_Comm comm, bool ok, std::string_view what) {
+  return allreduce_max<1>({ok ? 0U : 1U}, comm, make_wait_policy(comm), what)[0] == 0;
+}
+
+/// Whether the type `stored` of a dataset or attribute is, in memory, the type `wanted`.
+inline bool same_element_type(hid_t stored, hid_t wanted) {
+  h5_id native(H5Tget_native_type(stored, H5T_DIR_ASCEND), H5Tclose);
+  return native.valid() && H5Tequal(native.get(), wanted) > 0;
 }
 
 /// The HDF5 memory type of `T` (a copy, closed with the handle).
