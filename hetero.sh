@@ -337,7 +337,8 @@ build() { # build <build dir> [targets...]
   cmake --build "$dir" -j "$jobs" "${targets[@]}" || die "the build failed (compiler output above)"
 }
 
-# Four clean builds: the release build runs every test (style, headers, package included); the
+# Four clean builds: the release build runs every test (style, headers, package included), the MPI
+# tests and examples of 2 to 5 ranks once more on emulated nodes (docs/nodes.md); the
 # CUDA stage compiles and links every device code path for a GPU (see cuda_stage); the sanitizer
 # build (ASan + UBSan) runs the tests again, style and package excepted; a ThreadSanitizer build
 # runs the tests labelled `tsan` (the threaded schedulers).
@@ -364,7 +365,7 @@ cmd_test() {
 
   HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-asan" "${asan_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON "-DHETERO_SANITIZE=address;undefined" -DHETERO_BUILD_BENCHMARKS=OFF \
-    -DHETERO_BUILD_EXAMPLES=OFF -DHETERO_CHECK_HEADERS=OFF
+    -DHETERO_BUILD_EXAMPLES=OFF -DHETERO_CHECK_HEADERS=OFF -DHETERO_TEST_NODES=OFF
   build "$build_dir/test-asan"
   say "running the tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
   # hwloc's PCI plugin (libhwloc-plugins, pulled in by StarPU) leaks 1016 bytes and is unloaded
@@ -373,7 +374,8 @@ cmd_test() {
     || die "some tests failed under the sanitizers (ctest output above)"
 
   HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${tsan_flags[@]}" \
-    -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF
+    -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF \
+    -DHETERO_TEST_NODES=OFF
   # Only the executables of the tests labelled tsan are built (ctest knows them once configured).
   local tsan_targets
   tsan_targets=$(cd "$build_dir/test-tsan" && ctest -N -L tsan --show-only=json-v1 \

@@ -1,12 +1,19 @@
 # hetero_add_mpi_test: one test executable, registered once per MPI rank count.
 #
 #   hetero_add_mpi_test(NAME <name> SOURCES <src>... [RANKS 1 2 3] [TIMEOUT <seconds>]
-#                       [LIBRARIES <lib>...] [LABELS <label>...] [ARGS <arg>...] [CUSTOM_MAIN])
+#                       [LIBRARIES <lib>...] [LABELS <label>...] [ARGS <arg>...] [CUSTOM_MAIN]
+#                       [NODES_PENDING <why>])
 #
 # Registers `<name>.np<R>` for every R in RANKS (default: 1), run as
 # `mpiexec -n R <name> ARGS`. Without CUSTOM_MAIN the executable gets hetero's test main
 # (tests/support/main.cpp), which brings up hetero::runtime and combines the ranks' Catch2
 # results; with CUSTOM_MAIN the sources provide main() (see tests/support/catch_mpi.hpp).
+#
+# With HETERO_TEST_NODES, each R of 2 to 5 is registered once more on emulated nodes
+# (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 and 3 ranks a
+# node each (nodes1-1, nodes1-1-1), 4 ranks as two nodes of 2 (nodes2-2), 5 ranks as 2, 2 and 1
+# (nodes2-2-1); label `nodes`. NODES_PENDING registers them disabled (CTest lists them as not
+# run), for a test that does not yet hold across nodes; <why> says what fails, for the reader.
 
 find_package(Catch2 3 REQUIRED)
 
@@ -17,7 +24,7 @@ target_link_libraries(hetero_test_main PUBLIC hetero::hetero Catch2::Catch2 hete
 target_include_directories(hetero_test_main PUBLIC "${PROJECT_SOURCE_DIR}/tests/support")
 
 function(hetero_add_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "CUSTOM_MAIN" "NAME;TIMEOUT" "SOURCES;RANKS;LIBRARIES;LABELS;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "CUSTOM_MAIN" "NAME;TIMEOUT;NODES_PENDING" "SOURCES;RANKS;LIBRARIES;LABELS;ARGS")
   if(NOT arg_NAME OR NOT arg_SOURCES)
     message(FATAL_ERROR "hetero_add_mpi_test: NAME and SOURCES are required")
   endif()
@@ -41,6 +48,7 @@ function(hetero_add_mpi_test)
                                   $<TARGET_FILE:${arg_NAME}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}"
                                             ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
+    hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${arg_NAME}> ${arg_ARGS})
   endforeach()
 endfunction()
 

@@ -20,6 +20,23 @@ using Catch::Matchers::ContainsSubstring;
 using namespace hetero;
 using namespace hetero::testing;
 
+namespace {
+
+// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for
+// communicator::nodes(), from MPI's own split by shared memory.
+int nodes_by_mpi() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_rank = 0, leaders = 0;
+  MPI_Comm_rank(node, &node_rank);
+  const int leader = node_rank == 0 ? 1 : 0;
+  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_free(&node);
+  return leaders;
+}
+
+}  // namespace
+
 TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "[comm][communicator]") {
   communicator comm;
   int rank = 0, size = 0, same = MPI_UNEQUAL;
@@ -27,19 +44,21 @@ TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(comm.rank() == rank);
   CHECK(comm.size() == size);
-  CHECK(comm.nodes() == 1);  // this machine
+  const int nodes = nodes_by_mpi();
+  INFO(nodes << " node(s)");
+  CHECK(comm.nodes() == nodes);
   MPI_Comm_compare(comm.mpi_comm(), MPI_COMM_WORLD, &same);
   CHECK(same == MPI_CONGRUENT);
   MPI_Errhandler handler;
   MPI_Comm_get_errhandler(comm.mpi_comm(), &handler);
   CHECK(handler == MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&handler);
-  CHECK(comm.has_shared_memory());  // every rank on one node
+  CHECK(comm.has_shared_memory() == (nodes == 1));  // a window only where every rank shares one node
   CHECK(comm.tuning_source() == "built-in defaults");
   // Copies are handles to the same communicator.
   const communicator copy = comm;
   CHECK(copy.mpi_comm() == comm.mpi_comm());
-  CHECK(comm.algorithm_for(collective::allreduce, 8) == comm_algorithm::shm);
+  CHECK(comm.algorithm_for(collective::allreduce, 8) == (nodes == 1 ? comm_algorithm::shm : comm_algorithm::mpi));
   CHECK(comm.algorithm_for(collective::allreduce, std::size_t{1} << 24) == comm_algorithm::mpi);
   CHECK_FALSE(default_comm().options().verify_arguments);
   CHECK_FALSE(comm_cases()[1].comm.has_shared_memory());
@@ -150,11 +169,19 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
   communicator_options o;
   o.wait_timeout_seconds = 0.2;
   communicator comm(o);
-  if (comm.size() > 1 && comm.rank() == 0)
-    CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
-                      ContainsSubstring("hetero::communicator::barrier: waited") &&
-                          ContainsSubstring("(limit 0.2 s) for other ranks") &&
-                          ContainsSubstring("communicator_options::wait_timeout_seconds"));
+  if (comm.size() > 1 && comm.rank() == 0) {
+    if (comm.has_shared_memory()) {
+      CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
+                        ContainsSubstring("hetero::communicator::barrier: waited") &&
+                            ContainsSubstring("(limit 0.2 s) for other ranks") &&
+                            ContainsSubstring("communicator_options::wait_timeout_seconds"));
+    } else {  // ranks on several nodes: the forced shared-memory algorithm is refused before any wait
+      CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
+                        ContainsSubstring("barrier: algorithm shm cannot run here: no shared-memory window: "
+                                          "the ranks span " +
+                                          std::to_string(comm.nodes()) + " nodes"));
+    }
+  }
 }
 
 TEST_CASE("requests: empty, moved, waited by their destructor", "[comm][communicator]") {

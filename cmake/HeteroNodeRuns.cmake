@@ -1,0 +1,44 @@
+# Emulated nodes for the tests: MPI programs of 2 to 5 ranks run once more with their ranks on
+# several "nodes" of this machine (tools/nodes/mpiexec_nodes.sh; docs/nodes.md), so that every
+# path hetero takes when ranks span nodes runs in the test command. Included where tests are
+# enabled, before the examples, benchmarks and tests register theirs.
+
+option(HETERO_TEST_NODES "Also run the MPI tests and examples of 2 to 5 ranks on emulated nodes (docs/nodes.md)" ON)
+set(HETERO_NODES_MPIEXEC "${PROJECT_SOURCE_DIR}/tools/nodes/mpiexec_nodes.sh")
+
+# hetero_node_layout(<ranks> <out>): the ranks per emulated node of the extra run of an MPI test
+# with <ranks> ranks, comma-separated ("" for none).
+function(hetero_node_layout ranks out)
+  set(layouts "" "" "1,1" "1,1,1" "2,2" "2,2,1")
+  set(layout "")
+  if(HETERO_TEST_NODES AND ranks LESS 6)
+    list(GET layouts ${ranks} layout)
+  endif()
+  string(REPLACE ";" "," layout "${layout}")
+  set(${out} "${layout}" PARENT_SCOPE)
+endfunction()
+
+# hetero_add_node_run(<test> <ranks> <pending> <command>...): registers `<test>.nodes<layout>`,
+# <command> (a program and its arguments) on <ranks> ranks on emulated nodes, when there is a
+# layout for <ranks>; copies <test>'s properties and adds label `nodes`.
+function(hetero_add_node_run test ranks pending)
+  hetero_node_layout(${ranks} layout)
+  if(NOT layout)
+    return()
+  endif()
+  string(REPLACE "," "-" suffix "${layout}")
+  set(run ${test}.nodes${suffix})
+  add_test(NAME ${run} COMMAND ${HETERO_NODES_MPIEXEC} --nodes ${layout} -n ${ranks} ${ARGN})
+  foreach(property TIMEOUT ENVIRONMENT FIXTURES_REQUIRED RESOURCE_LOCK)
+    get_test_property(${test} ${property} value)
+    if(value)
+      set_tests_properties(${run} PROPERTIES ${property} "${value}")
+    endif()
+  endforeach()
+  get_test_property(${test} LABELS labels)
+  list(REMOVE_ITEM labels tsan)  # the thread checker's stage runs each threaded test once, on one node
+  set_tests_properties(${run} PROPERTIES LABELS "${labels};nodes" PROCESSORS ${ranks} SKIP_RETURN_CODE 77)
+  if(pending)
+    set_tests_properties(${run} PROPERTIES DISABLED TRUE)
+  endif()
+endfunction()
