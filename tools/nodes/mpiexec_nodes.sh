@@ -66,10 +66,11 @@ else
   done
 fi
 
-if [ "$(id -u)" = 0 ]; then probe=(unshare --uts true); else probe=(unshare --user --map-root-user --uts true); fi
-if ! "${probe[@]}" 2>/dev/null; then
-  echo "mpiexec_nodes.sh: SKIPPED: this system refuses '${probe[*]% true}' (a UTS namespace per emulated node);" \
-    "run as root, or allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)" >&2
+if [ "$(id -u)" = 0 ]; then namespaces=(--uts); else namespaces=(--user --map-root-user --uts); fi
+if ! unshare "${namespaces[@]}" -- /bin/sh -c 'hostname hetero-probe' 2>/dev/null; then
+  echo "mpiexec_nodes.sh: SKIPPED: this system refuses 'unshare ${namespaces[*]}' and a host name set in it" \
+    "(a UTS namespace per emulated node); run as root, or allow unprivileged user namespaces" \
+    "(sysctl kernel.unprivileged_userns_clone=1)" >&2
   exit 77
 fi
 hydra=${HETERO_MPIEXEC_HYDRA:-$(command -v mpiexec.hydra || command -v mpiexec.mpich || true)}
