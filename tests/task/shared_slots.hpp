@@ -1,7 +1,9 @@
-// Slots in node-shared memory for the cross-rank task tests: a task "puts" a value into the
-// slots of the ranks its out event notifies (as the seed's gmove out would), and the tasks of
-// those ranks that read the event check their slot. A notification that arrived before the
-// writer finished would show up as a stale value.
+// Slots for the cross-rank task tests: a task "puts" a value into the slots of the ranks its out
+// event notifies (as the seed's gmove out would), and the tasks of those ranks that read the
+// event check their slot. A notification that arrived before the writer finished would show up
+// as a stale value. Where every rank shares one node the slots are node-shared memory (atomic
+// loads and stores); where the ranks span nodes they are an MPI window (atomic accumulates,
+// flushed before the store returns), so the tests hold across nodes as on one.
 #ifndef HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 #define HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 
@@ -13,55 +15,84 @@
 
 namespace hetero::testing {
 
-/// `count` 64-bit slots per rank of MPI_COMM_WORLD, all in one node-shared window.
+/// `count` 64-bit slots per rank of MPI_COMM_WORLD.
 class shared_slots {
  public:
-  explicit shared_slots(int count) : m_count(count) {
-    MPI_Comm_size(MPI_COMM_WORLD, &m_world);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m_node);
-    int node_size = 0;
-    MPI_Comm_size(m_node, &node_size);
-    m_usable = node_size == m_world;
-    if (!m_usable) return;
-    void* base = nullptr;
-    MPI_Win_allocate_shared(static_cast<MPI_Aint>(count * sizeof(std::int64_t)), sizeof(std::int64_t),
-                            MPI_INFO_NULL, m_node, &base, &m_window);
-    for (int r = 0; r < m_world; ++r) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* p = nullptr;
-      MPI_Win_shared_query(m_window, r, &size, &unit, &p);
-      m_bases.push_back(static_cast<std::int64_t*>(p));
+  /// Slot `i` of rank `r`, read and written atomically from any thread of any rank.
+  class slot_ref {
+   public:
+    void store(std::int64_t value, std::memory_order order) const {
+      if (m_shared) {
+        std::atomic_ref<std::int64_t>(*m_shared).store(value, order);
+        return;
+      }
+      MPI_Accumulate(&value, 1, MPI_INT64_T, m_rank, m_index, 1, MPI_INT64_T, MPI_REPLACE, m_window);
+      MPI_Win_flush(m_rank, m_window);  // complete at the target before the task that stores ends
     }
-    for (int i = 0; i < count; ++i) slot(i, rank()).store(0);
+    [[nodiscard]] std::int64_t load(std::memory_order order) const {
+      if (m_shared) return std::atomic_ref<std::int64_t>(*m_shared).load(order);
+      std::int64_t value = -1;
+      MPI_Get_accumulate(nullptr, 0, MPI_INT64_T, &value, 1, MPI_INT64_T, m_rank, m_index, 1, MPI_INT64_T,
+                         MPI_NO_OP, m_window);
+      MPI_Win_flush(m_rank, m_window);
+      return value;
+    }
+
+   private:
+    friend class shared_slots;
+    slot_ref(std::int64_t* shared, MPI_Win window, int rank, int index)
+        : m_shared(shared), m_window(window), m_rank(rank), m_index(index) {}
+    std::int64_t* m_shared;
+    MPI_Win m_window;
+    int m_rank;
+    int m_index;
+  };
+
+  explicit shared_slots(int count) {
+    MPI_Comm_size(MPI_COMM_WORLD, &m_world);
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    m_shared = node_size == m_world;
+    const auto bytes = static_cast<MPI_Aint>(count * sizeof(std::int64_t));
+    void* base = nullptr;
+    if (m_shared) {
+      MPI_Win_allocate_shared(bytes, sizeof(std::int64_t), MPI_INFO_NULL, node, &base, &m_window);
+      for (int r = 0; r < m_world; ++r) {
+        MPI_Aint size = 0;
+        int unit = 0;
+        void* p = nullptr;
+        MPI_Win_shared_query(m_window, r, &size, &unit, &p);
+        m_bases.push_back(static_cast<std::int64_t*>(p));
+      }
+    } else {
+      MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &m_window);
+    }
+    MPI_Comm_free(&node);
+    auto* own = static_cast<std::int64_t*>(base);
+    for (int i = 0; i < count; ++i) own[i] = 0;
+    if (!m_shared) MPI_Win_lock_all(0, m_window);  // one passive epoch to every rank, for the test's life
     MPI_Barrier(MPI_COMM_WORLD);
   }
   shared_slots(const shared_slots&) = delete;
   shared_slots& operator=(const shared_slots&) = delete;
   ~shared_slots() {
-    if (m_usable) MPI_Win_free(&m_window);
-    MPI_Comm_free(&m_node);
+    if (!m_shared) MPI_Win_unlock_all(m_window);
+    MPI_Win_free(&m_window);
   }
 
-  /// Whether every rank is on this node (the slots need it).
-  [[nodiscard]] bool usable() const noexcept { return m_usable; }
+  /// Whether the slots are node-shared memory (every rank on one node) rather than an MPI window.
+  [[nodiscard]] bool shared() const noexcept { return m_shared; }
 
   /// Slot `i` of rank `r`.
-  [[nodiscard]] std::atomic_ref<std::int64_t> slot(int i, int r) const {
-    return std::atomic_ref<std::int64_t>(m_bases[static_cast<std::size_t>(r)][i]);
+  [[nodiscard]] slot_ref slot(int i, int r) const {
+    return slot_ref(m_shared ? m_bases[static_cast<std::size_t>(r)] + i : nullptr, m_window, r, i);
   }
 
  private:
-  [[nodiscard]] int rank() const {
-    int r = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &r);
-    return r;
-  }
-
-  int m_count;
   int m_world = 1;
-  bool m_usable = false;
-  MPI_Comm m_node = MPI_COMM_NULL;
+  bool m_shared = false;
   MPI_Win m_window = MPI_WIN_NULL;
   std::vector<std::int64_t*> m_bases;
 };

@@ -38,7 +38,7 @@ TEST_CASE("the seed's Figure 6: taskD on the last rank waits for taskA's put and
   if (world_size() < 2) SKIP("needs 2 or more ranks");
   const int last = world_size() - 1;
   hetero::testing::shared_slots slots(1);
-  REQUIRE(slots.usable());
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
   hetero::task_graph graph({.workers = 2});
   auto ea = graph.remote_event("EA");
   auto eb = graph.event("EB");
@@ -66,7 +66,7 @@ TEST_CASE("the seed's Figure 6: taskD on the last rank waits for taskA's put and
 TEST_CASE("random cross-rank programs: every reader sees its writer's put, every task runs once", "[task][mpi]") {
   const int workers = GENERATE(1, 2);
   hetero::testing::shared_slots slots(8);
-  REQUIRE(slots.usable());
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
   auto rng = hetero::testing::rng(static_cast<std::uint64_t>(11 + workers));
   hetero::testing::rounds_program program(rng, world_size(), 12, 8);
   hetero::task_graph graph({.workers = workers});
@@ -83,7 +83,7 @@ TEST_CASE("random cross-rank programs: every reader sees its writer's put, every
 TEST_CASE("a task on every rank notifying every rank: each reader waits for all the writers", "[task][mpi]") {
   const int p = world_size();
   hetero::testing::shared_slots slots(p);
-  REQUIRE(slots.usable());
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
   hetero::task_graph graph({.workers = 2});
   auto e = graph.remote_event("all");
   std::atomic<int> bad{0};
@@ -103,7 +103,7 @@ TEST_CASE("a task on every rank notifying every rank: each reader waits for all 
 TEST_CASE("wait(event) on a rank returns once the remote writer's notification arrived", "[task][mpi]") {
   if (world_size() < 2) SKIP("needs 2 or more ranks");
   hetero::testing::shared_slots slots(1);
-  REQUIRE(slots.usable());
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
   hetero::task_graph graph({.workers = 2});
   auto flag = graph.remote_event("flag");
   graph.spawn("writer", hetero::on(0), hetero::out(flag).to(hetero::rank_set::range(1, world_size())), [&] {
