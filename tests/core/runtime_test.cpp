@@ -87,3 +87,17 @@ TEST_CASE("cores are shared among the ranks of a node", "[core][runtime]") {
     CHECK(hetero::detail::cores_per_rank(10 * online) == 1);
   }
 }
+
+TEST_CASE("MPI_COMM_WORLD's handler returns request errors inside hetero's waits and is fatal elsewhere",
+          "[core][runtime][errors]") {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  MPI_Comm_get_errhandler(MPI_COMM_WORLD, &handler);
+  CHECK(handler != MPI_ERRORS_ARE_FATAL);  // the runtime's own (the tests' main leaves the default to it)
+  CHECK(handler == hetero::detail::own_world_handler());
+  if (handler != MPI_ERRORS_ARE_FATAL && handler != MPI_ERRORS_RETURN) MPI_Errhandler_free(&handler);
+  {
+    const hetero::detail::request_errors_returned inside;
+    CHECK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER) == MPI_SUCCESS);  // returned, not aborted
+  }
+  // Outside a wait the previous handler (fatal) runs: tests/core/world_error_program.cpp.
+}

@@ -26,6 +26,7 @@
 #include "hetero/core/detail/wait_registry.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/request_errors.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/mpi/watchdog.hpp"
 #include "hetero/core/observer.hpp"
@@ -211,6 +212,8 @@ class runtime {
       detail::refresh_kokkos_tool();  // none once Kokkos is down
     }
     if (m_local_comm != MPI_COMM_NULL && !detail::mpi_finalized()) MPI_Comm_free(&m_local_comm);
+    if (m_owns_world_handler && !detail::mpi_finalized()) detail::remove_world_error_handler();
+    m_owns_world_handler = false;
     if (m_owns_mpi && !detail::mpi_finalized()) MPI_Finalize();
     m_owns_kokkos = m_owns_mpi = false;
   }
@@ -234,6 +237,9 @@ class runtime {
     HETERO_MPI_CHECK(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_world_rank, MPI_INFO_NULL,
                      &m_local_comm);
     HETERO_MPI_CHECK(MPI_Comm_set_errhandler, m_local_comm, MPI_ERRORS_RETURN);
+    // MPICH reports errors found while completing a request to MPI_COMM_WORLD: hetero's waits
+    // get them back as codes (core/mpi/request_errors.hpp).
+    m_owns_world_handler = detail::install_world_error_handler();
     HETERO_MPI_CHECK(MPI_Comm_rank, m_local_comm, &m_local_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, m_local_comm, &m_local_size);
   }
@@ -288,6 +294,7 @@ class runtime {
   bool m_owns_mpi = false;
   bool m_owns_kokkos = false;
   bool m_owns_signals = false;
+  bool m_owns_world_handler = false;
   std::unique_ptr<detail::blocked_call_watchdog> m_watchdog;  // the process's, if started here
   std::unique_ptr<detail::trace_session> m_trace;             // the process's, if started here
   thread_level m_thread_level = thread_level::single;

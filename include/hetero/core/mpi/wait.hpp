@@ -34,6 +34,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/request_errors.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
@@ -256,22 +257,62 @@ class backoff {
   std::vector<int> m_scratch;
 };
 
+/// Raises `mpi_error` for a completion call `call` that returned `code`: where it is
+/// MPI_ERR_IN_STATUS, with the first failed request's own error (and the rank it talked to), and
+/// for a truncated message what that means in a collective.
+[[noreturn]] inline void raise_completion_error(int code, std::string_view call, std::string_view what,
+                                                std::span<const MPI_Status> statuses, std::span<const int> peers) {
+  std::size_t failed = statuses.size();
+  if (code == MPI_ERR_IN_STATUS)
+    for (std::size_t i = 0; i < statuses.size() && failed == statuses.size(); ++i)
+      if (statuses[i].MPI_ERROR != MPI_SUCCESS && statuses[i].MPI_ERROR != MPI_ERR_PENDING) failed = i;
+  if (failed == statuses.size()) check_mpi(code, call);
+  const int own = statuses[failed].MPI_ERROR;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(own, text, &length) != MPI_SUCCESS) length = 0;
+  int error_class = own;
+  MPI_Error_class(own, &error_class);
+  const int peer = failed < peers.size() && peers[failed] >= 0 ? peers[failed] : statuses[failed].MPI_SOURCE;
+  const std::string with = peer >= 0 && peer != MPI_ANY_SOURCE ? " (with rank " + std::to_string(peer) + ")" : "";
+  const std::string_view said(text, static_cast<std::size_t>(length));
+  const bool sizes = error_class == MPI_ERR_TRUNCATE || said.find("runcated") != std::string_view::npos ||
+                     said.find("do not match") != std::string_view::npos;
+  const std::string meaning =
+      sizes
+          ? "; a message did not have the length this rank expected: the ranks passed different counts or roots, "
+            "or called different collectives"
+          : "";
+  throw mpi_error(std::string(call), own,
+                  message(what, ": ", call, " failed in request ", failed, with, ": ", said, " (MPI error class ",
+                          error_class, ")", meaning));
+}
+
 /// Waits for every request, reported to the observer as a wait of `kind` named `what`.
 /// Polls with MPI_Testall and backs off (so the waiting rank gives its core to the ranks it
 /// waits for, and can give up after the timeout); only with no timeout on a node that is not
 /// oversubscribed does it block in MPI_Waitall. `peers[i]` (optional) is the rank request i
-/// talks to (-1: none), so that a timeout names the ranks whose requests are incomplete.
+/// talks to (-1: none), so that a timeout names the ranks whose requests are incomplete. An
+/// error MPI finds in a request (a truncated message) raises `mpi_error` naming it.
 inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
                      std::string_view what, wait_kind kind = wait_kind::collective,
                      std::span<const int> peers = {}) {
   if (requests.empty()) return;
   wait_scope waiting(kind, what);
+  const request_errors_returned returned;  // an error in a request raises mpi_error, not MPI_Abort
   const int n = static_cast<int>(requests.size());
-  MPI_Status* status = statuses.empty() ? MPI_STATUSES_IGNORE : statuses.data();
+  thread_local std::vector<MPI_Status> own_statuses;
+  if (statuses.empty()) {
+    own_statuses.resize(requests.size());
+    statuses = own_statuses;
+  }
+  const auto check = [&](int code, std::string_view call) {
+    if (code != MPI_SUCCESS) raise_completion_error(code, call, what, statuses, peers);
+  };
   if (!policy.oversubscribed && policy.timeout() <= 0) {
     wait_record record;
     record.begin(coarse_monotonic_ns(), policy.comm_size, policy.rank, wait_words_of(what));
-    HETERO_MPI_CHECK(MPI_Waitall, n, requests.data(), status);
+    check(MPI_Waitall(n, requests.data(), statuses.data()), "MPI_Waitall");
     return;
   }
   // MPI_Request_get_status leaves the requests (and so the statuses MPI_Testall will fill) alone.
@@ -286,7 +327,7 @@ inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> stat
   backoff b(policy, what, peers.empty() ? missing_ranks_fn{} : missing_ranks_fn(incomplete));
   for (;;) {
     int done = 0;
-    HETERO_MPI_CHECK(MPI_Testall, n, requests.data(), &done, status);
+    check(MPI_Testall(n, requests.data(), &done, statuses.data()), "MPI_Testall");
     if (done) return;
     b.pause();
   }

@@ -166,6 +166,7 @@ class transfer_run {
       // A run dropped unwaited (an exception between start and wait): MPI has nothing that gives
       // up on a request it cannot cancel (a send), so this blocks, watched.
       const blocking_call blocked(m_plan->policy, "transfer dropped before its wait", wait_kind::halo);
+      const request_errors_returned returned;  // a destructor reports nothing
       MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
     }
     pending.clear();
@@ -216,6 +217,7 @@ class transfer_run {
     auto& requests = m_plan->requests;
     if (requests.empty()) return true;
     int done = 0;
+    const request_errors_returned returned;
     HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     if (done) requests.clear();
     return done != 0;

@@ -249,6 +249,7 @@ class remote_channel {
       int count = 0;
       std::array<int, posted_receives + 1> done{};
       std::array<MPI_Status, posted_receives + 1> statuses{};
+      const request_errors_returned returned;
       HETERO_MPI_CHECK(MPI_Testsome, posted_receives + 1, m_requests.data(), &count, done.data(), statuses.data());
       for (int k = 0; count != MPI_UNDEFINED && k < count; ++k) {
         const int i = done[static_cast<std::size_t>(k)];
@@ -372,6 +373,7 @@ class remote_channel {
   bool test_sends() {
     int count = 0;
     m_done_indices.resize(m_send_requests.size());
+    const request_errors_returned returned;
     HETERO_MPI_CHECK(MPI_Testsome, static_cast<int>(m_send_requests.size()), m_send_requests.data(), &count,
                      m_done_indices.data(), MPI_STATUSES_IGNORE);
     if (count == MPI_UNDEFINED || count == 0) return false;

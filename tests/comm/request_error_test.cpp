@@ -1,0 +1,53 @@
+// An error MPI finds while completing one of hetero's requests (ranks that passed different
+// counts to MPI's own broadcast) raises hetero::mpi_error where MPI finds it, instead of ending
+// the job: MPICH hands such errors to MPI_COMM_WORLD's handler, fatal by default, whatever the
+// handler of the request's communicator (core/mpi/request_errors.hpp). Runs on one node and on
+// emulated nodes, where MPI's own call is the only path.
+#include <hetero/comm.hpp>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm_test_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace hetero;
+using namespace hetero::testing;
+
+TEST_CASE("a broadcast whose ranks pass different counts to MPI's call raises mpi_error, not MPI_Abort",
+          "[comm][errors]") {
+  communicator& comm = default_comm();
+  if (comm.size() < 2) SKIP("needs 2 or more ranks");
+  const auto wait = GENERATE(0.0, 30.0);  // MPI's blocking call (no timeout) and the polled wait
+  INFO("wait timeout " << wait << " s");
+  communicator_options o;
+  o.wait_timeout_seconds = wait;
+  o.argument_checks = argument_check::local;  // MPI's call is what finds the mismatch here
+  communicator mismatched(o);
+  auto gen = rng(4099);
+  const std::size_t n = 8 + gen() % 64;
+  std::vector<double> data(comm.rank() == 0 ? n : n + 2, 1.5);
+  bool raised = false;
+  try {
+    mismatched.broadcast(send_recv_buf(data), root(0), force_algorithm(comm_algorithm::mpi));
+  } catch (const mpi_error& e) {
+    raised = true;
+    INFO(e.what());
+    CHECK(comm.rank() != 0);  // the root sent its data and returned
+    CHECK_THAT(std::string(e.what()), ContainsSubstring("MPI_"));
+  }
+  if (comm.rank() != 0) CHECK(raised);
+  // Every rank goes on: the next collective on a communicator gives the serial reference's sum.
+  const std::uint64_t stream = gen();
+  const auto x = values_of<long long>(stream, comm.rank(), 5);
+  std::vector<long long> sum(5);
+  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
+  const auto expected =
+      serial_fold<long long>(stream, comm.size(), 5, [](long long a, long long b) { return a + b; });
+  CHECK(sum == expected);
+}
