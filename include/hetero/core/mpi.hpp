@@ -20,19 +20,33 @@
 
 namespace hetero {
 
+namespace detail {
+
+/// What MPI says error `code` is (`MPI_Error_string`; empty if it cannot say).
+inline std::string mpi_error_text(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+/// The class of MPI error `code` (`MPI_Error_class`; `code` itself if it cannot say).
+inline int mpi_error_class(int code) {
+  int error_class = code;
+  MPI_Error_class(code, &error_class);
+  return error_class;
+}
+
+}  // namespace detail
+
 /// Throws `hetero::mpi_error` naming `call` when `code` is not `MPI_SUCCESS`.
 /// MPI only returns codes where the communicator's error handler is `MPI_ERRORS_RETURN`;
 /// hetero installs it on the communicators it creates.
 inline void check_mpi(int code, std::string_view call) {
   if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-  int error_class = code;
-  MPI_Error_class(code, &error_class);
   throw mpi_error(std::string(call), code,
-                  detail::message(call, " failed: ", std::string_view(text, static_cast<std::size_t>(length)),
-                                  " (MPI error code ", code, ", class ", error_class, ")"));
+                  detail::message(call, " failed: ", detail::mpi_error_text(code), " (MPI error code ", code,
+                                  ", class ", detail::mpi_error_class(code), ")"));
 }
 
 /// MPI thread support levels, in increasing order.

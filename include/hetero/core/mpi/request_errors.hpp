@@ -14,6 +14,9 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
+
+#include "hetero/core/mpi.hpp"
 
 namespace hetero::detail {
 
@@ -43,10 +46,8 @@ inline MPI_Errhandler& own_world_handler() {
 /// handler to put the previous one back and call it.)
 inline void world_error_handler(MPI_Comm* comm, int* code, ...) {
   if (t_request_errors_returned > 0) return;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  if (MPI_Error_string(*code, text, &length) != MPI_SUCCESS) length = 0;
-  std::fprintf(stderr, "Fatal error in MPI (MPI_COMM_WORLD, errors are fatal): %.*s\n", length, text);
+  const std::string text = mpi_error_text(*code);
+  std::fprintf(stderr, "Fatal error in MPI (MPI_COMM_WORLD, errors are fatal): %s\n", text.c_str());
   std::fflush(stderr);
   MPI_Abort(*comm, *code);
 }

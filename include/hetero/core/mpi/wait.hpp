@@ -268,14 +268,11 @@ class backoff {
       if (statuses[i].MPI_ERROR != MPI_SUCCESS && statuses[i].MPI_ERROR != MPI_ERR_PENDING) failed = i;
   if (failed == statuses.size()) check_mpi(code, call);
   const int own = statuses[failed].MPI_ERROR;
-  char text[MPI_MAX_ERROR_STRING] = {};
-  int length = 0;
-  if (MPI_Error_string(own, text, &length) != MPI_SUCCESS) length = 0;
-  int error_class = own;
-  MPI_Error_class(own, &error_class);
+  const std::string text = mpi_error_text(own);
+  const int error_class = mpi_error_class(own);
   const int peer = failed < peers.size() && peers[failed] >= 0 ? peers[failed] : statuses[failed].MPI_SOURCE;
   const std::string with = peer >= 0 && peer != MPI_ANY_SOURCE ? " (with rank " + std::to_string(peer) + ")" : "";
-  const std::string_view said(text, static_cast<std::size_t>(length));
+  const std::string_view said = text;
   const bool sizes = error_class == MPI_ERR_TRUNCATE || said.find("runcated") != std::string_view::npos ||
                      said.find("do not match") != std::string_view::npos;
   const std::string meaning =
@@ -301,10 +298,17 @@ inline void wait_all(std::span<MPI_Request> requests, std::span<MPI_Status> stat
   wait_scope waiting(kind, what);
   const request_errors_returned returned;  // an error in a request raises mpi_error, not MPI_Abort
   const int n = static_cast<int>(requests.size());
-  thread_local std::vector<MPI_Status> own_statuses;
+  // Statuses of its own where the caller gave none (they name a failed request): on the stack
+  // for a few requests, else on the heap; never shared with a nested wait.
+  std::array<MPI_Status, 8> few{};
+  std::vector<MPI_Status> many;
   if (statuses.empty()) {
-    own_statuses.resize(requests.size());
-    statuses = own_statuses;
+    if (requests.size() <= few.size()) {
+      statuses = std::span(few).first(requests.size());
+    } else {
+      many.resize(requests.size());
+      statuses = many;
+    }
   }
   const auto check = [&](int code, std::string_view call) {
     if (code != MPI_SUCCESS) raise_completion_error(code, call, what, statuses, peers);
@@ -409,10 +413,11 @@ class request_buffer {
   [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
 
   /// `wait_all` on `requests`; if it gives up, the buffer stays allocated for MPI.
+  /// `peers` as `wait_all`'s.
   void wait(std::span<MPI_Request> requests, std::span<MPI_Status> statuses, const wait_policy& policy,
-            std::string_view what, wait_kind kind = wait_kind::collective) {
+            std::string_view what, wait_kind kind = wait_kind::collective, std::span<const int> peers = {}) {
     try {
-      wait_all(requests, statuses, policy, what, kind);
+      wait_all(requests, statuses, policy, what, kind, peers);
     } catch (const deadlock_error&) {
       keep_for_mpi(std::move(m_data));
       throw;
