@@ -172,8 +172,12 @@ void check_rejected_everywhere(const communicator& comm, int culprit, Call&& cal
     INFO(what);
     if (comm.rank() == culprit)
       CHECK(what.find(text) != std::string::npos);
-    else
-      CHECK(what.find("rank " + std::to_string(culprit) + " rejected its arguments") != std::string::npos);
+    else {  // "<call>: rank R rejected its arguments: <its message less its '<call>: '>" ("R (the root)")
+      const std::string reason = text.substr(text.find(": ") == std::string::npos ? 0 : text.find(": ") + 2);
+      const std::string rank = "rank " + std::to_string(culprit);
+      CHECK((what.find(rank + " rejected its arguments: " + reason) != std::string::npos ||
+             what.find(rank + " (the root) rejected its arguments: " + reason) != std::string::npos));
+    }
   }
 }
 

@@ -1,7 +1,10 @@
 // Fault injection into hetero::communicator's collectives: a rank that returns early (skips
 // the collective), mismatched counts and mismatched roots. Every rank must end within the
 // timeout (1 s, set by this folder's main) plus a margin, with the documented outcome; a
-// communicator that gave up waiting refuses further use.
+// communicator that gave up waiting refuses further use. On one node the ranks meet in the
+// shared-memory window (a non-root that published its block leaves); across nodes (no window)
+// every rank agrees by message before any data moves, so every rank waits for a missing one
+// (named) and every rank raises a mismatch.
 #include <hetero/comm.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -45,6 +48,19 @@ void check_deadlock(const faults::outcome& o, const std::string& call, int size,
   }
 }
 
+// The call as a deadlock_error names it: with its bytes where the wait is in the data step (one
+// node), without where it is in the agreement on the arguments (across nodes, sizes not yet
+// known): "hetero::communicator::<call> (<extra>, <bytes> B)".
+std::string call_name(const communicator& comm, const std::string& call, const std::string& extra,
+                      std::size_t bytes) {
+  std::string text = "hetero::communicator::" + call;
+  if (comm.has_shared_memory())
+    text += " (" + extra + (extra.empty() ? "" : ", ") + std::to_string(bytes) + " B)";
+  else if (!extra.empty())
+    text += " (" + extra + ")";
+  return text;
+}
+
 // A communicator that gave up waiting refuses the next call.
 void check_out_of_step(communicator& comm, const std::string& call) {
   CHECK_THROWS_AS(comm.barrier(), hetero::runtime_error);
@@ -81,12 +97,13 @@ TEST_CASE("a rank that skips a collective: the ranks that wait for it get a dead
       if (me != late) (void)comm.gather(send_buf(mine), root(0));
     });
     faults::report("skip", "comm gather", o);
-    if (me == 0) {
-      check_deadlock(o, "hetero::communicator::gather (root 0, " + std::to_string(n * sizeof(double)) + " B)", p,
-                     0, late);
+    if (me == late) {
+      CHECK(o.kind == "none");
+    } else if (me == 0 || !comm.has_shared_memory()) {
+      check_deadlock(o, call_name(comm, "gather", "root 0", n * sizeof(double)), p, me, late);
       check_out_of_step(comm, "gather");
     } else {
-      CHECK(o.kind == "none");  // a non-root publishes its block and leaves
+      CHECK(o.kind == "none");  // on a node's window a non-root publishes its block and leaves
     }
   }
   SECTION("allreduce") {
@@ -97,8 +114,7 @@ TEST_CASE("a rank that skips a collective: the ranks that wait for it get a dead
     });
     faults::report("skip", "comm allreduce", o);
     if (me != late) {
-      check_deadlock(o, "hetero::communicator::allreduce (" + std::to_string(n * sizeof(double)) + " B)", p, me,
-                     late);
+      check_deadlock(o, call_name(comm, "allreduce", "", n * sizeof(double)), p, me, late);
       check_out_of_step(comm, "allreduce");
     } else {
       CHECK(o.kind == "none");
@@ -113,7 +129,8 @@ TEST_CASE("a rank that skips a collective: the ranks that wait for it get a dead
     });
     faults::report("skip", "comm allreduce (mpi)", o);
     if (me != late) {
-      // The consistent checks' status op (shared memory) comes first and names the late rank.
+      // The consistent checks' status op (shared memory) or agreement (across nodes) comes first
+      // and names the late rank.
       check_deadlock(o, "hetero::communicator::allreduce", p, me, late);
     } else {
       CHECK(o.kind == "none");
@@ -127,8 +144,7 @@ TEST_CASE("a rank that skips a collective: the ranks that wait for it get a dead
     });
     faults::report("skip", "comm broadcast", o);
     if (me != 0) {
-      check_deadlock(o, "hetero::communicator::broadcast (root 0, " + std::to_string(n * sizeof(double)) + " B)",
-                     p, me, 0);
+      check_deadlock(o, call_name(comm, "broadcast", "root 0", n * sizeof(double)), p, me, 0);
       check_out_of_step(comm, "broadcast");
     } else {
       CHECK(o.kind == "none");
@@ -168,7 +184,9 @@ TEST_CASE("mismatched counts: the ranks that see the other count get an invalid_
     const auto o = faults::attempt([&] { (void)comm.gather(send_buf(mine), root(0)); });
     faults::report("counts", "comm gather", o);
     INFO(o.text);
-    if (me == 0 || me == late) {  // the root reads every block; a non-root checks the root's signature
+    // On a window the root reads every block and a non-root checks the root's signature; across
+    // nodes every rank hears every count.
+    if (me == 0 || me == late || !comm.has_shared_memory()) {
       CHECK(o.kind == "invalid_argument");
       CHECK_THAT(o.text, ContainsSubstring("different counts"));
     } else {
@@ -181,7 +199,7 @@ TEST_CASE("mismatched counts: the ranks that see the other count get an invalid_
     const auto o = faults::attempt([&] { comm.broadcast(send_recv_buf(data), root(0)); });
     faults::report("counts", "comm broadcast", o);
     INFO(o.text);
-    if (me == late) {
+    if (me == late || !comm.has_shared_memory()) {
       CHECK(o.kind == "invalid_argument");
       CHECK_THAT(o.text, ContainsSubstring("different counts"));
     } else {
@@ -202,7 +220,10 @@ TEST_CASE("mismatched roots: the ranks that read the other root get an invalid_a
     const auto o = faults::attempt([&] { (void)comm.gather(send_buf(mine), root(my_root)); });
     faults::report("roots", "comm gather", o);
     INFO(o.text);
-    if (me == 0 || me == late) {
+    if (!comm.has_shared_memory()) {  // every rank hears every root
+      CHECK(o.kind == "invalid_argument");
+      CHECK_THAT(o.text, ContainsSubstring("different roots (0 and " + std::to_string(late) + ")"));
+    } else if (me == 0 || me == late) {
       CHECK(o.kind == "invalid_argument");
       CHECK_THAT(o.text, ContainsSubstring("different counts, roots"));
     } else {

@@ -26,10 +26,14 @@ struct barrier_shape : shape_base<collective::barrier, shape_flags{}> {
   template <class... Args>
   static call_type parse(comm_state& st, const call_options& o, Args&...) {
     checked_call(st, o, kind, [&](call_signature& s) { s.algorithm = static_cast<int>(o.forced); });
-    return new_call<char, Kokkos::HostSpace>(o);
+    auto call = new_call<char, Kokkos::HostSpace>(o);
+    // An agreement by message (no shared-memory window, or full checks) heard from every rank:
+    // it was the barrier, unless the caller forced an algorithm.
+    call.n = o.forced == comm_algorithm::automatic && st.agreed() ? 0 : 1;
+    return call;
   }
 
-  static bool empty(const call_type&) { return false; }
+  static bool empty(const call_type& call) { return call.n == 0; }
   static call_traits traits(const comm_state&, const call_type&) { return {kind, 0, 0}; }
   static block_layout send_layout(const comm_state&, const call_type&) { return {}; }
   static block_layout recv_layout(const comm_state&, const call_type&) { return {}; }

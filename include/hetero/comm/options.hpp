@@ -14,13 +14,14 @@ namespace hetero {
 
 /// How far an argument error of one rank travels (docs/comm.md, "Argument checks").
 /// - `local`: it raises on its rank only; the others may wait (until the no-progress timeout).
-/// - `consistent` (the default): an error of a rooted collective's root (a receive buffer too
-///   small at a gather's root, a send buffer or counts list at a scatter's root, ...) raises on
-///   every rank; it travels with the root's data (broadcast, scatter) or with one small status
-///   from the root that the others wait for (gather, reduce). One rank's error in allreduce or
-///   allgather raises on every rank where they run on shared memory (small messages). A
-///   reduction whose user operation throws raises on every rank (one extra 4-byte allreduce,
-///   for user operations only).
+/// - `consistent` (the default): on a node's shared-memory window, an error of a rooted
+///   collective's root (a receive buffer too small at a gather's root, a send buffer or counts
+///   list at a scatter's root, ...) raises on every rank, and so does one rank's error in a
+///   rootless collective (allreduce, allgather, ...); it travels in the window's slots. Without
+///   a window (ranks on several nodes, or `shared_memory` off) every blocking call first agrees
+///   on its arguments by message, as `full` does: any rank's error and any mismatch raise on
+///   every rank. A reduction whose user operation throws raises on every rank (one extra 4-byte
+///   allreduce, for user operations only).
 /// - `full`: one extra small allreduce of every call's signature and error flag: any local
 ///   error and any mismatch of collective, count, root or operation raises on every rank.
 enum class argument_check { local, consistent, full };

@@ -19,6 +19,7 @@
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/buffer.hpp"
+#include "hetero/comm/detail/agreement.hpp"
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/dispatch.hpp"
 #include "hetero/comm/parameters.hpp"
@@ -90,14 +91,15 @@ void rooted_mpi_lists(const comm_state& st, const Call& call, std::string_view c
 
 /// Runs `check(signature)`, the argument checks that may throw and that fill in what every
 /// rank must agree on; then, by the communicator's `argument_check`: `local`: an error raises on
-/// this rank only; `consistent`: a rank of a blocking collective that rejected its arguments
-/// first takes part in the status step (`root_status`: with a shared-memory window, every rank
+/// this rank only; `consistent`: in a blocking collective, with a shared-memory window, a rank
+/// that rejected its arguments first takes part in the status step (`root_status`: every rank
 /// that reads this rank's slot of that op raises, naming it: all ranks where the others'
 /// algorithm is not the shared-memory one, the readers of a shared-memory algorithm otherwise;
-/// without a window a root's error raises on every rank; the op numbers stay in step), then
-/// raises; `full`: every rank agrees on every signature and error (`agree`). `o` is the call's `call_options`; its
-/// `what` names the non-blocking forms differently from their collective, which is how they are told apart (they
-/// never wait in their start: their errors stay local).
+/// the op numbers stay in step), then raises; without a window every rank `agree`s by message
+/// (any rank's rejection and any mismatch raise on every rank); `full`: every rank `agree`s on
+/// every call. `o` is the call's `call_options`; its `what` names the non-blocking forms
+/// differently from their collective, which is how they are told apart (they never wait in
+/// their start: their errors stay local).
 template <class Options, class Check>
 void checked_call(comm_state& st, const Options& o, collective kind, Check&& check) {
   call_signature signature{kind};
@@ -110,9 +112,11 @@ void checked_call(comm_state& st, const Options& o, collective kind, Check&& che
     reason = e.what();
   }
   const argument_check mode = checks_of(st);
-  if (mode == argument_check::full) return agree(st, signature, local);
-  if (!local) return;
   const bool blocking = o.what == to_string(kind);
+  if (mode == argument_check::full ||
+      (mode == argument_check::consistent && blocking && agrees_by_message(st, kind)))
+    return agree(st, signature, local, reason);
+  if (!local) return;
   if (mode == argument_check::consistent && blocking && takes_status(st, kind)) {
     if (!has_root(kind))
       root_status(st, kind, -1, &reason);

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "hetero/comm/algorithm.hpp"
@@ -72,7 +73,12 @@ class comm_state {
 
   comm_state(const comm_state&) = delete;
   comm_state& operator=(const comm_state&) = delete;
-  ~comm_state() = default;
+  /// A communicator that gave up waiting keeps its MPI communicator until the process ends:
+  /// messages of the abandoned call may still arrive, and a freed communicator's context could
+  /// be reused by the next one made, where they would match its calls.
+  ~comm_state() {
+    if (!m_broken.empty()) keep_for_mpi(std::make_unique<owned_comm>(std::move(m_comm_owner)));
+  }
 
   [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
   [[nodiscard]] int rank() const noexcept { return m_rank; }
@@ -103,6 +109,12 @@ class comm_state {
   /// that never comes, so it runs blocking, without the timeout's polling.
   [[nodiscard]] bool all_present() const noexcept { return m_all_present; }
   void set_all_present(bool present) noexcept { m_all_present = present; }
+  /// Notes that the current call's agreement by message (`agree`) heard from every rank with
+  /// accepted arguments: the agreement was a barrier (which a barrier needs no more than). Each
+  /// call forgets an earlier call's note first.
+  void note_agreement() noexcept { m_agreed = true; }
+  void forget_agreement() noexcept { m_agreed = false; }
+  [[nodiscard]] bool agreed() const noexcept { return m_agreed; }
 
   /// The tag of the next non-blocking reduction's settling messages (see `request_settle`):
   /// every rank starts those reductions in the same order, so their numbers agree.
@@ -194,6 +206,7 @@ class comm_state {
   std::string m_tuning_source;
   std::string m_broken;              // the call that gave up waiting (empty: in step)
   bool m_all_present = false;        // see all_present()
+  bool m_agreed = false;             // see note_agreement()
   unsigned long long m_settles = 0;  // non-blocking reductions with a user operation started
   std::vector<std::weak_ptr<void>> m_unsettled;
   std::array<host_scratch, 4> m_scratch;

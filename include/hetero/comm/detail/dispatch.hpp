@@ -86,13 +86,19 @@ constexpr bool has_root(collective c) noexcept {
          c == collective::gather || c == collective::gatherv || c == collective::reduce;
 }
 
-/// Whether a blocking call of `kind` takes the status step of consistent checks when its
-/// algorithm is not the shared-memory one: with a root always, without one where there is a
-/// shared-memory window (where every rank hears of any rank's rejection, see `shm_root_status`).
-/// A barrier never does: it has no arguments to reject.
+/// Whether a blocking call of `kind` takes the shared-memory status step of consistent checks
+/// when its algorithm is not the shared-memory one (where every rank hears of any rank's
+/// rejection, see `shm_root_status`). Without a window the ranks agree by message instead
+/// (`agrees_by_message`). A barrier never does: it has no arguments to reject.
 inline bool takes_status(comm_state& st, collective kind) noexcept {
-  return kind != collective::barrier && (has_root(kind) || st.shm() != nullptr);
+  return kind != collective::barrier && st.shm() != nullptr;
 }
+
+/// Whether a blocking call of `kind` under consistent checks agrees on its arguments by message
+/// (`agree`) before any data moves: where there is no shared-memory window (the ranks span
+/// nodes, or `communicator_options::shared_memory` is off) and more than one rank. For a
+/// barrier the agreement is the barrier (unless an algorithm is forced).
+inline bool agrees_by_message(comm_state& st, collective) noexcept { return st.shm() == nullptr && st.size() > 1; }
 
 /// Marks the communicator's current blocking call as one every rank is known to be in (see
 /// `comm_state::all_present`) for as long as it lives.
@@ -112,102 +118,20 @@ inline argument_check checks_of(const comm_state& st) noexcept {
   return st.options().verify_arguments ? argument_check::full : st.options().argument_checks;
 }
 
-/// With `argument_check::full`: one allreduce among all ranks of (signature, error flag); raises
-/// on every rank when any rank's arguments were rejected or the ranks disagree. Otherwise a
-/// local error raises on its rank only.
-inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error) {
-  if (checks_of(st) != argument_check::full) {
-    if (local_error) std::rethrow_exception(local_error);
-    return;
-  }
-  const long long values[] = {static_cast<long long>(mine.kind),
-                              mine.count,
-                              mine.root,
-                              mine.op,
-                              mine.algorithm,
-                              local_error ? st.rank() : static_cast<long long>(st.size())};
-  constexpr int fields = 6;
-  request_buffer<long long, 4 * fields> buffer;  // in: [0, 2 fields), out: [2 fields, 4 fields)
-  for (int i = 0; i < fields; ++i) {
-    buffer[static_cast<std::size_t>(i)] = values[i];
-    buffer[static_cast<std::size_t>(fields + i)] = -values[i];
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 2 * fields, 2 * fields, MPI_LONG_LONG, MPI_MIN,
-                   st.comm(), &request);
-  MPI_Status status;
-  buffer.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), "argument check");
-  const auto low = [&](int i) { return buffer[static_cast<std::size_t>(2 * fields + i)]; };
-  const auto high = [&](int i) { return -buffer[static_cast<std::size_t>(3 * fields + i)]; };
-  const auto name = to_string(mine.kind);
-  if (local_error) std::rethrow_exception(local_error);
-  if (low(5) < st.size())
-    raise<invalid_argument>(name, ": rank ", low(5), " rejected its arguments (its own error says why)");
-  if (low(0) != high(0))
-    raise<invalid_argument>(name, ": the ranks called different collectives (",
-                            to_string(static_cast<collective>(low(0))), " and ",
-                            to_string(static_cast<collective>(high(0))), ")");
-  if (low(1) != high(1))
-    raise<invalid_argument>(name, ": the ranks passed different counts (from ", low(1), " to ", high(1),
-                            " elements)");
-  if (low(2) != high(2))
-    raise<invalid_argument>(name, ": the ranks passed different roots (", low(2), " and ", high(2), ")");
-  if (low(3) != high(3)) raise<invalid_argument>(name, ": the ranks passed different reduction operations");
-  if (low(4) != high(4))
-    raise<invalid_argument>(name, ": the ranks forced different algorithms (",
-                            to_string(static_cast<comm_algorithm>(low(4))), " and ",
-                            to_string(static_cast<comm_algorithm>(high(4))), ")");
-}
-
-inline constexpr int root_status_tag = 999;        // below the algorithms' tags (1000 + collective)
-inline constexpr int root_status_capacity = 1024;  // characters of a root's rejection that travel
-
-/// `argument_check::consistent` for a collective whose algorithm does not carry the ranks'
-/// verdicts on their arguments itself (all but the shared-memory ones), and for a rank that
-/// rejected its arguments: before any data moves, shared memory: one op in which every rank
+/// `argument_check::consistent` on a shared-memory window for a collective whose algorithm does
+/// not carry the ranks' verdicts on their arguments itself (all but the shared-memory ones), and
+/// for a rank that rejected its arguments: before any data moves, one op in which every rank
 /// publishes its verdict and every rank that accepted reads all of them (`shm_root_status`), so
-/// any rank's rejection raises on every other rank; without a window, with a root, one message
-/// from the root to each other rank, empty when the root accepted, else its error message (a
-/// single NUL when it does not fit), so only the root's rejection travels.
-/// `rejection`: this rank's error message, null when it accepted; a rank that rejected only
-/// takes part (and raises its own error after). Raises `rejected_by_peer` on the others.
-/// Returns true when it saw every rank arrive with accepted arguments (shared memory only).
+/// any rank's rejection raises on every other rank (without a window the ranks `agree` by message
+/// instead). `rejection`: this rank's error message, null when it accepted; a rank that rejected
+/// only takes part (and raises its own error after). Raises `rejected_by_peer` on the others.
+/// Returns true when it saw every rank arrive with accepted arguments.
 inline bool root_status(comm_state& st, collective kind, int root, const std::string* rejection) {
-  if (shm_channel* channel = st.shm()) {
-    shm_root_status operation(*channel, kind, root, rejection);
-    run_blocking(*channel, operation, to_string(kind));
-    return rejection == nullptr;
-  }
-  const int p = st.size();
-  if (p == 1 || root < 0) return false;
-  static const char nothing[1] = {'\0'};
-  if (st.rank() == root) {
-    std::string_view text(nothing, 0);
-    if (rejection)
-      text =
-          rejection->size() <= root_status_capacity ? std::string_view(*rejection) : std::string_view(nothing, 1);
-    std::vector<MPI_Request> requests(static_cast<std::size_t>(p - 1), MPI_REQUEST_NULL);
-    std::size_t i = 0;
-    for (int r = 0; r < p; ++r)
-      if (r != root)
-        HETERO_MPI_CHECK(MPI_Isend, text.data(), static_cast<int>(text.size()), MPI_CHAR, r, root_status_tag,
-                         st.comm(), &requests[i++]);
-    wait_all(std::span(requests), st.policy(), to_string(kind));
-    return false;
-  }
-  request_buffer<char, root_status_capacity> text;
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Status status;
-  HETERO_MPI_CHECK(MPI_Irecv, text.data(), root_status_capacity, MPI_CHAR, root, root_status_tag, st.comm(),
-                   &request);
-  text.wait(std::span(&request, 1), std::span(&status, 1), st.policy(), to_string(kind));
-  int length = 0;
-  MPI_Get_count(&status, MPI_CHAR, &length);
-  if (rejection || length <= 0) return false;
-  const bool fits = !(length == 1 && text[0] == '\0');
-  raise<rejected_by_peer>(rejection_message(
-      kind, root, true,
-      fits ? std::string_view(text.data(), static_cast<std::size_t>(length)) : std::string_view("see its error")));
+  shm_channel* channel = st.shm();
+  if (channel == nullptr) return false;
+  shm_root_status operation(*channel, kind, root, rejection);
+  run_blocking(*channel, operation, to_string(kind));
+  return rejection == nullptr;
 }
 
 /// After a blocking reduction with a user operation: raises the exception the operation threw on

@@ -263,8 +263,10 @@ void run_call(comm_state& st, const Call& call) {
   using M = typename Call::memory_space;
   const comm_algorithm a = choose(st, Shape::traits(st, call), call.forced);
   // Consistent checks: the shared-memory algorithms carry the verdicts in the slots they read;
-  // the others hear them first (every rank's, where there is a window; else the root's).
-  // Every rank arrived and accepted: MPI's call cannot wait for a missing one (call_mpi).
+  // the others hear them first (every rank's: on the window here, else by message in the
+  // arguments' `agree`). Every rank arrived and accepted on the window: MPI's call cannot wait
+  // for a missing one (call_mpi). Not so after an agreement by message: a rank that came late
+  // finds the others' records although they gave up, so MPI's call stays polled there.
   std::optional<all_present_scope> present;
   if (a != comm_algorithm::shm && checks_of(st) == argument_check::consistent && takes_status(st, Shape::kind))
     if (root_status(st, Shape::kind, has_root(Shape::kind) ? call.root : -1, nullptr)) present.emplace(st);
@@ -345,6 +347,7 @@ decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Bod
   st.check_usable(name);
   wait_call call{"hetero::communicator::", name, has_root(Shape::kind) ? root : -1, -1};
   wait_call_scope scope(call);
+  st.forget_agreement();  // an agreement of an earlier call (see `comm_state::agreed`)
   try {
     if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
       channel->settle(name, true);  // a root hears of the errors of its last broadcast or scatter
@@ -414,6 +417,7 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
   const wait_call named{"hetero::communicator::", Shape::start_name, has_root(Shape::kind) ? options.root : -1,
                         -1};
   const wait_call_scope scope(named);  // the argument check waits
+  st.forget_agreement();               // an agreement of an earlier call (see `comm_state::agreed`)
   if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
     channel->settle(Shape::start_name, false);
   auto call = Shape::parse(st, options, args...);

@@ -1,0 +1,161 @@
+/// @file
+/// The agreement on a call's arguments by message: `argument_check::full` always, and
+/// `consistent` where a communicator has no shared-memory window (its ranks span nodes, or
+/// `communicator_options::shared_memory` is off). Every rank's signature and verdict reach
+/// every rank before any data moves, so one rank's rejection or a mismatch raises everywhere.
+#ifndef HETERO_COMM_DETAIL_AGREEMENT_HPP
+#define HETERO_COMM_DETAIL_AGREEMENT_HPP
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <exception>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/dispatch.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
+
+namespace hetero::detail {
+
+inline constexpr int agreement_tag = 999;        // below the algorithms' tags (1000 + collective)
+inline constexpr int rejection_capacity = 1024;  // characters of a rejection that travel
+/// Up to this many ranks every rank sends its record to every other one, so a timeout names
+/// the ranks that never came; above, one `MPI_Iallreduce` (log p steps, ranks not named).
+inline constexpr int agreement_direct_ranks = 16;
+
+/// One rank's record: the fields of `call_signature` and the rank if it rejected its
+/// arguments (else the communicator's size).
+using agreement_record = std::array<long long, 6>;
+
+inline agreement_record record_of(const comm_state& st, const call_signature& mine, bool rejected) {
+  return {static_cast<long long>(mine.kind),
+          mine.count,
+          mine.root,
+          mine.op,
+          mine.algorithm,
+          rejected ? st.rank() : static_cast<long long>(st.size())};
+}
+
+/// Every rank's record reduced to its minimum and maximum field by field (`low`, `high`):
+/// directly (each rank's record to each other rank, a timeout names the ranks not heard from)
+/// or, above `agreement_direct_ranks`, by one `MPI_Iallreduce` of (record, -record) with MIN.
+class agreement_exchange {
+ public:
+  agreement_exchange(comm_state& st, const agreement_record& mine) {
+    low = high = mine;
+    const int p = st.size();
+    if (p > agreement_direct_ranks) {
+      reduce(st, mine);
+      return;
+    }
+    request_buffer<long long, (agreement_direct_ranks + 1) * fields> records;  // [0]: mine, then one per peer
+    std::copy(mine.begin(), mine.end(), records.data());
+    const auto peers_n = static_cast<std::size_t>(p - 1);
+    std::vector<MPI_Request> requests(2 * peers_n, MPI_REQUEST_NULL);
+    std::vector<int> peers(2 * peers_n, -1);
+    for (int k = 1; k < p; ++k) {
+      const int from = (st.rank() - k + p) % p, to = (st.rank() + k) % p;
+      const auto i = static_cast<std::size_t>(k - 1);
+      HETERO_MPI_CHECK(MPI_Irecv, records.data() + fields * (i + 1), fields, MPI_LONG_LONG, from, agreement_tag,
+                       st.comm(), &requests[i]);
+      peers[i] = from;
+      HETERO_MPI_CHECK(MPI_Isend, records.data(), fields, MPI_LONG_LONG, to, agreement_tag, st.comm(),
+                       &requests[peers_n + i]);
+    }
+    // A timeout names the ranks not heard from; `records` then stays allocated for MPI.
+    records.wait(std::span(requests), {}, st.policy(), "argument check", wait_kind::collective, peers);
+    for (std::size_t i = 1; i <= peers_n; ++i)
+      for (std::size_t f = 0; f < fields; ++f) {
+        low[f] = std::min(low[f], records[fields * i + f]);
+        high[f] = std::max(high[f], records[fields * i + f]);
+      }
+  }
+
+  agreement_record low{}, high{};
+
+ private:
+  static constexpr std::size_t fields = std::tuple_size_v<agreement_record>;
+
+  void reduce(comm_state& st, const agreement_record& mine) {
+    request_buffer<long long, 4 * fields> buffer;  // in: [0, 2 fields), out: [2 fields, 4 fields)
+    for (std::size_t f = 0; f < fields; ++f) {
+      buffer[f] = mine[f];
+      buffer[fields + f] = -mine[f];
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 2 * fields, static_cast<int>(2 * fields),
+                     MPI_LONG_LONG, MPI_MIN, st.comm(), &request);
+    buffer.wait(std::span(&request, 1), {}, st.policy(), "argument check");
+    for (std::size_t f = 0; f < fields; ++f) {
+      low[f] = buffer[2 * fields + f];
+      high[f] = -buffer[3 * fields + f];
+    }
+  }
+};
+
+/// The message of the first rank that rejected its arguments, sent by it to every rank
+/// (NUL-padded, cut to `rejection_capacity` characters).
+inline std::string rejection_text(comm_state& st, int first, const std::string& reason) {
+  request_buffer<char, rejection_capacity> text;
+  if (st.rank() == first) {
+    const std::size_t length = std::min<std::size_t>(reason.size(), rejection_capacity - 1);
+    std::copy_n(reason.data(), length, text.data());
+    std::fill(text.data() + length, text.data() + rejection_capacity, '\0');
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Ibcast, text.data(), rejection_capacity, MPI_CHAR, first, st.comm(), &request);
+  text.wait(std::span(&request, 1), {}, st.policy(), "argument check");
+  text[rejection_capacity - 1] = '\0';
+  return text.data();
+}
+
+/// The agreement of `argument_check::full`, and of `consistent` where there is no shared-memory
+/// window (`agrees_by_message`): every rank's (signature, verdict) reaches every rank
+/// (`agreement_exchange`). A rank that rejected raises its own error; when one did, it sends its
+/// message (`reason`) to the others, which raise `rejected_by_peer` naming it; else ranks that
+/// disagree on the collective, count, root, operation or forced algorithm raise
+/// `invalid_argument` on every rank. When it returns, every rank arrived with accepted arguments
+/// (`comm_state::note_agreement`); they may have given up since (a rank that comes after the
+/// timeout still finds the records the others sent), so the data step stays watched.
+inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error,
+                  const std::string& reason) {
+  const agreement_exchange all(st, record_of(st, mine, local_error != nullptr));
+  const auto& low = all.low;
+  const auto& high = all.high;
+  if (const long long first = low[5]; first < st.size()) {
+    const std::string text = rejection_text(st, static_cast<int>(first), reason);
+    if (local_error) std::rethrow_exception(local_error);
+    raise<rejected_by_peer>(
+        rejection_message(mine.kind, static_cast<int>(first), has_root(mine.kind) && first == mine.root, text));
+  }
+  const auto name = to_string(mine.kind);
+  if (low[0] != high[0])
+    raise<invalid_argument>(name, ": the ranks called different collectives (",
+                            to_string(static_cast<collective>(low[0])), " and ",
+                            to_string(static_cast<collective>(high[0])), ")");
+  if (low[1] != high[1])
+    raise<invalid_argument>(name, ": the ranks passed different counts (from ", low[1], " to ", high[1],
+                            " elements)");
+  if (low[2] != high[2])
+    raise<invalid_argument>(name, ": the ranks passed different roots (", low[2], " and ", high[2], ")");
+  if (low[3] != high[3]) raise<invalid_argument>(name, ": the ranks passed different reduction operations");
+  if (low[4] != high[4])
+    raise<invalid_argument>(name, ": the ranks forced different algorithms (",
+                            to_string(static_cast<comm_algorithm>(low[4])), " and ",
+                            to_string(static_cast<comm_algorithm>(high[4])), ")");
+  st.note_agreement();
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_AGREEMENT_HPP
