@@ -90,7 +90,9 @@ TEST_CASE("ill-conditioned matrices: every variant reaches the tolerance", "[lin
       CHECK(r.result.status == hetero::cg_status::converged);
       CHECK(r.serial_residual <= 1e-8);
       if (v == hetero::cg_variant::allgather) classic = r.result.iterations;
-      if (v == hetero::cg_variant::halo) CHECK(std::abs(r.result.iterations - classic) <= 2);
+      // The same products and dot products, bit for bit, on any topology, thread count and
+      // kernel choice (detail::dot): the same iterations.
+      if (v == hetero::cg_variant::halo) CHECK(r.result.iterations == classic);
       // A guard, not the goal (median 1.00-1.15x per matrix over right-hand sides, docs/comm.md):
       // the iteration counts of ill-conditioned matrices move by 10-30 % with b and rank count.
       if (v == hetero::cg_variant::pipelined) CHECK(r.result.iterations <= 2 * classic);

@@ -1,6 +1,6 @@
 // Conjugate gradients: every variant converges to a known solution on Poisson and SuiteSparse
-// matrices on 1, 2 and 3 ranks; the allgather and halo variants compute the same iterates;
-// non-SPD matrices are found.
+// matrices on 1, 2 and 3 ranks; the allgather and halo variants compute the same iterates, on
+// Serial and on the space's threads alike; non-SPD matrices are found.
 #include <hetero/comm.hpp>
 #include <hetero/core.hpp>
 #include <hetero/linalg.hpp>
@@ -61,6 +61,7 @@ TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
   const matrix bus(comm, hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz", {.require_spd = true}));
   const matrix stiff(comm, hetero::read_matrix_market_file(dir + "/bcsstk01.mtx.gz", {.require_spd = true}));
   for (const matrix* a : {&poisson2, &poisson3, &grid, &bus, &stiff}) {
+    std::vector<outcome> allgather_runs;
     for (auto k : {hetero::cg_kernels::space, hetero::cg_kernels::serial, hetero::cg_kernels::automatic}) {
       std::vector<outcome> runs;
       for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
@@ -74,12 +75,19 @@ TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
         CHECK(o.result.seconds_per_iteration > 0);
         runs.push_back(o);
       }
-      // Allgather and halo products sum the same terms in the same order: the same iterates
-      // (`automatic` may choose differently for two solvers, and so sum in another order).
-      if (k == hetero::cg_kernels::automatic) continue;
+      // Allgather and halo products sum the same terms in the same order, and a dot product gives
+      // the same bits on any space and thread count: the same iterates, whatever kernels
+      // `automatic` chose for each solver.
+      INFO(a->global_rows() << " rows, kernels " << hetero::to_string(k));
       CHECK(runs[0].result.iterations == runs[1].result.iterations);
       CHECK(runs[0].x == runs[1].x);
+      allgather_runs.push_back(runs[0]);
     }
+    // Serial and the space's threads: the same iterates too.
+    INFO(a->global_rows() << " rows: space, serial and automatic kernels");
+    CHECK(allgather_runs[0].result.iterations == allgather_runs[1].result.iterations);
+    CHECK(allgather_runs[0].x == allgather_runs[1].x);
+    CHECK(allgather_runs[0].x == allgather_runs[2].x);
   }
 }
 
@@ -94,14 +102,16 @@ TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
   CHECK(hetero::to_string(hetero::cg_kernels::automatic) == "automatic");
   CHECK(hetero::to_string(hetero::cg_kernels::space) == "space");
   CHECK(hetero::to_string(hetero::cg_kernels::serial) == "serial");
-  // The same iterates on both (one thread per rank sums in the same order; with more threads the
-  // space's reduction may round differently): both reach the known solution.
+  // The same iterates on both, bit for bit, whatever the space's thread count (detail::dot):
+  // both reach the known solution.
   const outcome on_space = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::space});
   const outcome on_serial = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::serial});
   CHECK(on_space.result.converged);
   CHECK(on_serial.result.converged);
   CHECK(on_space.error < 1e-5);
   CHECK(on_serial.error < 1e-5);
+  CHECK(on_space.result.iterations == on_serial.result.iterations);
+  CHECK(on_space.x == on_serial.x);
 }
 
 TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]") {

@@ -8,7 +8,8 @@
 ///    products per iteration, overlapped with two products (and their halo exchanges); it
 ///    follows the classic variants' iterations and accuracy on hard matrices.
 /// Every variant stops with a `cg_status`: converged, out of iterations, diverged or stagnated.
-/// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space.
+/// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space;
+/// a dot product gives the same bits on every space and thread count (`detail::dot`).
 #ifndef HETERO_LINALG_CG_HPP
 #define HETERO_LINALG_CG_HPP
 
@@ -25,6 +26,7 @@
 #include <optional>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/config.hpp"
@@ -170,6 +172,8 @@ class cg_solver {
     m_r = a.make_halo_vector("hetero::cg r");  // halo room: the pipelined variant multiplies r
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
+    m_partials = partials_type("hetero::cg dot partials", detail::dot_chunks(a.local_rows()));
+    m_host_partials = Kokkos::create_mirror_view(m_partials);
     HETERO_EXPECTS(options.kernels != cg_kernels::serial || serial_possible, "cg_options: kernels = serial needs ",
                    "a matrix in host memory and Kokkos::Serial enabled; this matrix's execution space is ",
                    ExecutionSpace::name(), " (allowed here: automatic or space)");
@@ -527,7 +531,8 @@ class cg_solver {
   double allreduce(double local) { return m_a.comm().allreduce(send_buf(local), op(ops::sum{})); }
 
   double dot(const vector_type& u, const vector_type& v) const {
-    return kernel_policy([&](const auto& policy) { return detail::dot(policy, u, v); });
+    return kernel_policy(
+        [&](const auto& policy) { return detail::dot(policy, u, v, m_partials, m_host_partials); });
   }
   void copy(const vector_type& to, const vector_type& from) const {
     kernel_policy([&](const auto& policy) { return (detail::copy(policy, to, from), 0); });
@@ -565,6 +570,9 @@ class cg_solver {
   cg_options m_options;
   bool m_serial = false;  // kernels on Serial (cg_kernels)
   vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
+  using partials_type = Kokkos::View<double*, typename vector_type::memory_space>;
+  partials_type m_partials;  // a dot product's partial sums (detail::dot), and their host copy
+  decltype(Kokkos::create_mirror_view(std::declval<partials_type>())) m_host_partials;
   monitor m_monitor;
   double m_allreduce_seconds = 0, m_product_seconds = 0, m_gathered_product_seconds = 0;
 };

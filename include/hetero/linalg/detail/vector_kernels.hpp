@@ -8,15 +8,42 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace hetero::detail {
 
-/// u'v over the policy's indices (this rank's part).
-template <class Policy, class Vector>
-double dot(const Policy& policy, const Vector& u, const Vector& v) {
+/// Elements per partial sum of `dot`.
+inline constexpr std::int64_t dot_chunk = 1024;
+
+/// The partial sums `dot` needs for `n` elements.
+inline std::size_t dot_chunks(std::size_t n) noexcept {
+  return (n + static_cast<std::size_t>(dot_chunk) - 1) / static_cast<std::size_t>(dot_chunk);
+}
+
+/// u'v over the policy's indices (this rank's part), the same bits on every execution space and
+/// thread count: the sums of `dot_chunk` consecutive elements, each added in index order (the
+/// chunks in parallel, into `partials`, `dot_chunks(n)` long), then added in chunk order on the
+/// host (`host_partials`, a host mirror of `partials`). A reduction whose order follows the
+/// threads would give other bits for the same vectors on another thread count, and an
+/// ill-conditioned CG another iteration count (docs/nodes.md).
+template <class Policy, class Vector, class Partials, class HostPartials>
+double dot(const Policy& policy, const Vector& u, const Vector& v, const Partials& partials,
+           const HostPartials& host_partials) {
+  using space = typename Policy::execution_space;
+  const std::int64_t begin = policy.begin(), end = policy.end();
+  const std::int64_t chunks = (end - begin + dot_chunk - 1) / dot_chunk;
+  Kokkos::parallel_for(
+      "hetero::cg dot", Kokkos::RangePolicy<space, Kokkos::IndexType<std::int64_t>>(policy.space(), 0, chunks),
+      KOKKOS_LAMBDA(const std::int64_t c) {
+        const std::int64_t first = begin + c * dot_chunk;
+        const std::int64_t last = end - first < dot_chunk ? end : first + dot_chunk;
+        double s = 0;
+        for (std::int64_t i = first; i < last; ++i) s += u(i) * v(i);
+        partials(c) = s;
+      });
+  Kokkos::deep_copy(host_partials, partials);  // a fence where both are the same memory
   double sum = 0;
-  Kokkos::parallel_reduce(
-      "hetero::cg dot", policy, KOKKOS_LAMBDA(const std::size_t i, double& s) { s += u(i) * v(i); }, sum);
+  for (std::int64_t c = 0; c < chunks; ++c) sum += host_partials(c);
   return sum;
 }
 
