@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include <catch2/catch_test_macros.hpp>
@@ -171,6 +172,35 @@ TEST_CASE("images of one node get and put while the target never calls MPI", "[d
     a.put(1, {hetero::slice{0, 1}}, mark);
   }
   a.sync_all();
+}
+
+TEST_CASE("a coarray says which images it reaches through shared memory", "[dist][coarray]") {
+  // The reference is the host name of every image (each emulated node has its own): an image
+  // is reached through the node's segment exactly when it runs on this host, and only with
+  // host memory and shared_memory on.
+  hetero::coarray<double, 1, Kokkos::HostSpace> shared({64});
+  hetero::coarray<double, 1, Kokkos::HostSpace> through_mpi({64}, {.shared_memory = false});
+  const int p = shared.num_images();
+  std::vector<char> names(static_cast<std::size_t>(p) * MPI_MAX_PROCESSOR_NAME, '\0');
+  std::vector<char> mine(MPI_MAX_PROCESSOR_NAME, '\0');
+  int length = 0;
+  MPI_Get_processor_name(mine.data(), &length);
+  MPI_Allgather(mine.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                shared.mpi_comm());
+  int remote = 0;
+  for (int i = 0; i < p; ++i) {
+    const bool same_host = std::string(names.data() + static_cast<std::size_t>(i) * MPI_MAX_PROCESSOR_NAME) ==
+                           std::string(mine.data());
+    INFO("image " << i << " of " << p);
+    CHECK(shared.shares_memory_with(i) == same_host);
+    CHECK_FALSE(through_mpi.shares_memory_with(i));
+    remote += same_host ? 0 : 1;
+  }
+  // One node (every test's plain run): no remote image; every image its own node (the emulated
+  // nodes' runs): all but itself.
+  if (shared.comm().nodes() == 1) CHECK(remote == 0);
+  if (shared.comm().nodes() == p) CHECK(remote == p - 1);
+  CHECK_THROWS_WITH(shared.shares_memory_with(p), ContainsSubstring("image " + std::to_string(p) + " is outside"));
 }
 
 TEST_CASE("own-image transfers are local copies in program order", "[dist][coarray]") {

@@ -137,6 +137,15 @@ class coarray {
   [[nodiscard]] int num_images() const { return state_of().comm.size(); }
   /// Whether transfers go through host buffers.
   [[nodiscard]] bool staged() const { return state_of().staged; }
+  /// Whether image `image`'s array lies in memory this image shares (the node's segment, host
+  /// memory and `coarray_options::shared_memory`): its gets and puts are then loads and stores;
+  /// otherwise they travel through MPI's window (an image on another node, say). True for this
+  /// image itself only where it is in the segment. `image` must be an image number.
+  [[nodiscard]] bool shares_memory_with(int image) const {
+    HETERO_EXPECTS(image >= 0 && image < num_images(), "coarray::shares_memory_with: image ", image,
+                   " is outside the coarray's ", num_images(), " image(s) (allowed: 0 to ", num_images() - 1, ")");
+    return state_of().segment != nullptr && state_of().segment->peer(image) != nullptr;
+  }
   /// The MPI communicator that carries the coarray's traffic (its own duplicate).
   [[nodiscard]] MPI_Comm mpi_comm() const { return state_of().comm.get(); }
   /// The images' communicator: hetero's collectives over the same ranks
