@@ -57,6 +57,14 @@ struct allreduce_shape
       default: return run_mpi<allreduce_shape>(st, call);
     }
   }
+  /// Every rank's vector came with the agreement's records (`inline_offer`): rank r's at
+  /// `at + r * stride` bytes; reduced here in rank order, the same bits on every rank.
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    host_ops::fold(call.recv, reinterpret_cast<const T*>(at), static_cast<std::size_t>(st.size()),
+                   stride / sizeof(T), call.n, *call.reduction);
+  }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
     return mpi_form(r, MPI_Allreduce, MPI_Iallreduce, st.comm(), in_place_if_same(call.send, call.recv), call.recv,

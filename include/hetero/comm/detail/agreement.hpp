@@ -11,10 +11,12 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "hetero/comm/algorithm.hpp"
@@ -33,55 +35,93 @@ inline constexpr int rejection_capacity = 1024;  // characters of a rejection th
 /// the ranks that never came; above, one `MPI_Iallreduce` (log p steps, ranks not named).
 inline constexpr int agreement_direct_ranks = 16;
 
-/// One rank's record: the fields of `call_signature` and the rank if it rejected its
-/// arguments (else the communicator's size).
-using agreement_record = std::array<long long, 6>;
+/// A payload small enough to travel inline with the records, and whose reduction every rank
+/// can then finish alone (`allreduce` with a built-in operation on host memory, up to
+/// `agreement_inline_bytes`): each rank then has every rank's payload once the agreement is
+/// done, and the call needs no other message (`comm_state::take_inline_payloads`).
+inline constexpr std::size_t agreement_inline_bytes = 1024;
 
-inline agreement_record record_of(const comm_state& st, const call_signature& mine, bool rejected) {
+/// What a call offers to send inline (`offered` false: nothing).
+struct inline_offer {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+  bool offered = false;
+};
+
+/// One rank's record: the fields of `call_signature`, the rank if it rejected its arguments
+/// (else the communicator's size), and whether it sent its payload inline.
+using agreement_record = std::array<long long, 7>;
+
+inline agreement_record record_of(const comm_state& st, const call_signature& mine, bool rejected, bool inlined) {
   return {static_cast<long long>(mine.kind),
           mine.count,
           mine.root,
           mine.op,
           mine.algorithm,
-          rejected ? st.rank() : static_cast<long long>(st.size())};
+          rejected ? st.rank() : static_cast<long long>(st.size()),
+          inlined ? 1 : 0};
 }
 
 /// Every rank's record reduced to its minimum and maximum field by field (`low`, `high`):
-/// directly (each rank's record to each other rank, a timeout names the ranks not heard from)
-/// or, above `agreement_direct_ranks`, by one `MPI_Iallreduce` of (record, -record) with MIN.
+/// directly (each rank's record, and its inline payload if any, to each other rank, into the
+/// communicator's agreement buffer at slot r for rank r, so a timeout names the ranks not heard
+/// from; its waits are named after the collective, as its data step's are) or, above `agreement_direct_ranks`, by
+/// one `MPI_Iallreduce` of (record, -record) with MIN (nothing inline).
 class agreement_exchange {
  public:
-  agreement_exchange(comm_state& st, const agreement_record& mine) {
-    low = high = mine;
+  /// Bytes of a slot before its payload.
+  static constexpr std::size_t record_room = 64;
+
+  agreement_exchange(comm_state& st, agreement_record mine, const inline_offer& offer) {
     const int p = st.size();
     if (p > agreement_direct_ranks) {
+      mine[6] = 0;
       reduce(st, mine);
       return;
     }
-    request_buffer<long long, (agreement_direct_ranks + 1) * fields> records;  // [0]: mine, then one per peer
-    std::copy(mine.begin(), mine.end(), records.data());
+    const bool inlined = mine[6] == 1;
+    // Room for a payload in every slot, whatever this call offers: a rank that passed another
+    // count, rejected its arguments or called another collective must still take the others'
+    // messages whole, and see the mismatch in their records.
+    slot = record_room + agreement_inline_bytes;
+    std::byte* buffer = st.agreement_buffer(static_cast<std::size_t>(p) * slot);
+    const auto at = [&](int r) { return buffer + static_cast<std::size_t>(r) * slot; };
+    std::memcpy(at(st.rank()), mine.data(), sizeof(agreement_record));
+    if (inlined && offer.bytes > 0) std::memcpy(at(st.rank()) + record_room, offer.data, offer.bytes);
+    const int length = static_cast<int>(inlined ? record_room + offer.bytes : sizeof(agreement_record));
     const auto peers_n = static_cast<std::size_t>(p - 1);
     std::vector<MPI_Request> requests(2 * peers_n, MPI_REQUEST_NULL);
     std::vector<int> peers(2 * peers_n, -1);
     for (int k = 1; k < p; ++k) {
       const int from = (st.rank() - k + p) % p, to = (st.rank() + k) % p;
       const auto i = static_cast<std::size_t>(k - 1);
-      HETERO_MPI_CHECK(MPI_Irecv, records.data() + fields * (i + 1), fields, MPI_LONG_LONG, from, agreement_tag,
-                       st.comm(), &requests[i]);
+      HETERO_MPI_CHECK(MPI_Irecv, at(from), static_cast<int>(slot), MPI_BYTE, from, agreement_tag, st.comm(),
+                       &requests[i]);
       peers[i] = from;
-      HETERO_MPI_CHECK(MPI_Isend, records.data(), fields, MPI_LONG_LONG, to, agreement_tag, st.comm(),
+      HETERO_MPI_CHECK(MPI_Isend, at(st.rank()), length, MPI_BYTE, to, agreement_tag, st.comm(),
                        &requests[peers_n + i]);
     }
-    // A timeout names the ranks not heard from; `records` then stays allocated for MPI.
-    records.wait(std::span(requests), {}, st.policy(), "argument check", wait_kind::collective, peers);
-    for (std::size_t i = 1; i <= peers_n; ++i)
+    try {
+      // A timeout names the ranks not heard from; the buffer then stays allocated for MPI.
+      wait_all(std::span(requests), {}, st.policy(), to_string(static_cast<collective>(mine[0])),
+               wait_kind::collective, peers);
+    } catch (const deadlock_error&) {
+      st.abandon_agreement_buffer();
+      throw;
+    }
+    low = high = mine;
+    for (int r = 0; r < p; ++r) {
+      agreement_record theirs;
+      std::memcpy(theirs.data(), at(r), sizeof(agreement_record));
       for (std::size_t f = 0; f < fields; ++f) {
-        low[f] = std::min(low[f], records[fields * i + f]);
-        high[f] = std::max(high[f], records[fields * i + f]);
+        low[f] = std::min(low[f], theirs[f]);
+        high[f] = std::max(high[f], theirs[f]);
       }
+    }
   }
 
   agreement_record low{}, high{};
+  std::size_t slot = 0;  ///< bytes per rank in the agreement buffer (0: not used)
 
  private:
   static constexpr std::size_t fields = std::tuple_size_v<agreement_record>;
@@ -95,7 +135,7 @@ class agreement_exchange {
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 2 * fields, static_cast<int>(2 * fields),
                      MPI_LONG_LONG, MPI_MIN, st.comm(), &request);
-    buffer.wait(std::span(&request, 1), {}, st.policy(), "argument check");
+    buffer.wait(std::span(&request, 1), {}, st.policy(), to_string(static_cast<collective>(mine[0])));
     for (std::size_t f = 0; f < fields; ++f) {
       low[f] = buffer[2 * fields + f];
       high[f] = -buffer[3 * fields + f];
@@ -105,7 +145,7 @@ class agreement_exchange {
 
 /// The message of the first rank that rejected its arguments, sent by it to every rank
 /// (NUL-padded, cut to `rejection_capacity` characters).
-inline std::string rejection_text(comm_state& st, int first, const std::string& reason) {
+inline std::string rejection_text(comm_state& st, collective kind, int first, const std::string& reason) {
   request_buffer<char, rejection_capacity> text;
   if (st.rank() == first) {
     const std::size_t length = std::min<std::size_t>(reason.size(), rejection_capacity - 1);
@@ -114,7 +154,7 @@ inline std::string rejection_text(comm_state& st, int first, const std::string& 
   }
   MPI_Request request = MPI_REQUEST_NULL;
   HETERO_MPI_CHECK(MPI_Ibcast, text.data(), rejection_capacity, MPI_CHAR, first, st.comm(), &request);
-  text.wait(std::span(&request, 1), {}, st.policy(), "argument check");
+  text.wait(std::span(&request, 1), {}, st.policy(), to_string(kind));
   text[rejection_capacity - 1] = '\0';
   return text.data();
 }
@@ -128,12 +168,14 @@ inline std::string rejection_text(comm_state& st, int first, const std::string& 
 /// (`comm_state::note_agreement`); they may have given up since (a rank that comes after the
 /// timeout still finds the records the others sent), so the data step stays watched.
 inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error,
-                  const std::string& reason) {
-  const agreement_exchange all(st, record_of(st, mine, local_error != nullptr));
+                  const std::string& reason, const inline_offer& offer = {}) {
+  const bool inlined = !local_error && offer.offered && offer.bytes <= agreement_inline_bytes &&
+                       (offer.data != nullptr || offer.bytes == 0);
+  const agreement_exchange all(st, record_of(st, mine, local_error != nullptr, inlined), offer);
   const auto& low = all.low;
   const auto& high = all.high;
   if (const long long first = low[5]; first < st.size()) {
-    const std::string text = rejection_text(st, static_cast<int>(first), reason);
+    const std::string text = rejection_text(st, mine.kind, static_cast<int>(first), reason);
     if (local_error) std::rethrow_exception(local_error);
     raise<rejected_by_peer>(
         rejection_message(mine.kind, static_cast<int>(first), has_root(mine.kind) && first == mine.root, text));
@@ -154,6 +196,7 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
                             to_string(static_cast<comm_algorithm>(low[4])), " and ",
                             to_string(static_cast<comm_algorithm>(high[4])), ")");
   st.note_agreement();
+  if (low[6] == 1 && all.slot > 0) st.note_inline_payloads(agreement_exchange::record_room, all.slot);
 }
 
 }  // namespace hetero::detail

@@ -100,8 +100,12 @@ void rooted_mpi_lists(const comm_state& st, const Call& call, std::string_view c
 /// every call. `o` is the call's `call_options`; its `what` names the non-blocking forms
 /// differently from their collective, which is how they are told apart (they never wait in
 /// their start: their errors stay local).
-template <class Options, class Check>
-void checked_call(comm_state& st, const Options& o, collective kind, Check&& check) {
+/// `offer()`, called once the checks passed, says what the call offers to send inline with its
+/// record where the ranks agree by message (`inline_offer`; nothing by default).
+template <class Options, class Check, class Offer = inline_offer (*)()>
+void checked_call(
+    comm_state& st, const Options& o, collective kind, Check&& check,
+    Offer&& offer = [] { return inline_offer{}; }) {
   call_signature signature{kind};
   std::exception_ptr local;
   std::string reason;
@@ -115,7 +119,7 @@ void checked_call(comm_state& st, const Options& o, collective kind, Check&& che
   const bool blocking = o.what == to_string(kind);
   if (mode == argument_check::full ||
       (mode == argument_check::consistent && blocking && agrees_by_message(st, kind)))
-    return agree(st, signature, local, reason);
+    return agree(st, signature, local, reason, blocking && !local ? offer() : inline_offer{});
   if (!local) return;
   if (mode == argument_check::consistent && blocking && takes_status(st, kind)) {
     if (!has_root(kind))

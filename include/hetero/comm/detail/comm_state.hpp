@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -113,8 +114,38 @@ class comm_state {
   /// accepted arguments: the agreement was a barrier (which a barrier needs no more than). Each
   /// call forgets an earlier call's note first.
   void note_agreement() noexcept { m_agreed = true; }
-  void forget_agreement() noexcept { m_agreed = false; }
+  void forget_agreement() noexcept {
+    m_agreed = false;
+    m_inline_stride = 0;
+  }
   [[nodiscard]] bool agreed() const noexcept { return m_agreed; }
+
+  /// The agreement's buffer (`agreement_exchange`): at least `bytes`, kept from call to call.
+  std::byte* agreement_buffer(std::size_t bytes) {
+    if (bytes > m_agreement_bytes) {
+      m_agreement = std::unique_ptr<std::byte[]>(new std::byte[bytes]);  // not zeroed: written before read
+      m_agreement_bytes = bytes;
+    }
+    return m_agreement.get();
+  }
+  /// Gives the agreement's buffer to MPI after a wait on it gave up (a late rank's message may
+  /// still land in it).
+  void abandon_agreement_buffer() {
+    if (m_agreement) keep_for_mpi(std::move(m_agreement));
+    m_agreement_bytes = 0;
+  }
+  /// Notes that every rank's payload of the current call came with its record: rank r's at
+  /// `agreement_buffer + offset + r * stride` (see `agreement_exchange`).
+  void note_inline_payloads(std::size_t offset, std::size_t stride) noexcept {
+    m_inline_offset = offset;
+    m_inline_stride = stride;
+  }
+  /// The first rank's payload and the stride between ranks' payloads, if the current call's
+  /// payloads came inline (else null); forgets them.
+  std::pair<const std::byte*, std::size_t> take_inline_payloads() noexcept {
+    if (m_inline_stride == 0) return {nullptr, 0};
+    return {m_agreement.get() + m_inline_offset, std::exchange(m_inline_stride, 0)};
+  }
 
   /// The tag of the next non-blocking reduction's settling messages (see `request_settle`):
   /// every rank starts those reductions in the same order, so their numbers agree.
@@ -204,10 +235,13 @@ class comm_state {
   std::unique_ptr<shm_channel> m_shm;
   comm_tuning m_tuning;
   std::string m_tuning_source;
-  std::string m_broken;              // the call that gave up waiting (empty: in step)
-  bool m_all_present = false;        // see all_present()
-  bool m_agreed = false;             // see note_agreement()
-  unsigned long long m_settles = 0;  // non-blocking reductions with a user operation started
+  std::string m_broken;                      // the call that gave up waiting (empty: in step)
+  bool m_all_present = false;                // see all_present()
+  bool m_agreed = false;                     // see note_agreement()
+  std::unique_ptr<std::byte[]> m_agreement;  // see agreement_buffer()
+  std::size_t m_agreement_bytes = 0;
+  std::size_t m_inline_offset = 0, m_inline_stride = 0;  // see note_inline_payloads()
+  unsigned long long m_settles = 0;                      // non-blocking reductions with a user operation started
   std::vector<std::weak_ptr<void>> m_unsettled;
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;

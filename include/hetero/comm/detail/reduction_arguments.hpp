@@ -64,9 +64,19 @@ struct reduction_arguments {
       s = {Kind, static_cast<long long>(call.n), Rooted ? o.root : -1, static_cast<int>(R::builtin),
            static_cast<int>(o.forced)};
     };
+    // A small allreduce with a built-in operation on host memory travels inline with the
+    // records where the ranks agree by message, and is then reduced where it arrives
+    // (`allreduce_shape::run_inline`).
+    const auto offer = [&] {
+      if constexpr (Kind == collective::allreduce && !user_operation<R> && host_memory<M>) {
+        if (o.forced == comm_algorithm::automatic) return inline_offer{call.send, call.n * sizeof(T), true};
+      }
+      return inline_offer{};
+    };
     if constexpr (user_operation<R>) {
       // The others settle the reduction (`run_parsed`) once they have seen this rank's rejection:
       // this rank joins them, or they would wait for it in the settling allreduce.
+      (void)offer;  // a user's operation may throw: not reduced inline
       try {
         checked_call(st, o, Kind, check);
       } catch (const error&) {
@@ -77,7 +87,7 @@ struct reduction_arguments {
         throw;  // not reached: settle_reduction raised the recorded error
       }
     } else {
-      checked_call(st, o, Kind, check);
+      checked_call(st, o, Kind, check, offer);
     }
     return call;
   }

@@ -261,6 +261,13 @@ template <class Shape, class Call>
 void run_call(comm_state& st, const Call& call) {
   using T = typename Call::element_type;
   using M = typename Call::memory_space;
+  // Every rank's payload came inline with the agreement's records (`inline_offer`).
+  if constexpr (requires(const std::byte* at, std::size_t stride) { Shape::run_inline(st, call, at, stride); }) {
+    if (const auto [at, stride] = st.take_inline_payloads(); at != nullptr) {
+      const region inline_part("comm", Shape::name, "inline with the agreement");
+      return Shape::run_inline(st, call, at, stride);
+    }
+  }
   const comm_algorithm a = choose(st, Shape::traits(st, call), call.forced);
   // Consistent checks: the shared-memory algorithms carry the verdicts in the slots they read;
   // the others hear them first (every rank's: on the window here, else by message in the
