@@ -10,6 +10,7 @@
 #include <atomic>
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <mutex>
 #include <random>
@@ -169,7 +170,8 @@ class part_recorder final : public observer {
 
 }  // namespace
 
-TEST_CASE("without a shared window a small allreduce travels inline with the agreement", "[comm][communicator]") {
+TEST_CASE("without a shared window a small allreduce or broadcast travels inline with the agreement",
+          "[comm][communicator]") {
   // Across nodes (or with shared_memory off) every blocking call agrees on its arguments by
   // message; a small allreduce with a built-in operation on host memory sends its vector with
   // its record and is reduced where it arrives, in rank order. Compared with a serial reference.
@@ -195,10 +197,20 @@ TEST_CASE("without a shared window a small allreduce travels inline with the agr
     comm.allreduce(send_buf(mine), recv_buf(got), op(ops::sum{}));
     CHECK(got == expected);
   }
+  // A broadcast the same way: the root's data with its record.
+  for (const std::size_t n : {std::size_t{1}, std::size_t{200}, std::size_t{256}, std::size_t{257}}) {
+    const int from = static_cast<int>(gen() % static_cast<std::uint64_t>(comm.size()));
+    auto g = hetero::testing::rng(gen());
+    std::vector<std::int32_t> expected(n), data(n, -1);
+    for (auto& v : expected) v = static_cast<std::int32_t>(g());
+    if (comm.rank() == from) data = expected;
+    comm.broadcast(send_recv_buf(data), root(from));
+    CHECK(data == expected);
+  }
   set_observer(previous);
-  // Up to 1 KiB inline (128 doubles); above, the tuned algorithm after the agreement.
-  const std::size_t expected_inline = comm.size() > 1 ? 3 : 0;
-  CHECK(parts.count("allreduce: inline with the agreement") == expected_inline);
+  // Up to 1 KiB inline (128 doubles, 256 ints); above, the tuned algorithm after the agreement.
+  CHECK(parts.count("allreduce: inline with the agreement") == (comm.size() > 1 ? 3U : 0U));
+  CHECK(parts.count("broadcast: inline with the agreement") == (comm.size() > 1 ? 3U : 0U));
 }
 
 TEST_CASE("blocking waits are reported to the observer", "[comm][communicator]") {

@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <cstring>
+
 #include <cstddef>
 #include <memory>
 
@@ -37,15 +39,39 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
   template <class... Args>
   static auto parse(comm_state& st, const call_options& o, Args&... args) {
     using B = argument_t<parameter::send_recv_buf, Args...>;
-    auto call = new_call<buffer_element_t<B>, buffer_space_t<B>>(o);
-    checked_call(st, o, kind, [&](call_signature& s) {
-      const auto data = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
-      call.recv = data.data;
-      call.n = data.size;
-      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced)};
-      check_root(st, o.root, o.what);
-    });
+    using T = buffer_element_t<B>;
+    using M = buffer_space_t<B>;
+    auto call = new_call<T, M>(o);
+    // A small broadcast of host memory travels inline with the root's record where the ranks
+    // agree by message (`run_inline`); the others send nothing more, but agree to take it so.
+    const auto offer = [&] {
+      if constexpr (host_memory<M>) {
+        if (o.forced == comm_algorithm::automatic)
+          return st.rank() == o.root ? inline_offer{call.recv, call.n * sizeof(T), true}
+                                     : inline_offer{nullptr, 0, true};
+      }
+      return inline_offer{};
+    };
+    checked_call(
+        st, o, kind,
+        [&](call_signature& s) {
+          const auto data = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
+          call.recv = data.data;
+          call.n = data.size;
+          s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced)};
+          check_root(st, o.root, o.what);
+        },
+        offer);
     return call;
+  }
+
+  /// The root's data came with its record of the agreement (`inline_offer`): rank r's payload
+  /// at `at + r * stride` bytes.
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    if (st.rank() == call.root || call.n == 0) return;
+    std::memcpy(static_cast<void*>(call.recv), at + static_cast<std::size_t>(call.root) * stride,
+                call.n * sizeof(typename Call::element_type));
   }
 
   // Only the root's data goes out, only the others' comes back.

@@ -35,10 +35,11 @@ inline constexpr int rejection_capacity = 1024;  // characters of a rejection th
 /// the ranks that never came; above, one `MPI_Iallreduce` (log p steps, ranks not named).
 inline constexpr int agreement_direct_ranks = 16;
 
-/// A payload small enough to travel inline with the records, and whose reduction every rank
-/// can then finish alone (`allreduce` with a built-in operation on host memory, up to
-/// `agreement_inline_bytes`): each rank then has every rank's payload once the agreement is
-/// done, and the call needs no other message (`comm_state::take_inline_payloads`).
+/// A payload small enough to travel inline with the records, with which every rank can then
+/// finish the call alone (an `allreduce` with a built-in operation, or a `broadcast`'s root
+/// data, on host memory, up to `agreement_inline_bytes`): each rank has every rank's payload
+/// once the agreement is done, and the call needs no other message
+/// (`comm_state::take_inline_payloads`, the shape's `run_inline`).
 inline constexpr std::size_t agreement_inline_bytes = 1024;
 
 /// What a call offers to send inline (`offered` false: nothing).
