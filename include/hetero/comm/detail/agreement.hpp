@@ -17,7 +17,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <vector>
 
 #include "hetero/comm/algorithm.hpp"
 #include "hetero/comm/detail/comm_state.hpp"
@@ -90,9 +89,14 @@ class agreement_exchange {
     std::memcpy(at(st.rank()), mine.data(), sizeof(agreement_record));
     if (inlined && offer.bytes > 0) std::memcpy(at(st.rank()) + record_room, offer.data, offer.bytes);
     const int length = static_cast<int>(inlined ? record_room + offer.bytes : sizeof(agreement_record));
+    // At most agreement_direct_ranks - 1 peers: receives first, then sends, on the stack.
     const auto peers_n = static_cast<std::size_t>(p - 1);
-    std::vector<MPI_Request> requests(2 * peers_n, MPI_REQUEST_NULL);
-    std::vector<int> peers(2 * peers_n, -1);
+    std::array<MPI_Request, 2 * (agreement_direct_ranks - 1)> request_slots;
+    std::array<int, 2 * (agreement_direct_ranks - 1)> peer_slots;
+    const auto requests = std::span(request_slots).first(2 * peers_n);
+    const auto peers = std::span(peer_slots).first(2 * peers_n);
+    std::fill(requests.begin(), requests.end(), MPI_REQUEST_NULL);
+    std::fill(peers.begin(), peers.end(), -1);
     for (int k = 1; k < p; ++k) {
       const int from = (st.rank() - k + p) % p, to = (st.rank() + k) % p;
       const auto i = static_cast<std::size_t>(k - 1);
@@ -104,12 +108,13 @@ class agreement_exchange {
     }
     try {
       // A timeout names the ranks not heard from; the buffer then stays allocated for MPI.
-      wait_all(std::span(requests), {}, st.policy(), to_string(static_cast<collective>(mine[0])),
-               wait_kind::collective, peers);
+      wait_all(requests, {}, st.policy(), to_string(static_cast<collective>(mine[0])), wait_kind::collective,
+               std::span<const int>(peers));
     } catch (const deadlock_error&) {
       st.abandon_agreement_buffer();
       throw;
     }
+    payloads = buffer + record_room;
     low = high = mine;
     for (int r = 0; r < p; ++r) {
       agreement_record theirs;
@@ -122,7 +127,8 @@ class agreement_exchange {
   }
 
   agreement_record low{}, high{};
-  std::size_t slot = 0;  ///< bytes per rank in the agreement buffer (0: not used)
+  const std::byte* payloads = nullptr;  ///< rank 0's inline payload, if exchanged directly
+  std::size_t slot = 0;                 ///< bytes from one rank's payload to the next
 
  private:
   static constexpr std::size_t fields = std::tuple_size_v<agreement_record>;
@@ -197,7 +203,7 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
                             to_string(static_cast<comm_algorithm>(low[4])), " and ",
                             to_string(static_cast<comm_algorithm>(high[4])), ")");
   st.note_agreement();
-  if (low[6] == 1 && all.slot > 0) st.note_inline_payloads(agreement_exchange::record_room, all.slot);
+  if (low[6] == 1) st.note_inline_payloads(all.payloads, all.slot);  // every rank's payload came inline
 }
 
 }  // namespace hetero::detail

@@ -117,8 +117,7 @@ void checked_call(
   }
   const argument_check mode = checks_of(st);
   const bool blocking = o.what == to_string(kind);
-  if (mode == argument_check::full ||
-      (mode == argument_check::consistent && blocking && agrees_by_message(st, kind)))
+  if (mode == argument_check::full || (mode == argument_check::consistent && blocking && agrees_by_message(st)))
     return agree(st, signature, local, reason, blocking && !local ? offer() : inline_offer{});
   if (!local) return;
   if (mode == argument_check::consistent && blocking && takes_status(st, kind)) {

@@ -116,7 +116,7 @@ class comm_state {
   void note_agreement() noexcept { m_agreed = true; }
   void forget_agreement() noexcept {
     m_agreed = false;
-    m_inline_stride = 0;
+    m_inline_first = nullptr;
   }
   [[nodiscard]] bool agreed() const noexcept { return m_agreed; }
 
@@ -135,16 +135,15 @@ class comm_state {
     m_agreement_bytes = 0;
   }
   /// Notes that every rank's payload of the current call came with its record: rank r's at
-  /// `agreement_buffer + offset + r * stride` (see `agreement_exchange`).
-  void note_inline_payloads(std::size_t offset, std::size_t stride) noexcept {
-    m_inline_offset = offset;
+  /// `first + r * stride`, in the agreement buffer (see `agreement_exchange`).
+  void note_inline_payloads(const std::byte* first, std::size_t stride) noexcept {
+    m_inline_first = first;
     m_inline_stride = stride;
   }
-  /// The first rank's payload and the stride between ranks' payloads, if the current call's
-  /// payloads came inline (else null); forgets them.
+  /// Rank 0's payload and the stride between ranks' payloads, if the current call's payloads
+  /// came inline (else null); forgets them.
   std::pair<const std::byte*, std::size_t> take_inline_payloads() noexcept {
-    if (m_inline_stride == 0) return {nullptr, 0};
-    return {m_agreement.get() + m_inline_offset, std::exchange(m_inline_stride, 0)};
+    return {std::exchange(m_inline_first, nullptr), m_inline_stride};
   }
 
   /// The tag of the next non-blocking reduction's settling messages (see `request_settle`):
@@ -240,8 +239,9 @@ class comm_state {
   bool m_agreed = false;                     // see note_agreement()
   std::unique_ptr<std::byte[]> m_agreement;  // see agreement_buffer()
   std::size_t m_agreement_bytes = 0;
-  std::size_t m_inline_offset = 0, m_inline_stride = 0;  // see note_inline_payloads()
-  unsigned long long m_settles = 0;                      // non-blocking reductions with a user operation started
+  const std::byte* m_inline_first = nullptr;  // see note_inline_payloads()
+  std::size_t m_inline_stride = 0;
+  unsigned long long m_settles = 0;  // non-blocking reductions with a user operation started
   std::vector<std::weak_ptr<void>> m_unsettled;
   std::array<host_scratch, 4> m_scratch;
   std::array<host_scratch, 4> m_staging;

@@ -94,11 +94,11 @@ inline bool takes_status(comm_state& st, collective kind) noexcept {
   return kind != collective::barrier && st.shm() != nullptr;
 }
 
-/// Whether a blocking call of `kind` under consistent checks agrees on its arguments by message
-/// (`agree`) before any data moves: where there is no shared-memory window (the ranks span
-/// nodes, or `communicator_options::shared_memory` is off) and more than one rank. For a
-/// barrier the agreement is the barrier (unless an algorithm is forced).
-inline bool agrees_by_message(comm_state& st, collective) noexcept { return st.shm() == nullptr && st.size() > 1; }
+/// Whether a blocking call under consistent checks agrees on its arguments by message (`agree`)
+/// before any data moves: where there is no shared-memory window (the ranks span nodes, or
+/// `communicator_options::shared_memory` is off) and more than one rank; every collective alike
+/// (for a barrier the agreement is the barrier, unless an algorithm is forced).
+inline bool agrees_by_message(comm_state& st) noexcept { return st.shm() == nullptr && st.size() > 1; }
 
 /// Marks the communicator's current blocking call as one every rank is known to be in (see
 /// `comm_state::all_present`) for as long as it lives.

@@ -31,7 +31,7 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
            const HostPartials& host_partials) {
   using space = typename Policy::execution_space;
   const std::int64_t begin = policy.begin(), end = policy.end();
-  const std::int64_t chunks = (end - begin + dot_chunk - 1) / dot_chunk;
+  const auto chunks = static_cast<std::int64_t>(dot_chunks(static_cast<std::size_t>(end - begin)));
   Kokkos::parallel_for(
       "hetero::cg dot", Kokkos::RangePolicy<space, Kokkos::IndexType<std::int64_t>>(policy.space(), 0, chunks),
       KOKKOS_LAMBDA(const std::int64_t c) {
