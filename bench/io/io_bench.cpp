@@ -11,7 +11,13 @@
 //   read/<variant>/<MiB>: open, read, close, of the file just written. With
 //     HETERO_IO_DROP_CACHES=1 (root only) the page cache is dropped before each read, so the
 //     reads come from the disk; otherwise they come from memory, and the figures say so.
-// Files go to HETERO_IO_BENCH_DIR (default: the current folder), one at a time.
+//   write_device/<variant>/<MiB>, read_device/<variant>/<MiB>: the same with the array in GPU
+//     memory (builds whose default memory space the host cannot address: CUDA), hetero_block
+//     against baseline_mpiio of a host copy (the block copied to the host, then written; read,
+//     then copied to the GPU), the copies timed on both sides.
+// Files go to HETERO_IO_BENCH_DIR (default: the current folder), one at a time. A read whose
+// page cache could not be dropped says so once on standard error and in its counter
+// cache_dropped (0).
 #include <hetero/io.hpp>
 
 #include <mpi.h>
@@ -21,6 +27,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "bench_main.hpp"
 
@@ -28,6 +36,8 @@ namespace {
 
 constexpr std::int64_t row_length = 1024;  // doubles per row: 8 KiB rows
 using array = hetero::distributed_array<double, 2, Kokkos::HostSpace>;
+using device_memory = Kokkos::DefaultExecutionSpace::memory_space;
+constexpr bool has_device_memory = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, device_memory>::accessible;
 
 std::string bench_file(const char* what) {
   const char* dir = std::getenv("HETERO_IO_BENCH_DIR");
@@ -42,18 +52,27 @@ int world_rank() {
 
 std::int64_t rows_of(const benchmark::State& state) { return state.range(0) * (1 << 20) / 8 / row_length; }
 
-array make_array(std::int64_t rows, bool cyclic) {
+template <class Memory = Kokkos::HostSpace>
+hetero::distributed_array<double, 2, Memory> make_array(std::int64_t rows, bool cyclic) {
   const auto kind = cyclic ? hetero::distribution::cyclic() : hetero::distribution::block();
-  array a(hetero::index_space<2>({rows, row_length}, hetero::process_grid<2>({0, 1}),
-                                 {kind, hetero::distribution::block()}));
-  auto local = a.local_with_shadow();
-  Kokkos::parallel_for("fill", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, local.extent(0)),
-                       [=](std::size_t i) {
-                         for (std::size_t j = 0; j < local.extent(1); ++j)
-                           local(i, j) = static_cast<double>(i * 31 + j);
-                       });
-  Kokkos::fence();
-  return a;
+  hetero::index_space<2> space({rows, row_length}, hetero::process_grid<2>({0, 1}),
+                               {kind, hetero::distribution::block()});
+  if constexpr (!std::is_same_v<Memory, Kokkos::HostSpace>) {
+    const auto host = make_array(rows, cyclic);
+    hetero::distributed_array<double, 2, Memory> a(space);
+    Kokkos::deep_copy(a.local_with_shadow(), host.local_with_shadow());
+    return a;
+  } else {
+    array a(space);
+    auto local = a.local_with_shadow();
+    Kokkos::parallel_for("fill", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, local.extent(0)),
+                         [=](std::size_t i) {
+                           for (std::size_t j = 0; j < local.extent(1); ++j)
+                             local(i, j) = static_cast<double>(i * 31 + j);
+                         });
+    Kokkos::fence();
+    return a;
+  }
 }
 
 // Removes `path` (rank 0) and waits for it: every timed write starts without the old file.
@@ -64,21 +83,34 @@ void remove_file(const std::string& path) {
 }
 
 // Drops the page cache before a read where asked (and allowed): the read then meets the disk.
-void maybe_drop_caches() {
+// Returns whether it was dropped (on every rank).
+bool maybe_drop_caches() {
   const char* drop = std::getenv("HETERO_IO_DROP_CACHES");
+  int dropped = 0;
   if (drop && std::string(drop) == "1" && world_rank() == 0) {
     ::sync();
-    std::ofstream("/proc/sys/vm/drop_caches") << "1\n";
+    std::ofstream caches("/proc/sys/vm/drop_caches");
+    caches << "1\n";
+    caches.close();
+    dropped = caches ? 1 : 0;
+    static bool told = false;
+    if (!dropped && !std::exchange(told, true))
+      std::fprintf(stderr,
+                   "bench_io: the page cache could not be dropped (/proc/sys/vm/drop_caches is not "
+                   "writable): reads come from memory\n");
   }
-  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Bcast(&dropped, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return dropped == 1;
 }
+void drop_before_read(benchmark::State& state) { state.counters["cache_dropped"] = maybe_drop_caches() ? 1 : 0; }
 
 void set_bytes(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0) * (1 << 20));
 }
 
+template <class Memory = Kokkos::HostSpace>
 void write_hetero(benchmark::State& state, bool cyclic) {
-  const auto a = make_array(rows_of(state), cyclic);
+  const auto a = make_array<Memory>(rows_of(state), cyclic);
   const auto path = bench_file("hetero");
   for (auto _ : state) {
     remove_file(path);
@@ -95,15 +127,16 @@ void write_hetero(benchmark::State& state, bool cyclic) {
 void write_hetero_block(benchmark::State& state) { write_hetero(state, false); }
 void write_hetero_cyclic(benchmark::State& state) { write_hetero(state, true); }
 
+template <class Memory = Kokkos::HostSpace>
 void read_hetero(benchmark::State& state, bool cyclic) {
-  const auto a = make_array(rows_of(state), cyclic);
+  const auto a = make_array<Memory>(rows_of(state), cyclic);
   const auto path = bench_file("hetero_read");
   {
     hetero::h5file out(path, hetero::file_mode::create);
     out.write("u", a);
   }
   for (auto _ : state) {
-    maybe_drop_caches();
+    drop_before_read(state);
     const double start = MPI_Wtime();
     hetero::h5file in(path, hetero::file_mode::read);
     in.read("u", a);
@@ -117,10 +150,13 @@ void read_hetero_block(benchmark::State& state) { read_hetero(state, false); }
 void read_hetero_cyclic(benchmark::State& state) { read_hetero(state, true); }
 
 // The hand-written MPI-IO a user would write for the same bytes: each rank's contiguous block at
-// its offset, one collective call, MPI_File_sync.
+// its offset, one collective call, MPI_File_sync. An array in GPU memory is copied to a host
+// buffer before the write and from it after the read, inside the timing.
+template <class Memory = Kokkos::HostSpace>
 void mpiio(benchmark::State& state, bool write) {
-  const auto a = make_array(rows_of(state), false);
+  const auto a = make_array<Memory>(rows_of(state), false);
   const auto local = a.local_with_shadow();
+  const auto staging = Kokkos::create_mirror_view(local);  // local itself in host memory
   const auto [first, last] = a.space().axis(0).block_range(a.space().grid().coords()[0]);
   const MPI_Offset offset = first * row_length * 8;
   const auto count = static_cast<int>((last - first) * row_length);  // < 2^31 doubles per rank here
@@ -131,20 +167,23 @@ void mpiio(benchmark::State& state, bool write) {
     return file;
   };
   if (!write) {
+    Kokkos::deep_copy(staging, local);
     MPI_File file = open(MPI_MODE_CREATE | MPI_MODE_WRONLY);
-    MPI_File_write_at_all(file, offset, local.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    MPI_File_write_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
     MPI_File_close(&file);
   }
   for (auto _ : state) {
     if (write) remove_file(path);
-    if (!write) maybe_drop_caches();
+    if (!write) drop_before_read(state);
     const double start = MPI_Wtime();
     MPI_File file = open(write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY);
     if (write) {
-      MPI_File_write_at_all(file, offset, local.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
+      Kokkos::deep_copy(staging, local);
+      MPI_File_write_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
       MPI_File_sync(file);
     } else {
-      MPI_File_read_at_all(file, offset, local.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
+      MPI_File_read_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
+      Kokkos::deep_copy(local, staging);
     }
     MPI_File_close(&file);
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);
@@ -165,7 +204,7 @@ void dd(benchmark::State& state, bool write) {
   const std::string command = write ? make : "dd if=" + path + " of=/dev/null bs=4M status=none";
   for (auto _ : state) {
     if (write) remove_file(path);
-    if (!write) maybe_drop_caches();
+    if (!write) drop_before_read(state);
     const double start = MPI_Wtime();
     if (world_rank() == 0 && std::system(command.c_str()) != 0) std::abort();
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);  // the others wait here
@@ -175,6 +214,12 @@ void dd(benchmark::State& state, bool write) {
 }
 void write_dd(benchmark::State& state) { dd(state, true); }
 void read_dd(benchmark::State& state) { dd(state, false); }
+
+// The same with the array in GPU memory.
+void write_device_mpiio(benchmark::State& state) { mpiio<device_memory>(state, true); }
+void write_device_hetero(benchmark::State& state) { write_hetero<device_memory>(state, false); }
+void read_device_mpiio(benchmark::State& state) { mpiio<device_memory>(state, false); }
+void read_device_hetero(benchmark::State& state) { read_hetero<device_memory>(state, false); }
 
 void sizes(benchmark::internal::Benchmark* b) {
   b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);  // rounds repeat it (bench_main.hpp)
@@ -194,6 +239,13 @@ const int registered[] = {
     hetero::bench::add("read/hetero_block", read_hetero_block, sizes),
     hetero::bench::add("read/hetero_cyclic", read_hetero_cyclic, sizes),
     hetero::bench::add("read/dd", read_dd, sizes),
+};
+// Only where there is GPU memory: a host build has no such case to skip.
+const int registered_device[] = {
+    has_device_memory ? hetero::bench::add("write_device/baseline_mpiio", write_device_mpiio, sizes) : 0,
+    has_device_memory ? hetero::bench::add("write_device/hetero_block", write_device_hetero, sizes) : 0,
+    has_device_memory ? hetero::bench::add("read_device/baseline_mpiio", read_device_mpiio, sizes) : 0,
+    has_device_memory ? hetero::bench::add("read_device/hetero_block", read_device_hetero, sizes) : 0,
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // io with arrays in CudaSpace: h5file's write and read (whole and a section) of device arrays,
-// staged through host copies, and a checkpoint of one. Compiled by the CUDA stage only (an
-// object library): the GPU kit carries no HDF5, so this path has not run on a GPU.
+// staged through host copies, an asynchronous write, and a checkpoint of one. Compiled by the
+// CUDA stage (an object library); the GPU kit runs these paths with every value checked
+// (tests/gpu/io_gpu_test.cpp).
 #include <hetero/io.hpp>
 
 #include <array>
@@ -36,4 +37,6 @@ void io_cuda_paths() {
   next.write("v", v);
   next.commit();
   if (auto last = saved.restore()) last->read("v", v);
+  hetero::h5file out("cuda_async.h5", hetero::file_mode::create);
+  out.write_async("v", v).wait();
 }

@@ -21,22 +21,7 @@ namespace {
 using dist_test::uniform;
 using dist_test::world_rank;
 using dist_test::world_size;
-
-template <int R, class Rng>
-hetero::index_space<R> random_space(Rng& rng, const std::array<std::int64_t, R>& extents,
-                                    hetero::shadow_width<R>* shadow) {
-  const auto shape = dist_test::random_grid<R>(rng, world_size());
-  std::array<hetero::distribution, R> formats{};
-  for (int d = 0; d < R; ++d) {
-    const bool halo = shadow && extents[d] >= 2 * shape[d] && uniform(rng, 0, 1) == 1;
-    formats[d] = dist_test::random_distribution(rng, extents[d], shape[d], halo, halo ? 2 : 0);
-    if (halo) {
-      shadow->lower[d] = uniform(rng, 0, 2);
-      shadow->upper[d] = uniform(rng, 0, 2);
-    }
-  }
-  return hetero::index_space<R>(extents, hetero::process_grid<R>(shape), formats);
-}
+using io_test::random_space;
 
 template <class T, int R>
 void round_trip(std::uint64_t stream) {
@@ -64,17 +49,7 @@ void round_trip(std::uint64_t stream) {
     }
     // The file holds the plain array: read serially by one rank, in global row-major order.
     if (world_rank() == 0) {
-      std::vector<hsize_t> dims;
-      const auto type = hetero::detail::h5_type_of<T>();
-      const auto data = io_test::serial_read<T>(path, "group/a", type.get(), dims);
-      REQUIRE(dims.size() == static_cast<std::size_t>(R));
-      for (int d = 0; d < R; ++d) CHECK(dims[d] == static_cast<hsize_t>(extents[d]));
-      std::size_t at = 0;
-      dist_test::mismatches wrong;
-      dist_test::for_each_index<R>(extents, [&](const auto& g) {
-        wrong.expect(at < data.size() && data[at] == io_test::value_at<T>(g, salt), "file element ", at);
-        ++at;
-      });
+      const auto wrong = io_test::file_mismatches<T>(path, "group/a", extents, salt);
       DIST_CHECK_NO_MISMATCH(wrong);
     }
     // Read into another random distribution and grid, with other shadows.

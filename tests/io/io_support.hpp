@@ -8,6 +8,9 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <hetero/io.hpp>
+
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <filesystem>
@@ -63,6 +66,24 @@ T value_at(const std::array<std::int64_t, R>& g, std::uint64_t salt) {
   } else {
     return dist_test::value_at<T>(g, salt);
   }
+}
+
+/// A random space of `extents` on a random grid of all ranks, each axis of a random distribution;
+/// where `shadow` is given, random shadows of 0-2 on the axes whose distribution allows them.
+template <int R, class Rng>
+hetero::index_space<R> random_space(Rng& rng, const std::array<std::int64_t, R>& extents,
+                                    hetero::shadow_width<R>* shadow) {
+  const auto shape = dist_test::random_grid<R>(rng, dist_test::world_size());
+  std::array<hetero::distribution, R> formats{};
+  for (int d = 0; d < R; ++d) {
+    const bool halo = shadow && extents[d] >= 2 * shape[d] && dist_test::uniform(rng, 0, 1) == 1;
+    formats[d] = dist_test::random_distribution(rng, extents[d], shape[d], halo, halo ? 2 : 0);
+    if (halo) {
+      shadow->lower[d] = dist_test::uniform(rng, 0, 2);
+      shadow->upper[d] = dist_test::uniform(rng, 0, 2);
+    }
+  }
+  return hetero::index_space<R>(extents, hetero::process_grid<R>(shape), formats);
 }
 
 /// Fills this rank's block of `a` (host memory) with value_at(global index, salt).
@@ -134,6 +155,28 @@ std::vector<T> serial_read(const std::string& path, const std::string& name, hid
   H5Dclose(dataset);
   H5Fclose(file);
   return data;
+}
+
+/// Dataset `name` of `path` read serially by this rank (serial_read): its elements, in global
+/// row-major order over `extents`, that differ from value_at(global index, salt), and a
+/// mismatch for a shape other than `extents` or a file that cannot be read.
+template <class T, std::size_t R>
+dist_test::mismatches file_mismatches(const std::string& path, const std::string& name,
+                                      const std::array<std::int64_t, R>& extents, std::uint64_t salt) {
+  std::vector<hsize_t> dims;
+  const auto type = hetero::detail::h5_type_of<T>();
+  const auto data = serial_read<T>(path, name, type.get(), dims);
+  dist_test::mismatches wrong;
+  wrong.expect(dims.size() == R, "the dataset has ", dims.size(), " dimensions, not ", R);
+  for (std::size_t d = 0; d < R && d < dims.size(); ++d)
+    wrong.expect(dims[d] == static_cast<hsize_t>(extents[d]), "axis ", d, " has ", dims[d], " indices, not ",
+                 extents[d]);
+  std::size_t at = 0;
+  dist_test::for_each_index<static_cast<int>(R)>(extents, [&](const auto& g) {
+    wrong.expect(at < data.size() && data[at] == value_at<T>(g, salt), "file element ", at);
+    ++at;
+  });
+  return wrong;
 }
 
 }  // namespace io_test

@@ -137,11 +137,14 @@ class h5file {
     const auto local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
     // The job releases the copy and the handles it holds before its future is ready: once
     // wait() returns, nothing of it is left for the I/O thread to free (after Kokkos or MPI
-    // may have been finalised).
+    // may have been finalised). (A constructor, not C++20's parenthesised aggregate
+    // initialisation, which nvcc's front end does not accept.)
     struct held {
+      held(detail::owned_comm c, index_space<Rank> s, detail::block_copy<T, Rank> b)
+          : comm(std::move(c)), space(std::move(s)), block(std::move(b)) {}
       detail::owned_comm comm;
       index_space<Rank> space;
-      decltype(copy) block;
+      detail::block_copy<T, Rank> block;
     };
     auto job =
         [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower, local_sum,
