@@ -208,6 +208,29 @@ TEST_CASE("mismatched counts: the ranks that see the other count get an invalid_
   }
 }
 
+TEST_CASE("mismatched element types: every rank gets an invalid_argument", "[faults][comm]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  const auto n = static_cast<std::size_t>(faults::shared_random(1, 64));
+  const auto doubles = random_values(n);
+  const std::vector<float> floats(doubles.begin(), doubles.end());  // the same count, 4-byte elements
+  communicator comm;
+  const auto o = faults::attempt([&] {
+    if (me == late)
+      (void)comm.allreduce(send_buf(floats), op(ops::sum{}));
+    else
+      (void)comm.allreduce(send_buf(doubles), op(ops::sum{}));
+  });
+  faults::report("element types", "comm allreduce", o);
+  INFO(o.text);
+  CHECK(o.kind == "invalid_argument");
+  // Across nodes the agreement's records carry the element size; on one node the window's
+  // signatures carry each rank's bytes.
+  CHECK_THAT(o.text,
+             ContainsSubstring(comm.has_shared_memory() ? "different counts"
+                                                        : "elements of different sizes (from 4 to 8 bytes)"));
+}
+
 TEST_CASE("mismatched roots: the ranks that read the other root get an invalid_argument", "[faults][comm]") {
   const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
   if (p < 2) return;

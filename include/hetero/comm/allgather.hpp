@@ -55,7 +55,7 @@ struct allgather_shape
       if (in_place || has_parameter<parameter::recv_buf, Args...>)
         require_size(out, p * call.n, o.what, in_place ? "send_recv_buf" : "recv_buf", "p times the count");
       call.recv = out.data;
-      s = {kind, static_cast<long long>(call.n), -1, -1, static_cast<int>(o.forced)};
+      s = {kind, static_cast<long long>(call.n), -1, -1, static_cast<int>(o.forced), sizeof(T)};
     });
     return call;
   }

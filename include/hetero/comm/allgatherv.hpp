@@ -68,7 +68,7 @@ struct allgatherv_shape
           require_size(out, extent_of(counts, displs), o.what, "recv_buf", "recv_counts and recv_displs");
       }
     };
-    const call_signature signature{kind, 0, -1, -1, static_cast<int>(o.forced)};
+    const call_signature signature{kind, 0, -1, -1, static_cast<int>(o.forced), sizeof(T)};
     checked_call(st, o, kind, [&](call_signature& s) {
       s = signature;
       if constexpr (in_place) {

@@ -58,7 +58,7 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
           const auto data = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
           call.recv = data.data;
           call.n = data.size;
-          s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced)};
+          s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
           check_root(st, o.root, o.what);
         },
         offer);

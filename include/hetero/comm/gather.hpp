@@ -56,7 +56,7 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
       if (root_here && (in_place || has_parameter<parameter::recv_buf, Args...>))
         require_size(out, p * call.n, o.what, in_place ? "send_recv_buf" : "recv_buf", "p times the count");
       call.recv = out.data;
-      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced)};
+      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
     });
     return call;
   }

@@ -70,7 +70,7 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
       if (root_here)
         require_size(in, p * call.n, o.what, in_place ? "send_recv_buf" : "send_buf", "p times the count");
       call.send = in.data;
-      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced)};
+      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
     });
     return call;
   }

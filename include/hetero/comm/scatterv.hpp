@@ -70,7 +70,7 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
     counts.clear();
     displs.clear();
     checked_call(st, o, kind, [&](call_signature& s) {
-      s = {kind, 0, r, -1, static_cast<int>(o.forced)};
+      s = {kind, 0, r, -1, static_cast<int>(o.forced), sizeof(T)};
       check_root(st, r, o.what);
       buffer_ref<const T, M> in;
       if constexpr (in_place) {

@@ -49,8 +49,8 @@ struct inline_offer {
 };
 
 /// One rank's record: the fields of `call_signature`, the rank if it rejected its arguments
-/// (else the communicator's size), and whether it sent its payload inline.
-using agreement_record = std::array<long long, 7>;
+/// (else the communicator's size), whether it sent its payload inline, and its element size.
+using agreement_record = std::array<long long, 8>;
 
 inline agreement_record record_of(const comm_state& st, const call_signature& mine, bool rejected, bool inlined) {
   return {static_cast<long long>(mine.kind),
@@ -59,7 +59,8 @@ inline agreement_record record_of(const comm_state& st, const call_signature& mi
           mine.op,
           mine.algorithm,
           rejected ? st.rank() : static_cast<long long>(st.size()),
-          inlined ? 1 : 0};
+          inlined ? 1 : 0,
+          static_cast<long long>(mine.element_bytes)};
 }
 
 /// Every rank's record reduced to its minimum and maximum field by field (`low`, `high`):
@@ -170,7 +171,7 @@ inline std::string rejection_text(comm_state& st, collective kind, int first, co
 /// window (`agrees_by_message`): every rank's (signature, verdict) reaches every rank
 /// (`agreement_exchange`). A rank that rejected raises its own error; when one did, it sends its
 /// message (`reason`) to the others, which raise `rejected_by_peer` naming it; else ranks that
-/// disagree on the collective, count, root, operation or forced algorithm raise
+/// disagree on the collective, count, element size, root, operation or forced algorithm raise
 /// `invalid_argument` on every rank. When it returns, every rank arrived with accepted arguments
 /// (`comm_state::note_agreement`); they may have given up since (a rank that comes after the
 /// timeout still finds the records the others sent), so the data step stays watched.
@@ -195,6 +196,9 @@ inline void agree(comm_state& st, const call_signature& mine, const std::excepti
   if (low[1] != high[1])
     raise<invalid_argument>(name, ": the ranks passed different counts (from ", low[1], " to ", high[1],
                             " elements)");
+  if (low[7] != high[7])
+    raise<invalid_argument>(name, ": the ranks passed elements of different sizes (from ", low[7], " to ", high[7],
+                            " bytes)");
   if (low[2] != high[2])
     raise<invalid_argument>(name, ": the ranks passed different roots (", low[2], " and ", high[2], ")");
   if (low[3] != high[3]) raise<invalid_argument>(name, ": the ranks passed different reduction operations");

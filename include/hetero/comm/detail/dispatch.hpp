@@ -78,6 +78,7 @@ struct call_signature {
   int root = -1;
   int op = -1;
   int algorithm = 0;
+  std::size_t element_bytes = 0;  ///< sizeof the element type (0: none, a barrier)
 };
 
 /// Whether collective `c` has a root (its argument checks then send the root's verdict).

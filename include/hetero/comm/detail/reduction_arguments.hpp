@@ -61,8 +61,12 @@ struct reduction_arguments {
           call.recv = out.data;
         }
       }
-      s = {Kind, static_cast<long long>(call.n), Rooted ? o.root : -1, static_cast<int>(R::builtin),
-           static_cast<int>(o.forced)};
+      s = {Kind,
+           static_cast<long long>(call.n),
+           Rooted ? o.root : -1,
+           static_cast<int>(R::builtin),
+           static_cast<int>(o.forced),
+           sizeof(T)};
     };
     // A small allreduce with a built-in operation on host memory travels inline with the
     // records where the ranks agree by message, and is then reduced where it arrives
