@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "io_support.hpp"
 
@@ -81,6 +82,17 @@ void round_trip(std::uint64_t stream) {
 
 TEMPLATE_TEST_CASE("an array of any distribution is written and read into any other", "[io]", double, float,
                    std::int32_t, std::uint64_t, std::int64_t, std::uint8_t, std::complex<double>) {
+  // Beyond 2 ranks (this machine's cores oversubscribed: about 7 s per element type on 5 ranks)
+  // three types stand for the rest: one floating, one integer and the widest. The element type
+  // changes only the HDF5 type and the byte counts, which 1 and 2 ranks check for every type.
+  constexpr bool stands_for_the_rest = std::is_same_v<TestType, double> ||
+                                       std::is_same_v<TestType, std::int32_t> ||
+                                       std::is_same_v<TestType, std::complex<double>>;
+  if (world_size() > 2 && !stands_for_the_rest) {
+    SKIP(
+        "this element type is checked on 1 and 2 ranks; beyond 2, double, std::int32_t and "
+        "std::complex<double> are");
+  }
   round_trip<TestType, 1>(11);
   round_trip<TestType, 2>(12);
   round_trip<TestType, 3>(13);
