@@ -72,6 +72,7 @@ class agreement_exchange {
  public:
   /// Bytes of a slot before its payload.
   static constexpr std::size_t record_room = 64;
+  static_assert(sizeof(agreement_record) <= record_room, "a slot's record must fit before its payload");
 
   agreement_exchange(comm_state& st, agreement_record mine, const inline_offer& offer) {
     const int p = st.size();
