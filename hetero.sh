@@ -353,9 +353,10 @@ cmd_test() {
   # One build for the tests and the sanitizers, not two: a separate sanitizer build and its run
   # took about a quarter of the whole command on a 2-core machine (23 of 84 minutes), and the
   # tests are bound by MPI's latency, not by the sanitizers (io_h5file_test.np5: 50.7 s under
-  # ASan + UBSan, 50.1 s in the optimised build). The examples and benchmarks at -O2 (Debian's own level, RelWithDebInfo's), not
-  # CMake's -O3: a fifth less compile time; the CUDA stage compiles the host code of every
-  # example, GPU test and benchmark at -O3, as the demo and bench do.
+  # ASan + UBSan, 50.1 s in the optimised build). The examples and benchmarks at -O2 (Debian's
+  # own level, RelWithDebInfo's), not CMake's -O3: a fifth less compile time; the CUDA stage
+  # compiles the host code of every example, GPU test and benchmark at -O3, as the demo and
+  # bench do.
   local test_flags=("-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DHETERO_SANITIZE=address;undefined"
     -DHETERO_SANITIZE_SCOPE=tests "-DHETERO_TEST_COMPILE_OPTIONS=-O0;-g1;-UNDEBUG")
   local tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")

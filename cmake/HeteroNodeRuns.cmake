@@ -43,17 +43,20 @@ function(hetero_add_node_run test ranks pending)
   endif()
 endfunction()
 
-# hetero_runs_of(<out> <test>...): each <test> and its run on emulated nodes where it has one,
-# for properties set after registration (hetero_add_node_run copies only those set before).
+# hetero_runs_of(<out> <test>...): each <test> (`<name>.np<ranks>`) and its run on emulated nodes
+# where it has one, for properties set after registration (hetero_add_node_run copies only those
+# set before).
 function(hetero_runs_of out)
   set(runs)
   foreach(test IN LISTS ARGN)
     list(APPEND runs ${test})
-    foreach(suffix 1-1 1-1-1 2-2 2-2-1)
-      if(TEST ${test}.nodes${suffix})
+    if(test MATCHES "[.]np([0-9]+)$")
+      hetero_node_layout(${CMAKE_MATCH_1} layout)
+      string(REPLACE "," "-" suffix "${layout}")
+      if(layout AND TEST ${test}.nodes${suffix})
         list(APPEND runs ${test}.nodes${suffix})
       endif()
-    endforeach()
+    endif()
   endforeach()
   set(${out} ${runs} PARENT_SCOPE)
 endfunction()
