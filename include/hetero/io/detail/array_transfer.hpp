@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/distarray/distributed_array.hpp"
@@ -220,20 +219,22 @@ void write_array(const h5_target& at, const std::string& name,
 }
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
-/// in a std::vector (no Kokkos reference count, whose atomics a thread checker cannot see,
-/// crosses to the I/O thread) and the storage's extents.
+/// in a plain heap block (no Kokkos reference count, whose atomics a thread checker cannot see,
+/// crosses to the I/O thread) and the storage's extents. The block is not zero-filled first
+/// (`make_unique_for_overwrite`): the copy writes every element, and for a large array the
+/// fill would be a second pass over its memory.
 template <class T, int Rank>
 struct block_copy {
-  std::vector<T> values;
+  std::unique_ptr<T[]> values;
   std::array<std::size_t, Rank> extents{};
 
   /// An unmanaged row-major View of the values.
   [[nodiscard]] auto view() {
     using unmanaged = Kokkos::View<typename view_data<T, Rank>::type, Kokkos::LayoutRight, Kokkos::HostSpace,
                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-    if constexpr (Rank == 1) return unmanaged(values.data(), extents[0]);
-    if constexpr (Rank == 2) return unmanaged(values.data(), extents[0], extents[1]);
-    if constexpr (Rank == 3) return unmanaged(values.data(), extents[0], extents[1], extents[2]);
+    if constexpr (Rank == 1) return unmanaged(values.get(), extents[0]);
+    if constexpr (Rank == 2) return unmanaged(values.get(), extents[0], extents[1]);
+    if constexpr (Rank == 3) return unmanaged(values.get(), extents[0], extents[1], extents[2]);
   }
 };
 
@@ -242,7 +243,7 @@ block_copy<T, Rank> snapshot(const distributed_array<T, Rank, MemorySpace>& arra
   const auto& storage = array.local_with_shadow();
   block_copy<T, Rank> copy;
   for (int d = 0; d < Rank; ++d) copy.extents[d] = storage.extent(d);
-  copy.values.resize(storage.span());
+  copy.values = std::make_unique_for_overwrite<T[]>(storage.span());
   Kokkos::deep_copy(copy.view(), storage);
   return copy;
 }
