@@ -24,6 +24,11 @@ if(HETERO_SANITIZE)
   endif()
   target_compile_options(${sanitized} INTERFACE -fsanitize=${hetero_sanitizers} -fno-omit-frame-pointer
                                                 -fno-sanitize-recover=all)
+  if(HETERO_SANITIZE_SKIP)
+    # After -fsanitize: the compiler reads these flags in order.
+    list(JOIN HETERO_SANITIZE_SKIP "," hetero_sanitize_skip)
+    target_compile_options(${sanitized} INTERFACE -fno-sanitize=${hetero_sanitize_skip})
+  endif()
   target_link_options(${sanitized} INTERFACE -fsanitize=${hetero_sanitizers})
 endif()
 
