@@ -355,11 +355,11 @@ cmd_test() {
   # tests are bound by MPI's latency, not by the sanitizers (io_h5file_test.np5: 50.7 s under
   # ASan + UBSan, 50.1 s in the optimised build). The examples and benchmarks at -O2 (Debian's
   # own level, RelWithDebInfo's), not CMake's -O3: a fifth less compile time (the demo, bench/
-  # and ./hetero.sh gpu-kit build them at -O3). UBSan's `null` check is left out: it instruments every pointer and reference use and
-  # costs an eighth of a test program's compile (gather_test.cpp 30.7 s, 26.8 s without), while a
-  # null pointer read or written still ends the test with ASan's SEGV report and its stack; only
-  # a null that is never dereferenced (a reference bound to *nullptr, a member call on null that
-  # reads nothing) goes unreported.
+  # and ./hetero.sh gpu-kit build them at -O3). UBSan's `null` check is left out: it instruments
+  # every pointer and reference use and costs an eighth of a test program's compile
+  # (gather_test.cpp 30.7 s, 26.8 s without), while a null pointer read or written still ends the
+  # test with ASan's SEGV report and its stack; only a null that is never dereferenced (a
+  # reference bound to *nullptr, a member call on null that reads nothing) goes unreported.
   local test_flags=("-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DHETERO_SANITIZE=address;undefined"
     -DHETERO_SANITIZE_SKIP=null -DHETERO_SANITIZE_SCOPE=tests "-DHETERO_TEST_COMPILE_OPTIONS=-O0;-g1;-UNDEBUG")
   local tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
