@@ -65,12 +65,9 @@ void check_builtin(communicator& comm, std::uint64_t stream) {
       const bool in_place = gen() % 2 == 0;
       const bool nonblocking = a == comm_algorithm::automatic || a == comm_algorithm::mpi ? gen() % 2 == 0 : false;
       const std::uint64_t values = stream * 31 + static_cast<std::uint64_t>(trial);
-      const auto mine = inputs_of<T, Op>(values, comm.rank(), comm.size(), n);
-      auto expected = inputs_of<T, Op>(values, 0, comm.size(), n);  // folded in rank order, serially
-      for (int r = 1; r < comm.size(); ++r) {
-        const auto theirs = inputs_of<T, Op>(values, r, comm.size(), n);
-        for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<T>(Op{}(expected[i], theirs[i]));
-      }
+      const auto inputs = [&](int r) { return inputs_of<T, Op>(values, r, comm.size(), n); };
+      const auto mine = inputs(comm.rank());
+      const auto expected = serial_fold_of(inputs, comm.size(), Op{});
       std::vector<T> got(n);
       INFO("algorithm " << to_string(a) << ", n = " << n << (in_place ? ", in place" : "")
                         << (nonblocking ? ", iallreduce" : ""));

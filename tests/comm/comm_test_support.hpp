@@ -82,16 +82,23 @@ std::vector<T> values_of(std::uint64_t stream, int rank, std::size_t n) {
   return v;
 }
 
-/// The serial reference of a reduction: every rank's `values_of(stream, r, n)` folded with `f`
-/// in rank order, on one rank, without MPI.
-template <class T, class F>
-std::vector<T> serial_fold(std::uint64_t stream, int ranks, std::size_t n, F f) {
-  std::vector<T> result = values_of<T>(stream, 0, n);
+/// The serial reference of a reduction: every rank's inputs, `inputs(r)` (a vector), folded
+/// element by element with `f` in rank order, on one rank, without MPI.
+template <class Inputs, class F>
+auto serial_fold_of(Inputs inputs, int ranks, F f) {
+  auto result = inputs(0);
+  using T = typename decltype(result)::value_type;
   for (int r = 1; r < ranks; ++r) {
-    const auto theirs = values_of<T>(stream, r, n);
-    for (std::size_t i = 0; i < n; ++i) result[i] = static_cast<T>(f(result[i], theirs[i]));
+    const auto theirs = inputs(r);
+    for (std::size_t i = 0; i < result.size(); ++i) result[i] = static_cast<T>(f(result[i], theirs[i]));
   }
   return result;
+}
+
+/// `serial_fold_of` the ranks' `values_of(stream, r, n)`.
+template <class T, class F>
+std::vector<T> serial_fold(std::uint64_t stream, int ranks, std::size_t n, F f) {
+  return serial_fold_of([&](int r) { return values_of<T>(stream, r, n); }, ranks, f);
 }
 
 /// Waits for an MPI request, yielding the core meanwhile (MPICH spins when oversubscribed).
