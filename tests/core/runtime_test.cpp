@@ -48,6 +48,14 @@ TEST_CASE("the runtime reports world and node-local ranks as MPI does", "[core][
   MPI_Allgather(&mine, 1, MPI_INT, locals.data(), 1, MPI_INT, rt.local_comm());
   for (int i = 0; i < rt.local_size(); ++i) CHECK(locals[static_cast<std::size_t>(i)] == i);
 
+  // Every rank of these tests runs on this one machine, whatever MPI's nodes (emulated nodes
+  // have their own host names, one kernel): all share its cores, and the waits judge
+  // oversubscription by them.
+  CHECK(rt.machine_size() == size);
+  CHECK(rt.machine_size() >= rt.local_size());
+  CHECK(hetero::detail::make_wait_policy(MPI_COMM_WORLD).oversubscribed ==
+        (size > hetero::detail::online_cores()));
+
   int provided = -1;
   MPI_Query_thread(&provided);
   CHECK(static_cast<int>(rt.mpi_thread_level()) == provided);

@@ -10,7 +10,9 @@
 
 #include <stdlib.h>  // setenv (POSIX)
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -103,6 +105,10 @@ class runtime {
   [[nodiscard]] int local_rank() const noexcept { return m_local_rank; }
   /// Ranks sharing this node.
   [[nodiscard]] int local_size() const noexcept { return m_local_size; }
+  /// Ranks of the job on the machine of this rank, sharing its cores: `local_size()` on a cluster, more where
+  /// several of MPI's nodes run on one machine (containers with their own host names, emulated
+  /// nodes: docs/nodes.md). hetero's waits judge oversubscription by it.
+  [[nodiscard]] int machine_size() const noexcept { return m_machine_size; }
   /// The node-local communicator (owned by the runtime; errors are returned, not fatal).
   [[nodiscard]] MPI_Comm local_comm() const noexcept { return m_local_comm; }
   /// Devices visible to this rank (0 without a device backend).
@@ -139,7 +145,7 @@ class runtime {
       }
       start_kokkos(argc, argv, options.host_threads);
       detail::refresh_kokkos_tool();  // a tool is loaded by Kokkos::initialize, if at all
-      detail::g_node_ranks.store(m_local_size, std::memory_order_relaxed);
+      detail::g_node_ranks.store(m_machine_size, std::memory_order_relaxed);
       detail::g_wait_registry.world_rank.store(m_world_rank, std::memory_order_relaxed);
       if (options.report_waits_on_signal) m_owns_signals = detail::install_wait_report_signals();
       if (options.end_blocked_calls && !g_watchdog_started().exchange(true))
@@ -242,6 +248,16 @@ class runtime {
     m_owns_world_handler = detail::install_world_error_handler();
     HETERO_MPI_CHECK(MPI_Comm_rank, m_local_comm, &m_local_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, m_local_comm, &m_local_size);
+    m_machine_size = std::max(m_local_size, ranks_on_this_machine());
+  }
+
+  // The world's ranks whose kernel is this rank's (`detail::machine_id`), this one included; 0
+  // where the kernel cannot be told.
+  [[nodiscard]] int ranks_on_this_machine() const {
+    const std::uint64_t mine = detail::machine_id();
+    std::vector<std::uint64_t> ids(static_cast<std::size_t>(m_world_size));
+    HETERO_MPI_CHECK(MPI_Allgather, &mine, 1, MPI_UINT64_T, ids.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    return mine == 0 ? 0 : static_cast<int>(std::count(ids.begin(), ids.end(), mine));
   }
 
   void start_kokkos(int& argc, char**& argv, int host_threads) {
@@ -265,7 +281,7 @@ class runtime {
     }
     if (!threads_given)
       args.push_back(std::string(detail::kokkos_threads_flag()) + "=" +
-                     std::to_string(host_threads > 0 ? host_threads : detail::cores_per_rank(m_local_size)));
+                     std::to_string(host_threads > 0 ? host_threads : detail::cores_per_rank(m_machine_size)));
     if (!device_given && m_device_id >= 0)
       args.push_back(std::string(detail::kokkos_device_flag()) + "=" + std::to_string(m_device_id));
 
@@ -302,6 +318,7 @@ class runtime {
   int m_world_size = 1;
   int m_local_rank = 0;
   int m_local_size = 1;
+  int m_machine_size = 1;
   MPI_Comm m_local_comm = MPI_COMM_NULL;
   int m_device_count = 0;
   int m_device_id = -1;

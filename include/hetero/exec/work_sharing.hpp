@@ -187,12 +187,12 @@ inline split_config work_sharing_config() { return default_work_sharing().config
 inline void set_work_sharing_config(const split_config& config) { default_work_sharing().set_config(config); }
 
 /// `base` with `host_cores` set to this rank's share of its node's cores (the node's cores
-/// divided among the ranks sharing it, or the launcher's binding).
+/// divided among the ranks sharing them, `runtime::machine_size()`, or the launcher's binding).
 /// @code
 /// hetero::set_work_sharing_config(hetero::split_config_for(rt));
 /// @endcode
 inline split_config split_config_for(const runtime& rt, split_config base = work_sharing_config()) {
-  base.host_cores = detail::cores_per_rank(rt.local_size());
+  base.host_cores = detail::cores_per_rank(rt.machine_size());
   return base;
 }
 

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -66,7 +67,10 @@ class comm_state {
     m_node_size = m_node_comm.size();
     int leader = m_node_comm.rank() == 0 ? 1 : 0;
     HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
-    m_policy = make_wait_policy(m_size, m_rank, m_node_size, timeout, timeout_option);
+    // Oversubscribed by the ranks sharing the machine's cores, which may be more than this
+    // communicator's on the node (other communicators' ranks, other nodes of one machine).
+    m_policy =
+        make_wait_policy(m_size, m_rank, std::max(m_node_size, process_node_ranks()), timeout, timeout_option);
     if (options.shared_memory && m_node_size == m_size)
       m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
     load_tuning();

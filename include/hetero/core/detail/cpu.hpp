@@ -1,9 +1,12 @@
 /// @file
-/// How many cores this process may use, from its CPU affinity mask; a pause for spin loops.
+/// How many cores this process may use, from its CPU affinity mask; which machine it runs on;
+/// a pause for spin loops.
 #ifndef HETERO_CORE_DETAIL_CPU_HPP
 #define HETERO_CORE_DETAIL_CPU_HPP
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <thread>
 
 #if defined(__linux__)
@@ -28,6 +31,23 @@ inline void cpu_relax() noexcept {
 inline int online_cores() noexcept {
   static const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   return cores;
+}
+
+/// The kernel this process runs on, as a number: a hash of the boot id the kernel draws at each boot
+/// (`/proc/sys/kernel/random/boot_id`; 0 where it cannot be read). Processes with the same
+/// number share one kernel and its cores, even where MPI sees them on different nodes
+/// (containers with their own host names, emulated nodes: docs/nodes.md).
+inline std::uint64_t machine_id() noexcept {
+  std::uint64_t hash = 0;
+#if defined(__linux__)
+  if (std::FILE* file = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    hash = 14695981039346656037ULL;  // FNV-1a
+    for (int c = std::fgetc(file); c != EOF && c != '\n'; c = std::fgetc(file))
+      hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    std::fclose(file);
+  }
+#endif
+  return hash;
 }
 
 /// Cores in this process's affinity mask (all online cores where there is no mask).

@@ -64,14 +64,15 @@ struct wait_policy {
   }
 };
 
-/// Ranks of the whole job on this node as the launcher or `hetero::runtime` told (0: unknown).
+/// Ranks of the whole job sharing this node's cores as `hetero::runtime` found them (its
+/// `machine_size()`: more than MPI's node where several nodes share one machine), 0: unknown.
 inline std::atomic<int> g_node_ranks{0};
 
 /// The one oversubscription rule: more ranks on a node than it has cores.
 inline bool node_oversubscribed(int node_ranks) noexcept { return node_ranks > online_cores(); }
 
-/// Ranks of the job on this node without communicating: what `hetero::runtime` found, else
-/// what the launcher says (MPICH's Hydra, Open MPI, Slurm), else 1.
+/// Ranks of the job sharing this node's cores, without communicating: what `hetero::runtime`
+/// found, else what the launcher says of MPI's node (MPICH's Hydra, Open MPI, Slurm), else 1.
 inline int process_node_ranks() noexcept {
   if (const int n = g_node_ranks.load(std::memory_order_relaxed); n > 0) return n;
   for (const char* name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"})
