@@ -110,6 +110,19 @@ inline void polite_wait(MPI_Request request) {
   }
 }
 
+/// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for
+/// communicator::nodes(), from MPI's own split by shared memory.
+inline int nodes_by_mpi() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_rank = 0, leaders = 0;
+  MPI_Comm_rank(node, &node_rank);
+  const int leader = node_rank == 0 ? 1 : 0;
+  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_free(&node);
+  return leaders;
+}
+
 /// The communicators a collective is tested on: every buffer path.
 struct comm_case {
   std::string name;

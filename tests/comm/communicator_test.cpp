@@ -23,23 +23,6 @@ using Catch::Matchers::ContainsSubstring;
 using namespace hetero;
 using namespace hetero::testing;
 
-namespace {
-
-// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for
-// communicator::nodes(), from MPI's own split by shared memory.
-int nodes_by_mpi() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int node_rank = 0, leaders = 0;
-  MPI_Comm_rank(node, &node_rank);
-  const int leader = node_rank == 0 ? 1 : 0;
-  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Comm_free(&node);
-  return leaders;
-}
-
-}  // namespace
-
 TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "[comm][communicator]") {
   communicator comm;
   int rank = 0, size = 0, same = MPI_UNEQUAL;
@@ -56,7 +39,8 @@ TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "
   MPI_Comm_get_errhandler(comm.mpi_comm(), &handler);
   CHECK(handler == MPI_ERRORS_RETURN);
   MPI_Errhandler_free(&handler);
-  CHECK(comm.has_shared_memory() == (nodes == 1));  // a window only where every rank shares one node
+  CHECK(comm.has_shared_memory() == (nodes == 1));          // a window only where every rank shares one node
+  CHECK(comm.node_aware() == (nodes > 1 && nodes < size));  // node windows where some ranks share a node
   CHECK(comm.tuning_source() == "built-in defaults");
   // Copies are handles to the same communicator.
   const communicator copy = comm;

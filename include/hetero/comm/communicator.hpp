@@ -66,6 +66,10 @@ class communicator {
   [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_state->comm(); }
   /// True when small messages go through the node's shared-memory window.
   [[nodiscard]] bool has_shared_memory() const noexcept { return m_state->shm() != nullptr; }
+  /// True where the ranks span several nodes and some share one: each node has a shared-memory
+  /// window, and the agreement on a call's arguments (with the small payloads that travel with
+  /// it: barrier, small host broadcast and allreduce) meets there and among one leader per node.
+  [[nodiscard]] bool node_aware() const noexcept { return m_state->node_shm() != nullptr; }
   /// The options it was made with.
   [[nodiscard]] const communicator_options& options() const noexcept { return m_state->options(); }
   /// The tuning table in use.

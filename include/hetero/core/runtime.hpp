@@ -105,9 +105,9 @@ class runtime {
   [[nodiscard]] int local_rank() const noexcept { return m_local_rank; }
   /// Ranks sharing this node.
   [[nodiscard]] int local_size() const noexcept { return m_local_size; }
-  /// Ranks of the job on the machine of this rank, sharing its cores: `local_size()` on a cluster, more where
-  /// several of MPI's nodes run on one machine (containers with their own host names, emulated
-  /// nodes: docs/nodes.md). hetero's waits judge oversubscription by it.
+  /// Ranks of the job on the machine of this rank, sharing its cores: `local_size()` on a
+  /// cluster, more where several of MPI's nodes run on one machine (containers with their own
+  /// host names, emulated nodes: docs/nodes.md). hetero's waits judge oversubscription by it.
   [[nodiscard]] int machine_size() const noexcept { return m_machine_size; }
   /// The node-local communicator (owned by the runtime; errors are returned, not fatal).
   [[nodiscard]] MPI_Comm local_comm() const noexcept { return m_local_comm; }

@@ -19,8 +19,10 @@
 #include <tuple>
 
 #include "hetero/comm/algorithm.hpp"
+#include "hetero/comm/detail/agreement_record.hpp"
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/dispatch.hpp"
+#include "hetero/comm/detail/node_agreement.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
@@ -28,69 +30,64 @@
 
 namespace hetero::detail {
 
-inline constexpr int agreement_tag = 999;        // below the algorithms' tags (1000 + collective)
-inline constexpr int rejection_capacity = 1024;  // characters of a rejection that travel
-/// Up to this many ranks every rank sends its record to every other one, so a timeout names
-/// the ranks that never came; above, one `MPI_Iallreduce` (log p steps, ranks not named).
-inline constexpr int agreement_direct_ranks = 16;
-
-/// A payload small enough to travel inline with the records, with which every rank can then
-/// finish the call alone (an `allreduce` with a built-in operation, or a `broadcast`'s root
-/// data, on host memory, up to `agreement_inline_bytes`): each rank has every rank's payload
-/// once the agreement is done, and the call needs no other message
-/// (`comm_state::take_inline_payloads`, the shape's `run_inline`).
-inline constexpr std::size_t agreement_inline_bytes = 1024;
-
-/// What a call offers to send inline (`offered` false: nothing).
-struct inline_offer {
-  const void* data = nullptr;
-  std::size_t bytes = 0;
-  bool offered = false;
-};
-
-/// One rank's record: the fields of `call_signature`, the rank if it rejected its arguments
-/// (else the communicator's size), whether it sent its payload inline, and its element size.
-using agreement_record = std::array<long long, 8>;
-
-inline agreement_record record_of(const comm_state& st, const call_signature& mine, bool rejected, bool inlined) {
-  return {static_cast<long long>(mine.kind),
-          mine.count,
-          mine.root,
-          mine.op,
-          mine.algorithm,
-          rejected ? st.rank() : static_cast<long long>(st.size()),
-          inlined ? 1 : 0,
-          static_cast<long long>(mine.element_bytes)};
-}
-
-/// Every rank's record reduced to its minimum and maximum field by field (`low`, `high`):
-/// directly (each rank's record, and its inline payload if any, to each other rank, into the
-/// communicator's agreement buffer at slot r for rank r, so a timeout names the ranks not heard
-/// from; its waits are named after the collective, as its data step's are) or, above `agreement_direct_ranks`, by
-/// one `MPI_Iallreduce` of (record, -record) with MIN (nothing inline).
+/// Every rank's record reduced to its minimum and maximum field by field (`low`, `high`). Where
+/// the ranks span nodes and some share one, through each node's window and its leader
+/// (`node_exchange`); else directly (each rank's record, and its inline payload if any, to each
+/// other rank); either way into the communicator's agreement buffer at slot r for rank r, so a
+/// timeout names the ranks not heard from (its waits are named after the collective, as its data
+/// step's are). Above `agreement_direct_ranks` without node windows, by one `MPI_Iallreduce` of
+/// (record, -record) with MIN (nothing inline).
 class agreement_exchange {
  public:
   /// Bytes of a slot before its payload.
-  static constexpr std::size_t record_room = 64;
-  static_assert(sizeof(agreement_record) <= record_room, "a slot's record must fit before its payload");
+  static constexpr std::size_t record_room = agreement_record_room;
 
   agreement_exchange(comm_state& st, agreement_record mine, const inline_offer& offer) {
     const int p = st.size();
-    if (p > agreement_direct_ranks) {
+    const bool inlined = mine[6] == 1;
+    std::byte* buffer = nullptr;
+    if (node_exchange::applies(st)) {
+      slot = node_exchange::slot;
+      buffer = node_exchange(st, mine, offer.data, inlined ? offer.bytes : 0).table;
+    } else if (p > agreement_direct_ranks) {
       mine[6] = 0;
       reduce(st, mine);
       return;
+    } else {
+      slot = record_room + agreement_inline_bytes;
+      buffer = exchange_directly(st, mine, inlined ? offer : inline_offer{});
     }
-    const bool inlined = mine[6] == 1;
+    payloads = buffer + record_room;
+    low = high = mine;
+    for (int r = 0; r < p; ++r) {
+      agreement_record theirs;
+      std::memcpy(theirs.data(), buffer + static_cast<std::size_t>(r) * slot, sizeof(agreement_record));
+      for (std::size_t f = 0; f < fields; ++f) {
+        low[f] = std::min(low[f], theirs[f]);
+        high[f] = std::max(high[f], theirs[f]);
+      }
+    }
+  }
+
+  agreement_record low{}, high{};
+  const std::byte* payloads = nullptr;  ///< rank 0's inline payload, if exchanged directly
+  std::size_t slot = 0;                 ///< bytes from one rank's payload to the next
+
+ private:
+  static constexpr std::size_t fields = std::tuple_size_v<agreement_record>;
+
+  // Each rank's record (and inline payload) to each other rank, into the agreement buffer at slot
+  // r for rank r; returns the buffer.
+  std::byte* exchange_directly(comm_state& st, const agreement_record& mine, const inline_offer& offer) const {
+    const int p = st.size();
     // Room for a payload in every slot, whatever this call offers: a rank that passed another
     // count, rejected its arguments or called another collective must still take the others'
     // messages whole, and see the mismatch in their records.
-    slot = record_room + agreement_inline_bytes;
     std::byte* buffer = st.agreement_buffer(static_cast<std::size_t>(p) * slot);
     const auto at = [&](int r) { return buffer + static_cast<std::size_t>(r) * slot; };
     std::memcpy(at(st.rank()), mine.data(), sizeof(agreement_record));
-    if (inlined && offer.bytes > 0) std::memcpy(at(st.rank()) + record_room, offer.data, offer.bytes);
-    const int length = static_cast<int>(inlined ? record_room + offer.bytes : sizeof(agreement_record));
+    if (offer.bytes > 0) std::memcpy(at(st.rank()) + record_room, offer.data, offer.bytes);
+    const int length = static_cast<int>(mine[6] == 1 ? record_room + offer.bytes : sizeof(agreement_record));
     // At most agreement_direct_ranks - 1 peers: receives first, then sends, on the stack.
     const auto peers_n = static_cast<std::size_t>(p - 1);
     std::array<MPI_Request, 2 * (agreement_direct_ranks - 1)> request_slots;
@@ -116,24 +113,8 @@ class agreement_exchange {
       st.abandon_agreement_buffer();
       throw;
     }
-    payloads = buffer + record_room;
-    low = high = mine;
-    for (int r = 0; r < p; ++r) {
-      agreement_record theirs;
-      std::memcpy(theirs.data(), at(r), sizeof(agreement_record));
-      for (std::size_t f = 0; f < fields; ++f) {
-        low[f] = std::min(low[f], theirs[f]);
-        high[f] = std::max(high[f], theirs[f]);
-      }
-    }
+    return buffer;
   }
-
-  agreement_record low{}, high{};
-  const std::byte* payloads = nullptr;  ///< rank 0's inline payload, if exchanged directly
-  std::size_t slot = 0;                 ///< bytes from one rank's payload to the next
-
- private:
-  static constexpr std::size_t fields = std::tuple_size_v<agreement_record>;
 
   void reduce(comm_state& st, const agreement_record& mine) {
     request_buffer<long long, 4 * fields> buffer;  // in: [0, 2 fields), out: [2 fields, 4 fields)

@@ -65,14 +65,17 @@ class comm_state {
                                 wait_kind::collective);
     m_node_comm = owned_comm::split_shared(m_comm);
     m_node_size = m_node_comm.size();
-    int leader = m_node_comm.rank() == 0 ? 1 : 0;
-    HETERO_MPI_CHECK(MPI_Allreduce, &leader, &m_nodes, 1, MPI_INT, MPI_SUM, m_comm);
+    find_nodes();
     // Oversubscribed by the ranks sharing the machine's cores, which may be more than this
-    // communicator's on the node (other communicators' ranks, other nodes of one machine).
-    m_policy =
-        make_wait_policy(m_size, m_rank, std::max(m_node_size, process_node_ranks()), timeout, timeout_option);
+    // communicator's on the node (other communicators' ranks, other nodes of one machine):
+    // make_wait_policy takes the larger.
+    m_policy = make_wait_policy(m_size, m_rank, m_node_size, timeout, timeout_option);
     if (options.shared_memory && m_node_size == m_size)
       m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
+    // Ranks on several nodes, some sharing one: each node's window carries the agreement on the
+    // arguments (and the small payloads with it) to and from its leader (node_agreement.hpp).
+    if (options.shared_memory && m_nodes > 1 && m_nodes < m_size)
+      m_node_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
     load_tuning();
   }
 
@@ -91,6 +94,15 @@ class comm_state {
   [[nodiscard]] int nodes() const noexcept { return m_nodes; }
   [[nodiscard]] int node_size() const noexcept { return m_node_size; }
   [[nodiscard]] shm_channel* shm() noexcept { return m_shm.get(); }
+  /// This node's window where the ranks span several nodes and some share one (else null).
+  [[nodiscard]] shm_channel* node_shm() noexcept { return m_node_shm.get(); }
+  /// The ranks of this node by node rank (ascending: the node's split keeps the ranks' order);
+  /// the first leads the node.
+  [[nodiscard]] const std::vector<int>& node_members() const noexcept { return m_node_members; }
+  /// Each node's leader (its lowest rank), ascending.
+  [[nodiscard]] const std::vector<int>& leaders() const noexcept { return m_leaders; }
+  /// Ranks of the largest node.
+  [[nodiscard]] int largest_node() const noexcept { return m_largest_node; }
   [[nodiscard]] const communicator_options& options() const noexcept { return m_options; }
   [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
   [[nodiscard]] const comm_tuning& tuning() const noexcept { return m_tuning; }
@@ -184,6 +196,32 @@ class comm_state {
   }
 
  private:
+  // The nodes as MPI's split by shared memory shows them: this node's ranks (MPI's group
+  // translation, no message), every rank's leader (one 4-byte allgather), the leaders and the
+  // largest node's size.
+  void find_nodes() {
+    MPI_Group whole = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
+    HETERO_MPI_CHECK(MPI_Comm_group, m_comm, &whole);
+    HETERO_MPI_CHECK(MPI_Comm_group, m_node_comm.get(), &node);
+    std::vector<int> node_ranks(static_cast<std::size_t>(m_node_size));
+    for (int i = 0; i < m_node_size; ++i) node_ranks[static_cast<std::size_t>(i)] = i;
+    m_node_members.resize(node_ranks.size());
+    HETERO_MPI_CHECK(MPI_Group_translate_ranks, node, m_node_size, node_ranks.data(), whole,
+                     m_node_members.data());
+    MPI_Group_free(&node);
+    MPI_Group_free(&whole);
+    std::vector<int> leader_of(static_cast<std::size_t>(m_size));
+    int mine = m_node_members.front();
+    HETERO_MPI_CHECK(MPI_Allgather, &mine, 1, MPI_INT, leader_of.data(), 1, MPI_INT, m_comm);
+    std::vector<int> ranks_of(static_cast<std::size_t>(m_size), 0);
+    for (int r = 0; r < m_size; ++r) {
+      const int leader = leader_of[static_cast<std::size_t>(r)];
+      if (leader == r) m_leaders.push_back(r);
+      m_largest_node = std::max(m_largest_node, ++ranks_of[static_cast<std::size_t>(leader)]);
+    }
+    m_nodes = static_cast<int>(m_leaders.size());
+  }
+
   // Rank 0 reads the file; every rank parses the same text, so all choose alike.
   void load_tuning() {
     if (m_options.tuning) {
@@ -236,6 +274,10 @@ class comm_state {
   int m_nodes = 1;
   wait_policy m_policy;
   std::unique_ptr<shm_channel> m_shm;
+  std::unique_ptr<shm_channel> m_node_shm;  // see node_shm()
+  std::vector<int> m_node_members;          // see node_members()
+  std::vector<int> m_leaders;               // see leaders()
+  int m_largest_node = 1;
   comm_tuning m_tuning;
   std::string m_tuning_source;
   std::string m_broken;                      // the call that gave up waiting (empty: in step)

@@ -33,8 +33,8 @@ inline int online_cores() noexcept {
   return cores;
 }
 
-/// The kernel this process runs on, as a number: a hash of the boot id the kernel draws at each boot
-/// (`/proc/sys/kernel/random/boot_id`; 0 where it cannot be read). Processes with the same
+/// The kernel this process runs on, as a number: a hash of the boot id the kernel draws at each
+/// boot (`/proc/sys/kernel/random/boot_id`; 0 where it cannot be read). Processes with the same
 /// number share one kernel and its cores, even where MPI sees them on different nodes
 /// (containers with their own host names, emulated nodes: docs/nodes.md).
 inline std::uint64_t machine_id() noexcept {

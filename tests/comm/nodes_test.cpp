@@ -1,0 +1,142 @@
+// The node-aware agreement on a call's arguments (comm/detail/node_agreement.hpp), which carries
+// barrier and the small host broadcasts and allreduces: run on 4 and 5 ranks, on one node and on
+// emulated nodes (2 + 2, and 2 + 2 + 1: a node of one rank too). Which path runs; results
+// against a serial reference on fresh random data, around the size that travels inline; every
+// rank raising for one rank's rejection and for mismatched counts, roots or collectives, with
+// the communicator usable after; and a rank that never comes named on every rank, whether it
+// leads its node or not.
+#include <hetero/comm.hpp>
+
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm_test_support.hpp"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace hetero;
+using namespace hetero::testing;
+
+TEST_CASE("the agreement meets in the nodes' windows where ranks span nodes and some share one", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  const int nodes = nodes_by_mpi();
+  INFO(comm.size() << " ranks on " << nodes << " node(s)");
+  CHECK(comm.nodes() == nodes);
+  CHECK(comm.node_aware() == (nodes > 1 && nodes < comm.size()));
+  CHECK(comm.has_shared_memory() == (nodes == 1));
+  CHECK_FALSE(comm_cases()[1].comm.node_aware());  // communicator_options::shared_memory off
+}
+
+TEMPLATE_TEST_CASE("allreduce and broadcast equal a serial reference on any node layout", "[comm][nodes]", long,
+                   double, std::uint64_t) {
+  communicator& comm = default_comm();
+  const int p = comm.size();
+  auto gen = rng(31);
+  for (int trial = 0; trial < 40; ++trial) {
+    // Mostly within the 1 KiB that travels with the records, some above.
+    const std::size_t n = trial % 4 == 3 ? 129 + gen() % 2000 : gen() % (1024 / sizeof(TestType) + 1);
+    const std::uint64_t stream = gen();
+    INFO("trial " << trial << ", n = " << n);
+    const auto mine = values_of<TestType>(stream, comm.rank(), n);
+    std::vector<TestType> got(n);
+    comm.allreduce(send_buf(mine), recv_buf(got), op(ops::max{}));
+    const auto most = serial_fold<TestType>(stream, p, n, [](TestType a, TestType b) { return a < b ? b : a; });
+    check_equal(as_span(got), as_span(most), "allreduce max");
+    if constexpr (!std::is_floating_point_v<TestType>) {  // integer sums: exact in any order
+      comm.allreduce(send_buf(mine), recv_buf(got), op(ops::sum{}));
+      check_equal(as_span(got), as_span(serial_fold<TestType>(stream, p, n, std::plus<>{})), "allreduce sum");
+    }
+    const int from = static_cast<int>(gen() % static_cast<unsigned>(p));
+    std::vector<TestType> data = comm.rank() == from ? mine : std::vector<TestType>(n);
+    comm.broadcast(send_recv_buf(data), root(from));
+    check_equal(as_span(data), as_span(values_of<TestType>(stream, from, n)), "broadcast");
+    comm.barrier();
+  }
+}
+
+TEST_CASE("one rank's rejection and mismatched arguments raise on every rank on any node layout",
+          "[comm][nodes][errors]") {
+  communicator& comm = default_comm();
+  const int p = comm.size();
+  auto gen = rng(32);
+  for (int bad = 0; bad < p; ++bad) {
+    INFO("rank " << bad << " is the odd one");
+    const std::size_t n = 1 + gen() % 40;
+    const std::uint64_t stream = gen();
+    const auto mine = values_of<long>(stream, comm.rank(), n);
+    std::vector<long> out(n), small(n - 1);
+    // A rank whose receive buffer is too small: its own error, rejected_by_peer elsewhere.
+    check_rejected_everywhere(
+        comm, bad,
+        [&] { comm.allreduce(send_buf(mine), recv_buf(comm.rank() == bad ? small : out), op(ops::sum{})); },
+        "allreduce: recv_buf");
+    comm.allreduce(send_buf(mine), recv_buf(out), op(ops::sum{}));
+    check_equal(as_span(out), as_span(serial_fold<long>(stream, p, n, std::plus<>{})),
+                "allreduce after a rejection");
+    // Another count on one rank (3 against 4).
+    const std::vector<long> uneven(comm.rank() == bad ? 3 : 4, 1L);
+    std::vector<long> sum(uneven.size());
+    CHECK_THROWS_WITH(comm.allreduce(send_buf(uneven), recv_buf(sum), op(ops::sum{})),
+                      ContainsSubstring("the ranks passed different counts"));
+    CHECK(comm.allreduce(send_buf(1L), op(ops::sum{})) == p);  // still usable
+    // On one node a broadcast root may finish before the others find its count or root wrong
+    // (it raises at its next call: argument_consistency_test); by message every rank raises.
+    if (comm.has_shared_memory()) continue;
+    // A broadcast whose root has another count (10 against 12).
+    std::vector<long> data(comm.rank() == bad ? 10 : 12, 7L);
+    CHECK_THROWS_WITH(comm.broadcast(send_recv_buf(data), root(bad)),
+                      ContainsSubstring("the ranks passed different counts"));
+    // Another root on one rank.
+    std::vector<long> same(5, 1L);
+    CHECK_THROWS_WITH(comm.broadcast(send_recv_buf(same), root(comm.rank() == bad ? (bad + 1) % p : bad)),
+                      ContainsSubstring("the ranks passed different roots"));
+    // Another collective on one rank.
+    const auto odd_one = [&] {
+      if (comm.rank() == bad)
+        comm.barrier();
+      else
+        (void)comm.allreduce(send_buf(1L), op(ops::sum{}));
+    };
+    CHECK_THROWS_WITH(odd_one(), ContainsSubstring("the ranks called different collectives"));
+    CHECK(comm.allreduce(send_buf(1L), op(ops::sum{})) == p);  // still usable
+  }
+}
+
+TEST_CASE("a rank that never comes is named on every rank on any node layout", "[comm][nodes][errors]") {
+  const int p = default_comm().size();
+  // Rank 1 (not a node's first rank), then rank 0 (the first rank of its node) never come.
+  for (const int late : {1, 0}) {
+    INFO("rank " << late << " skips the call");
+    communicator_options o;
+    o.wait_timeout_seconds = 1;
+    communicator comm(o);
+    std::vector<double> data(4, 1.0);
+    std::string outcome = "none";
+    std::vector<int> missing;
+    try {
+      if (comm.rank() != late) {
+        if (late == 0)
+          comm.broadcast(send_recv_buf(data), root(0));
+        else
+          comm.allreduce(send_buf(data), recv_buf(data), op(ops::sum{}));
+      }
+    } catch (const deadlock_error& e) {
+      outcome = e.what();
+      missing = e.missing_ranks();
+    }
+    INFO(outcome);
+    if (comm.rank() == late) {
+      CHECK(outcome == "none");
+    } else {
+      CHECK(missing == std::vector<int>{late});
+      CHECK_THAT(outcome, ContainsSubstring("not arrived: rank " + std::to_string(late)) &&
+                              ContainsSubstring("(limit 1 s)") &&
+                              ContainsSubstring("on a communicator of " + std::to_string(p) + " rank(s)"));
+    }
+    default_comm().barrier();  // the next case starts together
+  }
+}
