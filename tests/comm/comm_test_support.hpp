@@ -13,9 +13,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "random.hpp"
@@ -122,6 +124,24 @@ inline int nodes_by_mpi() {
   MPI_Comm_free(&node);
   return leaders;
 }
+
+/// Records the parts of hetero's regions (`region_begin`'s third argument), per label.
+class part_recorder final : public observer {
+ public:
+  void region_begin(std::string_view, std::string_view label, std::string_view part) noexcept override {
+    const std::lock_guard lock(m_mutex);
+    if (!part.empty()) m_parts.push_back(std::string(label) + ": " + std::string(part));
+  }
+  [[nodiscard]] observer_events events() const noexcept override { return observer_events::regions; }
+  std::size_t count(const std::string& label_part) {
+    const std::lock_guard lock(m_mutex);
+    return static_cast<std::size_t>(std::count(m_parts.begin(), m_parts.end(), label_part));
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::vector<std::string> m_parts;
+};
 
 /// The communicators a collective is tested on: every buffer path.
 struct comm_case {

@@ -134,24 +134,6 @@ class wait_counter final : public observer {
   std::vector<std::string> m_labels;
 };
 
-// Records the parts of hetero's regions (`region_begin`'s third argument), per label.
-class part_recorder final : public observer {
- public:
-  void region_begin(std::string_view, std::string_view label, std::string_view part) noexcept override {
-    const std::lock_guard lock(m_mutex);
-    if (!part.empty()) m_parts.push_back(std::string(label) + ": " + std::string(part));
-  }
-  [[nodiscard]] observer_events events() const noexcept override { return observer_events::regions; }
-  std::size_t count(const std::string& label_part) {
-    const std::lock_guard lock(m_mutex);
-    return static_cast<std::size_t>(std::count(m_parts.begin(), m_parts.end(), label_part));
-  }
-
- private:
-  std::mutex m_mutex;
-  std::vector<std::string> m_parts;
-};
-
 }  // namespace
 
 TEST_CASE("without a shared window a small allreduce or broadcast travels inline with the agreement",

@@ -1,5 +1,5 @@
 // The node-aware agreement on a call's arguments (comm/detail/node_agreement.hpp), which carries
-// barrier and the small host broadcasts and allreduces: run on 4 and 5 ranks, on one node and on
+// barrier and the small host broadcasts, reduces and allreduces: run on 4 and 5 ranks, on one node and on
 // emulated nodes (2 + 2, and 2 + 2 + 1: a node of one rank too). Which path runs; results
 // against a serial reference on fresh random data, around the size that travels inline; every
 // rank raising for one rank's rejection and for mismatched counts, roots or collectives, with
@@ -31,14 +31,45 @@ TEST_CASE("the agreement meets in the nodes' windows where ranks span nodes and 
   CHECK_FALSE(comm_cases()[1].comm.node_aware());  // communicator_options::shared_memory off
 }
 
-TEMPLATE_TEST_CASE("allreduce and broadcast equal a serial reference on any node layout", "[comm][nodes]", long,
-                   double, std::uint64_t) {
+TEST_CASE("through the node windows up to 8 KiB travel with the records", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const int p = comm.size();
+  auto gen = rng(33);
+  part_recorder parts;
+  observer* previous = set_observer(&parts);
+  // 8 KiB per rank: every rank's vector in one table of at most 40 KiB (5 ranks), within a
+  // 64 KiB slot; 8 KiB and one more element: above the inline size.
+  for (const std::size_t n : {std::size_t{1024}, std::size_t{1025}}) {
+    const std::uint64_t stream = gen();
+    const auto mine = values_of<long>(stream, comm.rank(), n);
+    std::vector<long> got(n);
+    comm.allreduce(send_buf(mine), recv_buf(got), op(ops::sum{}));
+    check_equal(as_span(got), as_span(serial_fold<long>(stream, p, n, std::plus<>{})), "allreduce sum");
+    const int to = static_cast<int>(gen() % static_cast<unsigned>(p));
+    comm.reduce(send_buf(mine), recv_buf(got), op(ops::sum{}), root(to));
+    if (comm.rank() == to)
+      check_equal(as_span(got), as_span(serial_fold<long>(stream, p, n, std::plus<>{})), "reduce sum");
+    std::vector<long> data = comm.rank() == to ? mine : std::vector<long>(n);
+    comm.broadcast(send_recv_buf(data), root(to));
+    check_equal(as_span(data), as_span(values_of<long>(stream, to, n)), "broadcast");
+  }
+  set_observer(previous);
+  CHECK(parts.count("allreduce: inline with the agreement") == 1);
+  CHECK(parts.count("reduce: inline with the agreement") == 1);
+  CHECK(parts.count("broadcast: inline with the agreement") == 1);
+}
+
+TEMPLATE_TEST_CASE("allreduce, reduce and broadcast equal a serial reference on any node layout", "[comm][nodes]",
+                   long, double, std::uint64_t) {
   communicator& comm = default_comm();
   const int p = comm.size();
   auto gen = rng(31);
   for (int trial = 0; trial < 40; ++trial) {
-    // Mostly within the 1 KiB that travels with the records, some above.
-    const std::size_t n = trial % 4 == 3 ? 129 + gen() % 2000 : gen() % (1024 / sizeof(TestType) + 1);
+    // Within the 1 KiB that travels with the records between single nodes, within the 8 KiB
+    // that travels through the node windows, and above.
+    const std::size_t up_to[] = {1024, 1024, 8192 + 64, 16384};
+    const std::size_t n = gen() % (up_to[trial % 4] / sizeof(TestType) + 1);
     const std::uint64_t stream = gen();
     INFO("trial " << trial << ", n = " << n);
     const auto mine = values_of<TestType>(stream, comm.rank(), n);
@@ -46,6 +77,14 @@ TEMPLATE_TEST_CASE("allreduce and broadcast equal a serial reference on any node
     comm.allreduce(send_buf(mine), recv_buf(got), op(ops::max{}));
     const auto most = serial_fold<TestType>(stream, p, n, [](TestType a, TestType b) { return a < b ? b : a; });
     check_equal(as_span(got), as_span(most), "allreduce max");
+    const int to = static_cast<int>(gen() % static_cast<unsigned>(p));
+    std::vector<TestType> least(comm.rank() == to ? n : 0);
+    comm.reduce(send_buf(mine), recv_buf(least), op(ops::min{}), root(to));
+    if (comm.rank() == to)
+      check_equal(
+          as_span(least),
+          as_span(serial_fold<TestType>(stream, p, n, [](TestType a, TestType b) { return b < a ? b : a; })),
+          "reduce min");
     if constexpr (!std::is_floating_point_v<TestType>) {  // integer sums: exact in any order
       comm.allreduce(send_buf(mine), recv_buf(got), op(ops::sum{}));
       check_equal(as_span(got), as_span(serial_fold<TestType>(stream, p, n, std::plus<>{})), "allreduce sum");

@@ -47,8 +47,8 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
     const auto offer = [&] {
       if constexpr (host_memory<M>) {
         if (o.forced == comm_algorithm::automatic)
-          return st.rank() == o.root ? inline_offer{call.recv, call.n * sizeof(T), true}
-                                     : inline_offer{nullptr, 0, true};
+          return st.rank() == o.root ? inline_offer{call.recv, call.n * sizeof(T), true, call.n * sizeof(T)}
+                                     : inline_offer{nullptr, 0, true, call.n * sizeof(T)};
       }
       return inline_offer{};
     };

@@ -100,6 +100,15 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
         return run_mpi<reduce_shape>(st, call);
     }
   }
+  /// Every rank's vector came with the agreement's records (`inline_offer`): rank r's at
+  /// `at + r * stride` bytes; the root reduces them in rank order, the others are done.
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    if (st.rank() != call.root) return;
+    host_ops::fold(call.recv, reinterpret_cast<const T*>(at), static_cast<std::size_t>(st.size()),
+                   stride / sizeof(T), call.n, *call.reduction);
+  }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {
     const void* from = st.rank() == call.root ? in_place_if_same(call.send, call.recv) : call.send;

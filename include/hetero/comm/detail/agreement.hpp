@@ -159,8 +159,9 @@ inline std::string rejection_text(comm_state& st, collective kind, int first, co
 /// timeout still finds the records the others sent), so the data step stays watched.
 inline void agree(comm_state& st, const call_signature& mine, const std::exception_ptr& local_error,
                   const std::string& reason, const inline_offer& offer = {}) {
-  const bool inlined = !local_error && offer.offered && offer.bytes <= agreement_inline_bytes &&
-                       (offer.data != nullptr || offer.bytes == 0);
+  const bool fits = node_exchange::applies(st) ? node_exchange::carries(st, offer.bytes, offer.table_bytes)
+                                               : offer.bytes <= agreement_inline_bytes;
+  const bool inlined = !local_error && offer.offered && fits && (offer.data != nullptr || offer.bytes == 0);
   const agreement_exchange all(st, record_of(st, mine, local_error != nullptr, inlined), offer);
   const auto& low = all.low;
   const auto& high = all.high;

@@ -24,12 +24,16 @@ inline constexpr int agreement_direct_ranks = 16;
 /// once the agreement is done, and the call needs no other message
 /// (`comm_state::take_inline_payloads`, the shape's `run_inline`).
 inline constexpr std::size_t agreement_inline_bytes = 1024;
+/// The same where the records meet in the nodes' windows (node_agreement.hpp), as far as the
+/// whole table fits a window's slot: between nodes only the leaders send, so larger payloads pay.
+inline constexpr std::size_t node_inline_bytes = 8192;
 
 /// What a call offers to send inline (`offered` false: nothing).
 struct inline_offer {
   const void* data = nullptr;
   std::size_t bytes = 0;
   bool offered = false;
+  std::size_t table_bytes = 0;  ///< every rank's payload together, where the ranks' arguments agree
 };
 
 /// One rank's record: the fields of `call_signature`, the rank if it rejected its arguments

@@ -40,9 +40,11 @@ namespace hetero::detail {
 struct record_stream {
   static constexpr std::size_t word = sizeof(long long);
   static constexpr std::size_t entry_head = agreement_record_room + 2 * word;
-  /// Bytes of a stream of at most `entries` entries and `absent` absent ranks.
-  static constexpr std::size_t bound(std::size_t entries, std::size_t absent) {
-    return 2 * word + entries * (entry_head + agreement_inline_bytes) + absent * word;
+  /// Bytes of a stream of at most `entries` entries (`payload` bytes each at most) and `absent`
+  /// absent ranks.
+  static constexpr std::size_t bound(std::size_t entries, std::size_t absent,
+                                     std::size_t payload = node_inline_bytes) {
+    return 2 * word + entries * (entry_head + padded(payload)) + absent * word;
   }
   static constexpr std::size_t padded(std::size_t bytes) { return (bytes + word - 1) / word * word; }
 
@@ -59,9 +61,9 @@ struct record_stream {
   static std::size_t length(const std::byte* in) {
     long long bytes = 0;
     std::memcpy(&bytes, in + agreement_record_room + word, word);
-    if (bytes < 0 || static_cast<std::size_t>(bytes) > agreement_inline_bytes)
+    if (bytes < 0 || static_cast<std::size_t>(bytes) > node_inline_bytes)
       raise<runtime_error>("hetero::communicator: a record of the agreement on the arguments came corrupted (",
-                           bytes, " payload bytes; at most ", agreement_inline_bytes, ")");
+                           bytes, " payload bytes; at most ", node_inline_bytes, ")");
     return entry_head + padded(static_cast<std::size_t>(bytes));
   }
   static long long read_word(const std::byte* at) {
@@ -76,13 +78,22 @@ struct record_stream {
 /// rank r's record at `table + r * slot`, its payload `agreement_record_room` bytes after.
 class node_exchange {
  public:
-  static constexpr std::size_t slot = agreement_record_room + agreement_inline_bytes;
+  static constexpr std::size_t slot = agreement_record_room + node_inline_bytes;
 
-  /// Whether the records travel this way on `st`: each node has a window, and a whole table
-  /// packed fits one of its slots.
+  /// Whether the records travel this way on `st`: each node has a window, whose slot holds
+  /// every rank's record (and its absence) and one rank's largest payload.
   static bool applies(comm_state& st) noexcept {
     const auto p = static_cast<std::size_t>(st.size());
-    return st.node_shm() != nullptr && record_stream::bound(p, p) <= st.node_shm()->capacity();
+    return st.node_shm() != nullptr && record_stream::bound(p, p, 0) <= st.node_shm()->capacity() &&
+           record_stream::bound(1, 0) <= st.node_shm()->capacity();
+  }
+  /// Whether a payload of `bytes` on this rank, `table_bytes` on all together, travels inline:
+  /// at most `node_inline_bytes`, and the whole table fits a slot.
+  static bool carries(comm_state& st, std::size_t bytes, std::size_t table_bytes) noexcept {
+    const auto p = static_cast<std::size_t>(st.size());
+    const std::size_t padding = p * record_stream::word;
+    return bytes <= node_inline_bytes &&
+           record_stream::bound(p, p, 0) + padding + table_bytes <= st.node_shm()->capacity();
   }
 
   /// `payload`, `bytes`: this rank's inline payload (none: 0 bytes). Raises `deadlock_error`
@@ -279,10 +290,29 @@ class node_exchange {
     std::byte* out = window.reserve(m, m_what);
     std::byte* at = out + 2 * record_stream::word;
     long long entries = 0;
+    std::size_t total = record_stream::bound(0, absent.size(), 0);
+    for (const entries_of& piece : pieces) total += piece.bytes;
+    // Ranks that disagree on their arguments may offer more than a slot holds (each judged
+    // its own): then the records go without payloads, marked not inline (the records' mismatch
+    // raises on every rank). Every leader publishes the same entries, so all judge alike.
+    const bool whole = total <= window.capacity();
     for (const entries_of& piece : pieces) {
       if (!absent.empty()) break;
-      std::memcpy(at, piece.first, piece.bytes);
-      at += piece.bytes;
+      if (whole) {
+        std::memcpy(at, piece.first, piece.bytes);
+        at += piece.bytes;
+      } else {
+        const std::byte* from = piece.first;
+        for (long long e = 0; e < piece.count; ++e) {
+          agreement_record record;
+          std::memcpy(record.data(), from, sizeof(record));
+          record[6] = 0;
+          const long long rank = record_stream::read_word(from + agreement_record_room);
+          std::memcpy(table + static_cast<std::size_t>(rank) * slot, record.data(), sizeof(record));
+          at = record_stream::put(at, record, static_cast<int>(rank), nullptr, 0);
+          from += record_stream::length(from);
+        }
+      }
       entries += piece.count;
     }
     record_stream::write_word(out, entries);

@@ -68,12 +68,14 @@ struct reduction_arguments {
            static_cast<int>(o.forced),
            sizeof(T)};
     };
-    // A small allreduce with a built-in operation on host memory travels inline with the
-    // records where the ranks agree by message, and is then reduced where it arrives
-    // (`allreduce_shape::run_inline`).
+    // A small reduction with a built-in operation on host memory travels inline with the
+    // records where the ranks agree by message, and is then reduced where it arrives, in rank
+    // order (the shape's `run_inline`).
     const auto offer = [&] {
-      if constexpr (Kind == collective::allreduce && !user_operation<R> && host_memory<M>) {
-        if (o.forced == comm_algorithm::automatic) return inline_offer{call.send, call.n * sizeof(T), true};
+      if constexpr (!user_operation<R> && host_memory<M>) {
+        const std::size_t bytes = call.n * sizeof(T);
+        if (o.forced == comm_algorithm::automatic)
+          return inline_offer{call.send, bytes, true, bytes * static_cast<std::size_t>(st.size())};
       }
       return inline_offer{};
     };
