@@ -84,7 +84,7 @@ inline int process_node_ranks() noexcept {
 /// The policy of a communicator of `comm_size` ranks (this one `rank`) with `node_ranks` ranks
 /// on this node; `timeout_seconds` < 0 inherits the process-wide timeout, `option` names the
 /// per-object option that set it otherwise. Oversubscribed by the larger of `node_ranks` and
-/// the job's ranks sharing this machine's cores (several emulated nodes share one machine).
+/// the job's ranks sharing this rank's cores (several emulated nodes may share one host).
 inline wait_policy make_wait_policy(int comm_size, int rank, int node_ranks,
                                     double timeout_seconds = inherit_wait_timeout, std::string_view option = {}) {
   const bool oversubscribed = node_oversubscribed(std::max(node_ranks, process_node_ranks()));
