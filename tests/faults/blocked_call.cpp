@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
       if (sleeper) {
         sleep();
       } else {
+        // The sleeper may still be inside MPI, leaving sync_all, for a moment: a put that came
+        // then could be completed by its progress. Half a second later it sleeps outside MPI.
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
         Kokkos::View<double*, Kokkos::HostSpace> values("values", 64);
         const auto before = std::chrono::steady_clock::now();
         a.put(1, {hetero::slice::all()}, values);
