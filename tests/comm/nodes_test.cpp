@@ -38,8 +38,8 @@ TEST_CASE("through the node windows up to 8 KiB travel with the records", "[comm
   auto gen = rng(33);
   part_recorder parts;
   observer* previous = set_observer(&parts);
-  // 8 KiB per rank: every rank's vector in one table of at most 40 KiB (5 ranks), within a
-  // 64 KiB slot; 8 KiB and one more element: above the inline size.
+  // 8 KiB per rank: every rank's vector in one table (40 KiB on the test command's 5 ranks),
+  // within a 64 KiB slot; 8 KiB and one more element: above the inline size.
   for (const std::size_t n : {std::size_t{1024}, std::size_t{1025}}) {
     const std::uint64_t stream = gen();
     const auto mine = values_of<long>(stream, comm.rank(), n);
@@ -55,8 +55,11 @@ TEST_CASE("through the node windows up to 8 KiB travel with the records", "[comm
     check_equal(as_span(data), as_span(values_of<long>(stream, to, n)), "broadcast");
   }
   set_observer(previous);
-  CHECK(parts.count("allreduce: inline with the agreement") == 1);
-  CHECK(parts.count("reduce: inline with the agreement") == 1);
+  // Every rank's 8 KiB fit the default 64 KiB slot up to 7 ranks (records and all); the
+  // broadcast carries only the root's.
+  const std::size_t every_rank = p <= 7 ? 1 : 0;
+  CHECK(parts.count("allreduce: inline with the agreement") == every_rank);
+  CHECK(parts.count("reduce: inline with the agreement") == every_rank);
   CHECK(parts.count("broadcast: inline with the agreement") == 1);
 }
 

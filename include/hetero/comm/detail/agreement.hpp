@@ -70,7 +70,7 @@ class agreement_exchange {
   }
 
   agreement_record low{}, high{};
-  const std::byte* payloads = nullptr;  ///< rank 0's inline payload, if exchanged directly
+  const std::byte* payloads = nullptr;  ///< rank 0's inline payload, if any came (not by `reduce`)
   std::size_t slot = 0;                 ///< bytes from one rank's payload to the next
 
  private:

@@ -72,6 +72,17 @@ struct record_stream {
     return v;
   }
   static void write_word(std::byte* at, long long v) { std::memcpy(at, &v, word); }
+  /// Ends the stream that starts at `stream` and whose entries end at `at`: its counts first,
+  /// the absent ranks after the entries; returns the stream's end.
+  static std::byte* close(std::byte* stream, std::byte* at, long long entries, const std::vector<int>& absent) {
+    write_word(stream, entries);
+    write_word(stream + word, static_cast<long long>(absent.size()));
+    for (const int r : absent) {
+      write_word(at, r);
+      at += word;
+    }
+    return at;
+  }
 };
 
 /// The exchange (see the file's comment) into the table of the communicator's agreement buffer:
@@ -124,13 +135,11 @@ class node_exchange {
     return policy;
   }
 
-  // Waits until `ready()`, raising `deadlock_error` past `policy`'s timeout.
+  // Waits on the window until `ready()` (not reported as a wait when it already is), raising
+  // `deadlock_error` past `policy`'s timeout.
   template <class Ready>
   void wait_until(const wait_policy& policy, Ready&& ready, missing_ranks_fn missing) const {
-    if (ready()) return;
-    wait_scope waiting(wait_kind::collective, m_what);
-    backoff b(policy, m_what, missing);
-    while (!ready()) b.pause();
+    if (!ready()) m_st.node_shm()->wait_until(policy, ready, m_what, missing);
   }
 
   // Raises this call's `deadlock_error` (the communicator's own timeout) naming `absent`.
@@ -234,13 +243,7 @@ class node_exchange {
       not_heard(absent);  // told to the others, who raise naming them
     }
     window.finish(n);
-    record_stream::write_word(own, entries);
-    record_stream::write_word(own + record_stream::word, static_cast<long long>(absent.size()));
-    for (const int r : absent) {
-      record_stream::write_word(at, r);
-      at += record_stream::word;
-    }
-    const auto own_bytes = static_cast<std::size_t>(at - own);
+    const auto own_bytes = static_cast<std::size_t>(record_stream::close(own, at, entries, absent) - own);
     std::vector<int> told;  // this node's absent ranks once more (in `absent` already)
     std::vector<entries_of> pieces{unpack(own, told)};
     exchange(own, own_bytes, absent, pieces);
@@ -315,12 +318,7 @@ class node_exchange {
       }
       entries += piece.count;
     }
-    record_stream::write_word(out, entries);
-    record_stream::write_word(out + record_stream::word, static_cast<long long>(absent.size()));
-    for (const int r : absent) {
-      record_stream::write_word(at, r);
-      at += record_stream::word;
-    }
+    record_stream::close(out, at, entries, absent);
     window.publish(m, 0);
     window.finish(m);
   }

@@ -233,8 +233,13 @@ class shm_channel {
   /// `missing` (optional) lists the ranks still awaited, for the timeout's error and reports.
   template <class Ready>
   void wait_until(Ready&& ready, std::string_view what, missing_ranks_fn missing = {}) {
+    wait_until(m_policy, ready, what, missing);
+  }
+  /// The same under `policy` (another timeout than the channel's).
+  template <class Ready>
+  void wait_until(const wait_policy& policy, Ready&& ready, std::string_view what, missing_ranks_fn missing = {}) {
     wait_scope waiting(wait_kind::collective, what);
-    backoff b(m_policy, what, missing);
+    backoff b(policy, what, missing);
     for (;;) {
       progress();
       if (ready()) return;
