@@ -19,6 +19,10 @@
 // (a rank's bad arguments raise there only): against MPI it is the front end's overhead alone,
 // and "hetero" against it what the default consistent checks' status step costs.
 //
+// Above 8 KiB the variant hetero_hierarchical (allreduce, broadcast, reduce) forces the node-aware
+// algorithm (comm_algorithm::hierarchical) where the ranks span several nodes and some share one
+// (docs/nodes.md), so that its time above the sizes it is chosen for shows beside MPI's.
+//
 // The families checks_<collective>_x8 time hetero's automatic choice under the three argument
 // checks (communicator_options::argument_checks): local (the baseline), consistent (the
 // default: a root's error reaches every rank) and full (one extra allreduce per call), at 8 B
@@ -190,6 +194,19 @@ void run_timeout_off(benchmark::State& state) {
   hetero::set_wait_timeout(saved);
 }
 
+// hetero with the node-aware algorithm forced (its automatic choice only up to the shared-memory
+// sizes), where the ranks span several nodes and some share one; reported as skipped elsewhere.
+template <collective C>
+void run_hierarchical(benchmark::State& state) {
+  if (!ours().node_aware()) {
+    state.SkipWithError(
+        "skipped: the hierarchical algorithm needs ranks on several nodes, some sharing one "
+        "(docs/nodes.md: emulated nodes)");
+    return;
+  }
+  run<C, true, comm_algorithm::hierarchical>(state);
+}
+
 // hetero (algorithm A, automatic by default) for collective C on a communicator with argument
 // checks `Checks`.
 template <collective C, hetero::argument_check Checks, comm_algorithm A = comm_algorithm::automatic>
@@ -237,6 +254,8 @@ int add_family(const std::string& family) {
     hetero::bench::add(name + "/baseline_mpi", run<C, false>, with_size(size));
     hetero::bench::add(name + "/hetero", run<C, true>, with_size(size));
     if (size <= 8) hetero::bench::add(name + "/hetero_timeout_off", run_timeout_off<C>, with_size(size));
+    if (hetero::implements(C, comm_algorithm::hierarchical) && size > 8192)
+      hetero::bench::add(name + "/hetero_hierarchical", run_hierarchical<C>, with_size(size));
   }
   const long smallest = C == collective::barrier ? -1 : 8;
   hetero::bench::add("mpi_path_" + name + "/baseline_mpi", run<C, false>, with_size(smallest));

@@ -125,6 +125,28 @@ inline int nodes_by_mpi() {
   return leaders;
 }
 
+/// Whether every node (as MPI's split by shared memory shows them) holds consecutive ranks of
+/// MPI_COMM_WORLD, the nodes in rank order.
+inline bool nodes_in_rank_order() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int size = 0, node_rank = 0, rank = 0, first = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_rank(node, &node_rank);
+  first = rank - node_rank;  // the node's first rank, were its ranks consecutive
+  MPI_Bcast(&first, 1, MPI_INT, 0, node);
+  std::vector<int> firsts(static_cast<std::size_t>(size));
+  MPI_Allgather(&first, 1, MPI_INT, firsts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Comm_free(&node);
+  bool ordered = true;
+  for (int r = 1; r < size; ++r) {
+    const int f = firsts[static_cast<std::size_t>(r)], previous = firsts[static_cast<std::size_t>(r - 1)];
+    ordered = ordered && (f == previous || f == r);
+  }
+  return ordered && firsts[0] == 0;
+}
+
 /// Records the parts of hetero's regions (`region_begin`'s third argument), per label.
 class part_recorder final : public observer {
  public:
@@ -297,6 +319,7 @@ inline std::vector<comm_algorithm> algorithms_of(collective c) {
 inline bool runnable(const communicator& comm, collective c, comm_algorithm a, std::size_t shm_bytes,
                      bool commutative = true) {
   if (a == comm_algorithm::shm) return comm.has_shared_memory() && shm_bytes <= comm.options().shm_slot_bytes;
+  if (a == comm_algorithm::hierarchical) return comm.node_aware() && (commutative || nodes_in_rank_order());
   if (c == collective::allgather && a == comm_algorithm::recursive_doubling)
     return (comm.size() & (comm.size() - 1)) == 0;
   if (c == collective::allreduce && !commutative)

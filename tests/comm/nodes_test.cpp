@@ -1,10 +1,10 @@
 // The node-aware agreement on a call's arguments (comm/detail/node_agreement.hpp), which carries
-// barrier and the small host broadcasts, reduces and allreduces: run on 4 and 5 ranks, on one node and on
-// emulated nodes (2 + 2, and 2 + 2 + 1: a node of one rank too). Which path runs; results
-// against a serial reference on fresh random data, around the size that travels inline; every
-// rank raising for one rank's rejection and for mismatched counts, roots or collectives, with
-// the communicator usable after; and a rank that never comes named on every rank, whether it
-// leads its node or not.
+// barrier and the small host broadcasts, reduces and allreduces, and the node-aware data step
+// above that (comm_algorithm::hierarchical, comm/detail/node_collectives.hpp): run on 4 and 5
+// ranks, on one node and on emulated nodes (2 + 2, and 2 + 2 + 1: a node of one rank too). Which path runs;
+// results against a serial reference on fresh random data, around the size that travels inline; every rank raising
+// for one rank's rejection and for mismatched counts, roots or collectives, with the communicator usable after;
+// and a rank that never comes named on every rank, whether it leads its node or not.
 #include <hetero/comm.hpp>
 
 #include <catch2/catch_template_test_macros.hpp>
@@ -98,6 +98,93 @@ TEMPLATE_TEST_CASE("allreduce, reduce and broadcast equal a serial reference on 
     check_equal(as_span(data), as_span(values_of<TestType>(stream, from, n)), "broadcast");
     comm.barrier();
   }
+}
+
+TEST_CASE("above 8 KiB the data meets in the node windows and among the node leaders", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const int p = comm.size();
+  auto gen = rng(34);
+  part_recorder parts;
+  observer* previous = set_observer(&parts);
+  int calls = 0;
+  // 8 KiB and one element (automatic: the node windows' sizes), and 20,000 (160 KB, forced:
+  // three pieces of the 64 KiB slot).
+  for (const std::size_t n : {std::size_t{1025}, std::size_t{20000}}) {
+    const auto algorithm = force_algorithm(n > 8192 ? comm_algorithm::hierarchical : comm_algorithm::automatic);
+    for (int trial = 0; trial < 3; ++trial, calls += 1) {
+      const std::uint64_t stream = gen();
+      INFO("n = " << n << ", trial " << trial);
+      const auto mine = values_of<long>(stream, comm.rank(), n);
+      const auto sum = serial_fold<long>(stream, p, n, std::plus<>{});
+      std::vector<long> got = mine;  // in place on odd trials
+      if (trial % 2 == 1)
+        comm.allreduce(send_recv_buf(got), op(ops::sum{}), algorithm);
+      else
+        comm.allreduce(send_buf(mine), recv_buf(got), op(ops::sum{}), algorithm);
+      check_equal(as_span(got), as_span(sum), "allreduce sum");
+      // Every root in turn over the trials: a leader and a rank that does not lead its node.
+      const int to = static_cast<int>((gen() % 2 == 0 ? trial : p - 1 - trial) % p);
+      std::vector<long> at_root = comm.rank() == to ? mine : std::vector<long>{};
+      if (comm.rank() == to && trial % 2 == 1)
+        comm.reduce(send_recv_buf(at_root), op(ops::sum{}), root(to), algorithm);
+      else
+        comm.reduce(send_buf(mine), recv_buf(at_root), op(ops::sum{}), root(to), algorithm);
+      if (comm.rank() == to) check_equal(as_span(at_root), as_span(sum), "reduce sum");
+      std::vector<long> data = comm.rank() == to ? mine : std::vector<long>(n);
+      comm.broadcast(send_recv_buf(data), root(to), algorithm);
+      check_equal(as_span(data), as_span(values_of<long>(stream, to, n)), "broadcast");
+    }
+  }
+  set_observer(previous);
+  CHECK(parts.count("allreduce: node windows and leaders") == static_cast<std::size_t>(calls));
+  CHECK(parts.count("reduce: node windows and leaders") == static_cast<std::size_t>(calls));
+  CHECK(parts.count("broadcast: node windows and leaders") == static_cast<std::size_t>(calls));
+}
+
+TEST_CASE("the node-aware reduction keeps rank order for an operation that is not commutative", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const int p = comm.size();
+  auto gen = rng(35);
+  for (const std::size_t n : {std::size_t{600}, std::size_t{5000}}) {  // 19 KB; 160 KB: three pieces
+    const std::uint64_t stream = gen();
+    const int to = static_cast<int>(gen() % static_cast<unsigned>(p));
+    INFO("n = " << n << ", root " << to);
+    const auto mine = values_of<matrix2>(stream, comm.rank(), n);
+    const auto product = serial_fold<matrix2>(stream, p, n, matrix_product{});
+    std::vector<matrix2> got(n);
+    const auto run = [&] {
+      comm.allreduce(send_buf(mine), recv_buf(got), op(matrix_product{}),
+                     force_algorithm(comm_algorithm::hierarchical));
+    };
+    if (!nodes_in_rank_order()) {
+      CHECK_THROWS_WITH(run(), ContainsSubstring("not commutative"));
+      continue;
+    }
+    run();
+    check_equal(as_span(got), as_span(product), "allreduce of 2x2 matrix products");
+    std::vector<matrix2> at_root(comm.rank() == to ? n : 0);
+    comm.reduce(send_buf(mine), recv_buf(at_root), op(matrix_product{}), root(to),
+                force_algorithm(comm_algorithm::hierarchical));
+    if (comm.rank() == to) check_equal(as_span(at_root), as_span(product), "reduce of 2x2 matrix products");
+  }
+}
+
+TEST_CASE("the node-aware algorithm refuses to run where it cannot", "[comm][nodes][errors]") {
+  communicator& comm = default_comm();
+  std::vector<double> x(16, 1.0), y(16);
+  const auto forced = force_algorithm(comm_algorithm::hierarchical);
+  if (!comm.node_aware()) {
+    CHECK_THROWS_WITH(comm.allreduce(send_buf(x), recv_buf(y), op(ops::sum{}), forced),
+                      ContainsSubstring("needs ranks on several nodes, some sharing one"));
+  }
+  CHECK_THROWS_WITH(comm_cases()[1].comm.broadcast(send_recv_buf(x), root(0), forced),
+                    ContainsSubstring("shared_memory off"));
+  CHECK_THROWS_WITH(comm.iallreduce(send_buf(x), recv_buf(y), op(ops::sum{}), forced),
+                    ContainsSubstring("runs on shm or mpi"));
+  comm.allreduce(send_buf(x), recv_buf(y), op(ops::sum{}));  // still in step
+  CHECK(y[0] == static_cast<double>(comm.size()));
 }
 
 TEST_CASE("one rank's rejection and mismatched arguments raise on every rank on any node layout",

@@ -78,7 +78,7 @@ TEST_CASE("reduce with user functors keeps rank order at any root", "[comm][redu
       const auto run = [&] {
         comm.reduce(send_buf(mine), recv_buf(got), op(matrix_product{}), root(to), force_algorithm(a));
       };
-      if (!runnable(comm, collective::reduce, a, n * sizeof(matrix2))) {
+      if (!runnable(comm, collective::reduce, a, n * sizeof(matrix2), false)) {
         if (n > 0) CHECK_THROWS_AS(run(), invalid_argument);
         continue;
       }

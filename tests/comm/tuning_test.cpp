@@ -51,8 +51,19 @@ TEST_CASE("the default table chooses shared memory for small messages and MPI ab
   CHECK(t.choose(collective::gather, 8 * mib) == comm_algorithm::mpi);
   for (collective c : {collective::reduce, collective::scatter, collective::allgatherv})
     CHECK(comm_tuning::defaults(3).choose(c, 2 * mib) == comm_algorithm::mpi);
+  // Ranks on several nodes, some sharing one: the node-aware algorithm for reduce and allreduce
+  // at every size, for broadcast up to a slot.
+  const comm_tuning nodes = comm_tuning::defaults(4, true);
+  for (std::size_t bytes : {std::size_t{8}, std::size_t{65536}, 8 * mib}) {
+    CHECK(nodes.choose(collective::allreduce, bytes) == comm_algorithm::hierarchical);
+    CHECK(nodes.choose(collective::reduce, bytes) == comm_algorithm::hierarchical);
+  }
+  CHECK(nodes.choose(collective::broadcast, 65536) == comm_algorithm::hierarchical);
+  CHECK(nodes.choose(collective::broadcast, 65537) == comm_algorithm::mpi);
+  CHECK(nodes.choose(collective::gather, 8) == comm_algorithm::shm);  // no window: MPI's call then
   // The text format reads back what it wrote.
   CHECK(comm_tuning::parse(t.to_text(), "defaults") == t);
+  CHECK(comm_tuning::parse(nodes.to_text(), "defaults") == nodes);
 }
 
 TEST_CASE("tuning text is parsed with its shape and checked line by line", "[comm][tuning]") {
@@ -127,7 +138,7 @@ TEST_CASE("a communicator reads its tuning file or the environment's, if it fits
     communicator comm(o);
     CHECK_THAT(comm.tuning_source(), ContainsSubstring("built-in defaults (file " + path + " was measured on " +
                                                        std::to_string(world.size() + 1) + " ranks"));
-    CHECK(comm.tuning() == comm_tuning::defaults(comm.size()));
+    CHECK(comm.tuning() == comm_tuning::defaults(comm.size(), comm.node_aware()));
   }
   // A bad file raises on every rank (rank 0 reads it, everyone learns the error).
   if (world.rank() == 0) {

@@ -45,16 +45,21 @@ enum class comm_algorithm : std::uint8_t {
   ring,                ///< allgather(v), allreduce (reduce-scatter + allgather on a ring)
   bruck,               ///< allgather, any rank count in ceil(log2 p) steps
   dissemination,       ///< allreduce (commutative operations), barrier
-  recursive_halving    ///< allreduce: recursive-halving reduce-scatter + recursive-doubling allgather
+  recursive_halving,   ///< allreduce: recursive-halving reduce-scatter + recursive-doubling allgather
+  hierarchical         ///< broadcast, reduce, allreduce where the ranks span several nodes and some
+                       ///< share one (`communicator::node_aware`): each node's window within it, MPI's
+                       ///< call among one leader per node between them (a reduction that is not
+                       ///< commutative needs each node's ranks consecutive, the nodes in rank order)
 };
 
 /// Every algorithm but `automatic`.
-inline constexpr std::array<comm_algorithm, 10> all_algorithms{
+inline constexpr std::array<comm_algorithm, 11> all_algorithms{
     comm_algorithm::mpi,           comm_algorithm::shm,
     comm_algorithm::binomial,      comm_algorithm::linear,
     comm_algorithm::linear_device, comm_algorithm::recursive_doubling,
     comm_algorithm::ring,          comm_algorithm::bruck,
-    comm_algorithm::dissemination, comm_algorithm::recursive_halving};
+    comm_algorithm::dissemination, comm_algorithm::recursive_halving,
+    comm_algorithm::hierarchical};
 
 /// The collective's name: "allreduce", "broadcast", ...
 constexpr std::string_view to_string(collective c) noexcept {
@@ -87,6 +92,7 @@ constexpr std::string_view to_string(comm_algorithm a) noexcept {
     case comm_algorithm::bruck: return "bruck";
     case comm_algorithm::dissemination: return "dissemination";
     case comm_algorithm::recursive_halving: return "recursive_halving";
+    case comm_algorithm::hierarchical: return "hierarchical";
   }
   return "unknown";
 }
@@ -107,24 +113,26 @@ constexpr std::optional<comm_algorithm> algorithm_from_string(std::string_view n
 }
 
 /// Whether hetero implements collective `c` with algorithm `a` (for some rank counts and
-/// operations: recursive-doubling allgather needs a power-of-two rank count, and ring,
-/// dissemination and recursive-halving allreduce a commutative operation).
+/// operations: recursive-doubling allgather needs a power-of-two rank count, ring,
+/// dissemination and recursive-halving allreduce a commutative operation, and hierarchical
+/// ranks on several nodes, some sharing one).
 constexpr bool implements(collective c, comm_algorithm a) noexcept {
   using A = comm_algorithm;
   if (a == A::automatic || a == A::mpi) return true;
   switch (c) {
     case collective::barrier: return a == A::shm || a == A::dissemination;
-    case collective::broadcast: return a == A::shm || a == A::binomial;
+    case collective::broadcast: return a == A::shm || a == A::binomial || a == A::hierarchical;
     case collective::scatter:
     case collective::gather: return a == A::shm || a == A::binomial || a == A::linear;
     case collective::scatterv:
     case collective::gatherv: return a == A::shm || a == A::linear;
-    case collective::reduce: return a == A::shm || a == A::binomial || a == A::linear || a == A::linear_device;
+    case collective::reduce:
+      return a == A::shm || a == A::binomial || a == A::linear || a == A::linear_device || a == A::hierarchical;
     case collective::allgather: return a == A::shm || a == A::recursive_doubling || a == A::ring || a == A::bruck;
     case collective::allgatherv: return a == A::shm || a == A::ring;
     case collective::allreduce:
       return a == A::shm || a == A::recursive_doubling || a == A::ring || a == A::dissemination ||
-             a == A::recursive_halving;
+             a == A::recursive_halving || a == A::hierarchical;
   }
   return false;
 }

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "hetero/comm/detail/mpi_op.hpp"
+#include "hetero/comm/detail/node_collectives.hpp"
 #include "hetero/comm/detail/reduction_arguments.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/detail/skeleton.hpp"
@@ -18,7 +19,7 @@
 
 namespace hetero::detail {
 
-/// Algorithms: mpi, shm, dissemination, recursive_doubling, recursive_halving, ring. `send`
+/// Algorithms: mpi, shm, dissemination, recursive_doubling, recursive_halving, ring, hierarchical. `send`
 /// equal to `recv` means in place.
 struct allreduce_shape
     : shape_base<collective::allreduce,
@@ -54,6 +55,7 @@ struct allreduce_shape
       case comm_algorithm::recursive_halving:
         return power_of_two_allreduce<T, Ops>(st, send, recv, n, reduction, allreduce_core::recursive_halving);
       case comm_algorithm::ring: return ring_allreduce<T, Ops>(st, send, recv, n, reduction);
+      case comm_algorithm::hierarchical: return hierarchical_allreduce<T>(st, send, recv, n, reduction);
       default: return run_mpi<allreduce_shape>(st, call);
     }
   }

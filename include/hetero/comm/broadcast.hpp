@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "hetero/comm/detail/node_collectives.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/detail/skeleton.hpp"
@@ -89,6 +90,7 @@ struct broadcast_shape : shape_base<collective::broadcast, shape_flags{.chunked 
     switch (a) {
       case comm_algorithm::shm: return run_shm<shm_broadcast<T>>(*st.shm(), name, call.recv, call.n, call.root);
       case comm_algorithm::binomial: return binomial_broadcast(st, call.recv, call.n, call.root);
+      case comm_algorithm::hierarchical: return hierarchical_broadcast(st, call.recv, call.n, call.root);
       default: return run_mpi<broadcast_shape>(st, call);
     }
   }

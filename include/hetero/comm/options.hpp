@@ -48,7 +48,7 @@ struct communicator_options {
   /// or `hetero::set_wait_timeout` say otherwise; see docs/faults.md).
   double wait_timeout_seconds = -1;
   /// Size thresholds; when empty, the file `tuning_file`, else the file named by the
-  /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults(size)`. A file made for
+  /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults(size, node_aware)`. A file made for
   /// another shape (ranks, nodes) is ignored: see `communicator::tuning_source()`.
   std::optional<comm_tuning> tuning;
   /// A tuning file to read (by rank 0, then shared with all ranks).

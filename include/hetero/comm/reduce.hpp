@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "hetero/comm/detail/mpi_op.hpp"
+#include "hetero/comm/detail/node_collectives.hpp"
 #include "hetero/comm/detail/p2p.hpp"
 #include "hetero/comm/detail/reduction_arguments.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
@@ -84,6 +85,7 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
         return run_shm<shm_reduce<T, std::remove_const_t<decltype(reduction)>>>(
             *st.shm(), name, send, recv, n, reduction, root, checks_of(st) == argument_check::consistent);
       case comm_algorithm::binomial: return binomial_reduce<T, Ops>(st, send, recv, n, reduction, root);
+      case comm_algorithm::hierarchical: return hierarchical_reduce<T>(st, send, recv, n, reduction, root);
       case comm_algorithm::linear: return linear_reduce<T, host_ops>(st, send, recv, n, reduction, root);
       case comm_algorithm::linear_device:
         return linear_reduce<T, kernel_ops<typename Ops::memory_space>>(st, send, recv, n, reduction, root);

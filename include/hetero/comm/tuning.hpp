@@ -51,8 +51,11 @@ class comm_tuning {
   /// call above. On 2 ranks, three of hetero's algorithms replace MPI's call above the window,
   /// where tuning runs found them faster by more than 15 % (docs/comm.md): binomial reduce up to
   /// 4 MiB, linear scatter from 256 KiB to 4 MiB and ring allgatherv. Other shapes keep MPI's
-  /// call there; run `hetero_comm_tune` for thresholds that fit your machine.
-  static comm_tuning defaults(int ranks = 2) {
+  /// call there; run `hetero_comm_tune` for thresholds that fit your machine. `node_aware`: the
+  /// ranks span several nodes and some share one (`communicator::node_aware`): reduce and
+  /// allreduce take the hierarchical algorithm at every size, broadcast up to the window's
+  /// 64 KiB (measured on emulated nodes, docs/nodes.md).
+  static comm_tuning defaults(int ranks = 2, bool node_aware = false) {
     comm_tuning t;
     constexpr std::size_t kib = 1024, mib = 1024 * kib;
     const auto p = static_cast<std::size_t>(std::max(ranks, 1));
@@ -84,6 +87,11 @@ class comm_tuning {
     // shared-memory algorithm each block takes the window or a message by its own size.
     t.set(collective::gatherv, {{unbounded, comm_algorithm::shm}});
     t.set(collective::scatterv, {{unbounded, comm_algorithm::shm}});
+    if (node_aware) {
+      t.set(collective::broadcast, {{one_block, comm_algorithm::hierarchical}, {unbounded, comm_algorithm::mpi}});
+      t.set(collective::reduce, {{unbounded, comm_algorithm::hierarchical}});
+      t.set(collective::allreduce, {{unbounded, comm_algorithm::hierarchical}});
+    }
     return t;
   }
 

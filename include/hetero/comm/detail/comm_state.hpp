@@ -74,8 +74,12 @@ class comm_state {
       m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
     // Ranks on several nodes, some sharing one: each node's window carries the agreement on the
     // arguments (and the small payloads with it) to and from its leader (node_agreement.hpp).
-    if (options.shared_memory && m_nodes > 1 && m_nodes < m_size)
+    if (options.shared_memory && m_nodes > 1 && m_nodes < m_size) {
       m_node_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
+      // And the leaders' own communicator for the data between nodes (node_collectives.hpp).
+      const bool leads = m_node_members.front() == m_rank;
+      m_leader_comm = owned_comm::split(m_comm, leads ? 0 : MPI_UNDEFINED, m_rank);
+    }
     load_tuning();
   }
 
@@ -85,7 +89,9 @@ class comm_state {
   /// messages of the abandoned call may still arrive, and a freed communicator's context could
   /// be reused by the next one made, where they would match its calls.
   ~comm_state() {
-    if (!m_broken.empty()) keep_for_mpi(std::make_unique<owned_comm>(std::move(m_comm_owner)));
+    if (m_broken.empty()) return;
+    keep_for_mpi(std::make_unique<owned_comm>(std::move(m_comm_owner)));
+    if (m_leader_comm.get() != MPI_COMM_NULL) keep_for_mpi(std::make_unique<owned_comm>(std::move(m_leader_comm)));
   }
 
   [[nodiscard]] MPI_Comm comm() const noexcept { return m_comm; }
@@ -101,6 +107,18 @@ class comm_state {
   [[nodiscard]] const std::vector<int>& node_members() const noexcept { return m_node_members; }
   /// Each node's leader (its lowest rank), ascending.
   [[nodiscard]] const std::vector<int>& leaders() const noexcept { return m_leaders; }
+  /// The node of rank `r`: its leader's index in `leaders()`.
+  [[nodiscard]] int node_of(int r) const noexcept { return m_node_of[static_cast<std::size_t>(r)]; }
+  /// True when every node holds consecutive ranks, the nodes in rank order (so that folding each
+  /// node's ranks in order, then the nodes in order, is folding the ranks in order).
+  [[nodiscard]] bool nodes_in_rank_order() const noexcept {
+    return std::is_sorted(m_node_of.begin(), m_node_of.end());
+  }
+  /// True on the rank that leads its node.
+  [[nodiscard]] bool leads_node() const noexcept { return m_node_members.front() == m_rank; }
+  /// The leaders' communicator (ranks as in `leaders()`) on the leaders of a node-aware
+  /// communicator (`node_shm()`), else MPI_COMM_NULL.
+  [[nodiscard]] MPI_Comm leader_comm() const noexcept { return m_leader_comm.get(); }
   /// Ranks of the largest node.
   [[nodiscard]] int largest_node() const noexcept { return m_largest_node; }
   [[nodiscard]] const communicator_options& options() const noexcept { return m_options; }
@@ -220,6 +238,10 @@ class comm_state {
       m_largest_node = std::max(m_largest_node, ++ranks_of[static_cast<std::size_t>(leader)]);
     }
     m_nodes = static_cast<int>(m_leaders.size());
+    m_node_of.assign(static_cast<std::size_t>(m_size), 0);
+    for (std::size_t r = 0; r < m_node_of.size(); ++r)
+      m_node_of[r] =
+          static_cast<int>(std::lower_bound(m_leaders.begin(), m_leaders.end(), leader_of[r]) - m_leaders.begin());
   }
 
   // Rank 0 reads the file; every rank parses the same text, so all choose alike.
@@ -232,7 +254,7 @@ class comm_state {
       if (path.empty())
         if (const char* env = std::getenv("HETERO_COMM_TUNING")) path = env;
       if (path.empty()) {
-        m_tuning = comm_tuning::defaults(m_size);
+        m_tuning = comm_tuning::defaults(m_size, m_node_shm != nullptr);
         m_tuning_source = "built-in defaults";
         return;
       }
@@ -260,7 +282,7 @@ class comm_state {
                         std::to_string(m_tuning.ranks()) + " ranks on " + std::to_string(m_tuning.nodes()) +
                         " node(s); this communicator has " + std::to_string(m_size) + " on " +
                         std::to_string(m_nodes) + ")";
-      m_tuning = comm_tuning::defaults(m_size);
+      m_tuning = comm_tuning::defaults(m_size, m_node_shm != nullptr);
     }
   }
 
@@ -277,6 +299,8 @@ class comm_state {
   std::unique_ptr<shm_channel> m_node_shm;  // see node_shm()
   std::vector<int> m_node_members;          // see node_members()
   std::vector<int> m_leaders;               // see leaders()
+  std::vector<int> m_node_of;               // see node_of()
+  owned_comm m_leader_comm;                 // see leader_comm()
   int m_largest_node = 1;
   comm_tuning m_tuning;
   std::string m_tuning_source;

@@ -35,10 +35,11 @@ namespace hetero::detail {
 /// What restricts the algorithms of one call.
 struct call_traits {
   collective kind;
-  std::size_t bytes;          ///< message size the tuning table is keyed on
-  std::size_t shm_bytes;      ///< what one rank publishes on the shared-memory path
-  std::size_t alignment = 8;  ///< of the element type (the shared-memory payload is 32-byte aligned)
-  bool commutative = true;    ///< of the reduction, if any
+  std::size_t bytes;              ///< message size the tuning table is keyed on
+  std::size_t shm_bytes;          ///< what one rank publishes on the shared-memory path
+  std::size_t alignment = 8;      ///< of the element type (the shared-memory payload is 32-byte aligned)
+  bool commutative = true;        ///< of the reduction, if any
+  std::size_t element_bytes = 1;  ///< sizeof the element type
 };
 
 /// The algorithm for one call: `forced` if given, else the tuned choice; an automatic choice
@@ -46,12 +47,16 @@ struct call_traits {
 /// values that are equal on every rank, so every rank chooses alike.
 inline comm_algorithm choose(comm_state& st, const call_traits& call, comm_algorithm forced) {
   const bool automatic = forced == comm_algorithm::automatic;
-  const comm_algorithm a = automatic ? st.tuning().choose(call.kind, call.bytes) : forced;
+  comm_algorithm a = automatic ? st.tuning().choose(call.kind, call.bytes) : forced;
   const auto refuse = [&](const auto&... why) -> comm_algorithm {
     if (automatic) return comm_algorithm::mpi;
     raise<invalid_argument>(to_string(call.kind), ": algorithm ", to_string(a), " cannot run here: ", why...);
   };
   if (!implements(call.kind, a)) return refuse(to_string(call.kind), " has no ", to_string(a), " algorithm");
+  // Ranks on several nodes, some sharing one: the node-aware algorithm takes the window's place.
+  if (automatic && a == comm_algorithm::shm && !st.shm() && st.node_shm() &&
+      implements(call.kind, comm_algorithm::hierarchical))
+    a = comm_algorithm::hierarchical;
   if (a == comm_algorithm::shm) {
     if (!st.shm() && st.nodes() > 1)
       return refuse("no shared-memory window: the ranks span ", st.nodes(), " nodes");
@@ -61,6 +66,23 @@ inline comm_algorithm choose(comm_state& st, const call_traits& call, comm_algor
                     " bytes; communicator_options::shm_slot_bytes)");
     if (call.alignment > shm_header_bytes)
       return refuse("the element type needs ", call.alignment, "-byte alignment (at most 32)");
+  }
+  if (a == comm_algorithm::hierarchical) {
+    if (!st.node_shm())
+      return refuse(
+          "it needs ranks on several nodes, some sharing one, and communicator_options::shared_memory "
+          "(this communicator has ",
+          st.size(), " ranks on ", st.nodes(), " node(s)", st.options().shared_memory ? "" : ", shared_memory off",
+          "; see communicator::node_aware())");
+    if (!call.commutative && !st.nodes_in_rank_order())
+      return refuse(
+          "the operation is not commutative (tag it ops::commutative if it is) and the nodes do not "
+          "hold consecutive ranks in rank order, so the nodes' partial results cannot be folded in rank "
+          "order");
+    if (call.element_bytes > st.node_shm()->capacity() || call.alignment > shm_header_bytes)
+      return refuse("an element of ", call.element_bytes, " bytes (", call.alignment,
+                    "-byte alignment) does not fit a slot of the node's window (", st.node_shm()->capacity(),
+                    " bytes, 32-byte alignment)");
   }
   if (call.kind == collective::allreduce && !call.commutative &&
       (a == comm_algorithm::dissemination || a == comm_algorithm::ring || a == comm_algorithm::recursive_halving))

@@ -221,20 +221,23 @@ class shm_root_status final : public shm_op {
   const std::string* m_rejection;
 };
 
+/// The root's `n` elements to every rank. `verdicts`: the root learns at its next call whether
+/// a rank raised here (`shm_channel::settle`); false where the arguments were agreed on before.
 template <class T>
 class shm_broadcast final : public shm_op {
  public:
-  shm_broadcast(shm_channel& channel, T* data, std::size_t n, int root)
+  shm_broadcast(shm_channel& channel, T* data, std::size_t n, int root, bool verdicts = true)
       : shm_op(channel, collective::broadcast, builtin_op::none, root, n * sizeof(T)),
         m_data(data),
         m_n(n),
-        m_root(root) {}
+        m_root(root),
+        m_verdicts(verdicts) {}
   void start() {
     take_number();
     if (m_channel.rank() != m_root) return;
     copy_payload(payload_area(), m_data, m_n * sizeof(T));
     publish();
-    m_channel.expect_verdicts(op, "broadcast");
+    if (m_verdicts) m_channel.expect_verdicts(op, "broadcast");
   }
   bool ready() override { return m_channel.rank() == m_root || m_channel.arrived(m_root, op); }
   void missing(std::vector<int>& out) const override {
@@ -250,6 +253,7 @@ class shm_broadcast final : public shm_op {
   T* m_data;
   std::size_t m_n;
   int m_root;
+  bool m_verdicts;
 };
 
 /// What reduce and gather share (and allreduce and allgather, root -1): the root, or every rank

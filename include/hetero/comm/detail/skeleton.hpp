@@ -177,15 +177,16 @@ struct shape_base {
   static call_traits traits(const comm_state&, const Call& call) {
     using T = typename Call::element_type;
     const std::size_t bytes = listed ? 0 : call.n * sizeof(T);
-    return {Kind, bytes, bytes, alignof(T), Call::reduction_type::commutative};
+    return {Kind, bytes, bytes, alignof(T), Call::reduction_type::commutative, sizeof(T)};
   }
 };
 
-/// The route of a call that will run `a`: shared memory always works on host memory.
+/// The route of a call that will run `a`: shared memory (and the hierarchical algorithm, which
+/// uses the node windows) always works on host memory.
 template <class MemorySpace>
 buffer_route route_for(comm_state& st, comm_algorithm a, std::string_view what) {
   const buffer_route r = st.route<MemorySpace>(what);
-  if (a == comm_algorithm::shm && r == buffer_route::direct)
+  if ((a == comm_algorithm::shm || a == comm_algorithm::hierarchical) && r == buffer_route::direct)
     return host_addressable<MemorySpace> ? buffer_route::host : buffer_route::staged;
   return r;
 }
@@ -198,7 +199,10 @@ inline comm_algorithm choose_nonblocking(comm_state& st, const call_traits& call
   if (forced == comm_algorithm::mpi) return forced;
   if (forced == comm_algorithm::automatic && st.tuning().choose(call.kind, call.bytes) != comm_algorithm::shm)
     return comm_algorithm::mpi;
-  return choose(st, call, forced);  // shm, or MPI where an automatic shm choice cannot run
+  // shm, or MPI where an automatic shm choice cannot run (the hierarchical algorithm that takes
+  // its place across nodes blocks).
+  const comm_algorithm a = choose(st, call, forced);
+  return a == comm_algorithm::hierarchical ? comm_algorithm::mpi : a;
 }
 
 /// Non-blocking forms that run on MPI's non-blocking call only.

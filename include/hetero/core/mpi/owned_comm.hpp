@@ -30,10 +30,11 @@ class owned_comm {
   }
 
   /// The ranks of `comm` that pass the same `color` (`MPI_Comm_split`, ordered by `key`);
-  /// collective over `comm`.
+  /// collective over `comm`. A rank that passes `MPI_UNDEFINED` gets an empty handle.
   static owned_comm split(MPI_Comm comm, int color, int key) {
     auto owned = std::make_shared<holder>();
     HETERO_MPI_CHECK(MPI_Comm_split, comm, color, key, &owned->comm);
+    if (owned->comm == MPI_COMM_NULL) return {};
     return adopted(std::move(owned));
   }
 

@@ -165,6 +165,7 @@ inline bool can_run(const communicator& comm, collective c, comm_algorithm a, st
     const std::size_t published = c == collective::scatter ? bytes * static_cast<std::size_t>(comm.size()) : bytes;
     return comm.has_shared_memory() && published <= comm.options().shm_slot_bytes;
   }
+  if (a == comm_algorithm::hierarchical) return comm.node_aware();
   if (c == collective::allgather && a == comm_algorithm::recursive_doubling)
     return (comm.size() & (comm.size() - 1)) == 0;
   return true;

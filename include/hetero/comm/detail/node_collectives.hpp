@@ -1,0 +1,136 @@
+/// @file
+/// The node-aware data step of broadcast, reduce and allreduce (`comm_algorithm::hierarchical`)
+/// where a communicator's ranks span several nodes and some share one: within each node the
+/// node's shared-memory window (in pieces of one slot), between nodes MPI's own call among one
+/// leader per node (`comm_state::leader_comm`). Between nodes one vector per node travels
+/// instead of one per rank. The ranks agreed on the arguments before any data moves
+/// (node_agreement.hpp), so the windows' operations carry no verdicts.
+#ifndef HETERO_COMM_DETAIL_NODE_COLLECTIVES_HPP
+#define HETERO_COMM_DETAIL_NODE_COLLECTIVES_HPP
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string_view>
+
+#include "hetero/comm/detail/comm_state.hpp"
+#include "hetero/comm/detail/local_ops.hpp"
+#include "hetero/comm/detail/mpi_op.hpp"
+#include "hetero/comm/detail/p2p.hpp"
+#include "hetero/comm/detail/shm_collectives.hpp"
+#include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/observer.hpp"
+
+namespace hetero::detail {
+
+/// Calls `each(at, count)` for the pieces of `n` elements that fit one slot of `window`.
+template <class T, class Each>
+void for_each_piece(const shm_channel& window, std::size_t n, Each&& each) {
+  const std::size_t piece = std::max<std::size_t>(1, window.capacity() / sizeof(T));
+  for (std::size_t at = 0; at < n; at += piece) each(at, std::min(piece, n - at));
+}
+
+/// A leader's part between nodes: MPI's non-blocking call `call`, started by
+/// `start(leaders, &request)` on the leaders' communicator and waited under the communicator's
+/// policy (given up after its timeout).
+template <class Start>
+void among_leaders(comm_state& st, std::string_view what, std::string_view call, Start&& start) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(start(st.leader_comm(), &request), call);
+  wait_one(request, st.policy(), what);
+}
+
+/// The index of rank `r` in this rank's node (r must share it).
+inline int node_index(const comm_state& st, int r) {
+  const auto& members = st.node_members();
+  return static_cast<int>(std::find(members.begin(), members.end(), r) - members.begin());
+}
+
+/// The root's `n` elements to every rank: through the root's node window from the root, among
+/// the leaders from the root's leader, through the other nodes' windows from their leaders.
+template <class T>
+void hierarchical_broadcast(comm_state& st, T* data, std::size_t n, int root) {
+  const region part("comm", "broadcast", "node windows and leaders");
+  shm_channel& window = *st.node_shm();
+  const int root_node = st.node_of(root);
+  const bool root_here = st.node_of(st.rank()) == root_node;
+  const int from = root_here ? node_index(st, root) : 0;
+  if (root_here)
+    for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+      run_shm<shm_broadcast<T>>(window, "broadcast", data + at, c, from, false);
+    });
+  if (st.leads_node())
+    among_leaders(st, "broadcast", "MPI_Ibcast", [&](MPI_Comm leaders, MPI_Request* r) {
+      return MPI_Ibcast(data, mpi_count(n, "broadcast count"), mpi_type<T>(), root_node, leaders, r);
+    });
+  if (!root_here)
+    for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+      run_shm<shm_broadcast<T>>(window, "broadcast", data + at, c, 0, false);
+    });
+}
+
+/// Each node's `n` elements reduced at its leader into `partial` (the leader's, null elsewhere):
+/// `send` through the node's window, folded in node-rank order. `send` may be `partial`.
+template <class T, class R>
+void reduce_in_node(comm_state& st, std::string_view what, const T* send, T* partial, std::size_t n,
+                    const R& reduction) {
+  shm_channel& window = *st.node_shm();
+  for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+    run_shm<shm_reduce<T, R>>(window, what, send + at, partial ? partial + at : nullptr, c, reduction, 0);
+  });
+}
+
+/// `send` (null: in place) reduced element-wise over every rank into `recv` on every rank.
+template <class T, class R>
+void hierarchical_allreduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction) {
+  const region part("comm", "allreduce", "node windows and leaders");
+  const bool leads = st.leads_node();
+  reduce_in_node(st, "allreduce", send ? send : recv, leads ? recv : nullptr, n, reduction);
+  if (leads) {
+    const mpi_reduction<T, R> op(reduction);
+    among_leaders(st, "allreduce", "MPI_Iallreduce", [&](MPI_Comm leaders, MPI_Request* r) {
+      return MPI_Iallreduce(MPI_IN_PLACE, recv, mpi_count(n, "allreduce count"), op.type(), op.op(), leaders, r);
+    });
+  }
+  shm_channel& window = *st.node_shm();
+  for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+    run_shm<shm_broadcast<T>>(window, "allreduce", recv + at, c, 0, false);
+  });
+}
+
+/// `send` (null at the root: in place) reduced element-wise over every rank into `recv` at
+/// `root`: each node's at its leader, the leaders' at the root's leader, which hands the result
+/// to the root where it does not lead its node.
+template <class T, class R>
+void hierarchical_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction, int root) {
+  const region part("comm", "reduce", "node windows and leaders");
+  const bool leads = st.leads_node();
+  const bool at_root = st.rank() == root;
+  const int root_leader = st.leaders()[static_cast<std::size_t>(st.node_of(root))];
+  T* partial = leads ? host_ops::scratch<T>(st, 0, n) : nullptr;
+  reduce_in_node(st, "reduce", send && send != recv ? send : recv, partial, n, reduction);
+  if (leads) {
+    // Never MPI_IN_PLACE: MPICH 4.0.2 crashes in an in-place reduce at a root other than 0.
+    T* out = st.rank() != root_leader ? nullptr : at_root ? recv : host_ops::scratch<T>(st, 1, n);
+    const mpi_reduction<T, R> op(reduction);
+    among_leaders(st, "reduce", "MPI_Ireduce", [&](MPI_Comm leaders, MPI_Request* r) {
+      return MPI_Ireduce(partial, out, mpi_count(n, "reduce count"), op.type(), op.op(), st.node_of(root), leaders,
+                         r);
+    });
+    if (out != nullptr && !at_root) {
+      p2p_batch<T> handoff(st, collective::reduce);
+      handoff.send(out, n, root);
+      handoff.wait();
+    }
+  } else if (at_root) {
+    p2p_batch<T> handoff(st, collective::reduce);
+    handoff.recv(recv, n, root_leader);
+    handoff.wait();
+  }
+}
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_COMM_DETAIL_NODE_COLLECTIVES_HPP
