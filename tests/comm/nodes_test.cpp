@@ -11,6 +11,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -140,6 +142,41 @@ TEST_CASE("above 8 KiB the data meets in the node windows and among the node lea
   CHECK(parts.count("allreduce: node windows and leaders") == static_cast<std::size_t>(calls));
   CHECK(parts.count("reduce: node windows and leaders") == static_cast<std::size_t>(calls));
   CHECK(parts.count("broadcast: node windows and leaders") == static_cast<std::size_t>(calls));
+}
+
+TEST_CASE("a gather meets in the node windows and among the node leaders, in rank order", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const int p = comm.size();
+  auto gen = rng(36);
+  part_recorder parts;
+  observer* previous = set_observer(&parts);
+  int calls = 0;
+  // 100 elements (automatic: the window's sizes), 9,000 (72 KB per rank, forced: two pieces).
+  for (const std::size_t n : {std::size_t{100}, std::size_t{9000}}) {
+    const auto algorithm = force_algorithm(n > 1000 ? comm_algorithm::hierarchical : comm_algorithm::automatic);
+    for (int to = 0; to < p; ++to, ++calls) {
+      const std::uint64_t stream = gen();
+      INFO("n = " << n << ", root " << to);
+      const auto mine = values_of<long>(stream, comm.rank(), n);
+      std::vector<long> expected;
+      for (int r = 0; r < p; ++r) {
+        const auto theirs = values_of<long>(stream, r, n);
+        expected.insert(expected.end(), theirs.begin(), theirs.end());
+      }
+      std::vector<long> got(comm.rank() == to ? static_cast<std::size_t>(p) * n : 0);
+      if (comm.rank() == to && to % 2 == 1) {  // in place at odd roots
+        std::copy(mine.begin(), mine.end(),
+                  got.begin() + static_cast<std::ptrdiff_t>(to) * static_cast<std::ptrdiff_t>(n));
+        comm.gather(send_recv_buf(got), root(to), algorithm);
+      } else {
+        comm.gather(send_buf(mine), recv_buf(got), root(to), algorithm);
+      }
+      if (comm.rank() == to) check_equal(as_span(got), as_span(expected), "gather");
+    }
+  }
+  set_observer(previous);
+  CHECK(parts.count("gather: node windows and leaders") == static_cast<std::size_t>(calls));
 }
 
 TEST_CASE("the node-aware reduction keeps rank order for an operation that is not commutative", "[comm][nodes]") {

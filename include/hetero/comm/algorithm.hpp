@@ -46,7 +46,7 @@ enum class comm_algorithm : std::uint8_t {
   bruck,               ///< allgather, any rank count in ceil(log2 p) steps
   dissemination,       ///< allreduce (commutative operations), barrier
   recursive_halving,   ///< allreduce: recursive-halving reduce-scatter + recursive-doubling allgather
-  hierarchical         ///< broadcast, reduce, allreduce where the ranks span several nodes and some
+  hierarchical         ///< broadcast, reduce, allreduce, gather where the ranks span several nodes and some
                        ///< share one (`communicator::node_aware`): each node's window within it, MPI's
                        ///< call among one leader per node between them (a reduction that is not
                        ///< commutative needs each node's ranks consecutive, the nodes in rank order)
@@ -122,8 +122,8 @@ constexpr bool implements(collective c, comm_algorithm a) noexcept {
   switch (c) {
     case collective::barrier: return a == A::shm || a == A::dissemination;
     case collective::broadcast: return a == A::shm || a == A::binomial || a == A::hierarchical;
-    case collective::scatter:
-    case collective::gather: return a == A::shm || a == A::binomial || a == A::linear;
+    case collective::scatter: return a == A::shm || a == A::binomial || a == A::linear;
+    case collective::gather: return a == A::shm || a == A::binomial || a == A::linear || a == A::hierarchical;
     case collective::scatterv:
     case collective::gatherv: return a == A::shm || a == A::linear;
     case collective::reduce:

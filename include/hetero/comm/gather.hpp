@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "hetero/comm/detail/node_collectives.hpp"
 #include "hetero/comm/detail/rooted_algorithms.hpp"
 #include "hetero/comm/detail/shm_collectives.hpp"
 #include "hetero/comm/detail/skeleton.hpp"
@@ -16,7 +17,7 @@
 
 namespace hetero::detail {
 
-/// Algorithms: mpi, shm, linear, binomial. `send` null at the root: in place (its block already
+/// Algorithms: mpi, shm, linear, binomial, hierarchical. `send` null at the root: in place (its block already
 /// sits in recv).
 struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true, .has_result = true}> {
   template <class... Args>
@@ -78,6 +79,8 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
 
   template <class T, class Ops, class Call>
   static void run(comm_state& st, comm_algorithm a, const Call& call) {
+    if (a == comm_algorithm::hierarchical)
+      return hierarchical_gather<T>(st, call.send, call.recv, call.n, call.root);
     run_rooted<gather_shape, shm_gather<T>>(st, a, call, linear_gather<T, Ops>, binomial_gather<T, Ops>,
                                             checks_of(st) == argument_check::consistent);
   }

@@ -1,5 +1,5 @@
 /// @file
-/// The node-aware data step of broadcast, reduce and allreduce (`comm_algorithm::hierarchical`)
+/// The node-aware data step of broadcast, reduce, allreduce and gather (`comm_algorithm::hierarchical`)
 /// where a communicator's ranks span several nodes and some share one: within each node the
 /// node's shared-memory window (in pieces of one slot), between nodes MPI's own call among one
 /// leader per node (`comm_state::leader_comm`). Between nodes one vector per node travels
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "hetero/comm/detail/comm_state.hpp"
 #include "hetero/comm/detail/local_ops.hpp"
@@ -127,6 +128,71 @@ void hierarchical_reduce(comm_state& st, const T* send, T* recv, std::size_t n, 
   } else if (at_root) {
     p2p_batch<T> handoff(st, collective::reduce);
     handoff.recv(recv, n, root_leader);
+    handoff.wait();
+  }
+}
+
+/// Every rank's `n` elements (`send`; null at the root: in place, its block at
+/// recv + root * n) in rank order at `root`: each node's blocks at its leader through the window,
+/// the nodes' at the root's leader by MPI's gatherv among the leaders, in rank order there, and
+/// on to the root where it does not lead its node.
+template <class T>
+void hierarchical_gather(comm_state& st, const T* send, T* recv, std::size_t n, int root) {
+  const region part("comm", "gather", "node windows and leaders");
+  shm_channel& window = *st.node_shm();
+  const auto q = static_cast<std::size_t>(window.size());
+  const auto p = static_cast<std::size_t>(st.size());
+  const bool leads = st.leads_node();
+  const bool at_root = st.rank() == root;
+  const int root_leader = st.leaders()[static_cast<std::size_t>(st.node_of(root))];
+  const T* mine = send ? send : recv + static_cast<std::size_t>(root) * n;
+  (void)mpi_count(p * n, "gather's total count");  // every rank alike: the leaders' counts fit an int
+  // This node's blocks in node-rank order (ascending ranks) at its leader, a slot per rank at a time.
+  const std::size_t piece = std::max<std::size_t>(1, window.capacity() / sizeof(T));
+  T* node_blocks = leads ? host_ops::scratch<T>(st, 0, q * n) : nullptr;
+  T* pieces = leads && n > piece ? host_ops::scratch<T>(st, 1, q * piece) : node_blocks;
+  for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+    run_shm<shm_gather<T>>(window, "gather", mine + at, pieces, c, 0);
+    if (pieces != node_blocks)
+      for (std::size_t i = 0; i < q; ++i) host_ops::copy(node_blocks + i * n + at, pieces + i * c, c);
+  });
+  if (!leads) {
+    if (at_root) {
+      p2p_batch<T> handoff(st, collective::gather);
+      handoff.recv(recv, p * n, root_leader);
+      handoff.wait();
+    }
+    return;
+  }
+  const bool collects = st.rank() == root_leader;
+  const bool in_order = st.nodes_in_rank_order();
+  // By node at the root's leader: straight into the root's buffer where that is rank order.
+  T* by_node = !collects ? nullptr : at_root && in_order ? recv : host_ops::scratch<T>(st, 2, p * n);
+  std::vector<int>& counts = st.int_list(0);
+  std::vector<int>& displs = st.int_list(1);
+  counts.assign(st.leaders().size(), 0);
+  displs.assign(st.leaders().size(), 0);
+  const int block = mpi_count(n, "gather count");
+  for (std::size_t r = 0; r < p; ++r) counts[static_cast<std::size_t>(st.node_of(static_cast<int>(r)))] += block;
+  for (std::size_t k = 1; k < counts.size(); ++k) displs[k] = displs[k - 1] + counts[k - 1];
+  const MPI_Datatype type = mpi_type<T>();
+  among_leaders(st, "gather", "MPI_Igatherv", [&](MPI_Comm leaders, MPI_Request* r) {
+    return MPI_Igatherv(node_blocks, mpi_count(q * n, "gather count"), type, by_node, counts.data(), displs.data(),
+                        type, st.node_of(root), leaders, r);
+  });
+  if (!collects) return;
+  T* out = at_root ? recv : host_ops::scratch<T>(st, 3, p * n);
+  if (by_node != out) {
+    // Node k's blocks lie at displs[k] in its ranks' order: rank r's is the next of its node's.
+    for (std::size_t r = 0; r < p; ++r) {
+      int& next = displs[static_cast<std::size_t>(st.node_of(static_cast<int>(r)))];
+      host_ops::copy(out + r * n, by_node + next, n);
+      next += block;
+    }
+  }
+  if (!at_root) {
+    p2p_batch<T> handoff(st, collective::gather);
+    handoff.send(out, p * n, root);
     handoff.wait();
   }
 }
