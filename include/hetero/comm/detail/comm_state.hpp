@@ -77,8 +77,7 @@ class comm_state {
     if (options.shared_memory && m_nodes > 1 && m_nodes < m_size) {
       m_node_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
       // And the leaders' own communicator for the data between nodes (node_collectives.hpp).
-      const bool leads = m_node_members.front() == m_rank;
-      m_leader_comm = owned_comm::split(m_comm, leads ? 0 : MPI_UNDEFINED, m_rank);
+      m_leader_comm = owned_comm::split(m_comm, leads_node() ? 0 : MPI_UNDEFINED, m_rank);
     }
     load_tuning();
   }

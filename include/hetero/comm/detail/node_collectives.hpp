@@ -49,27 +49,42 @@ inline int node_index(const comm_state& st, int r) {
   return static_cast<int>(std::find(members.begin(), members.end(), r) - members.begin());
 }
 
+/// `n` elements from node rank `from` to every rank of this node, through the node's window.
+template <class T>
+void broadcast_in_node(comm_state& st, std::string_view what, T* data, std::size_t n, int from) {
+  shm_channel& window = *st.node_shm();
+  for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
+    run_shm<shm_broadcast<T>>(window, what, data + at, c, from, false);
+  });
+}
+
+/// The root's leader's `n` elements at `from` to the root's `to`, where the root does not lead
+/// its node (a point-to-point message of collective `kind`; every other rank does nothing).
+template <class T>
+void hand_to_root(comm_state& st, collective kind, const T* from, T* to, std::size_t n, int root) {
+  const int root_leader = st.leaders()[static_cast<std::size_t>(st.node_of(root))];
+  if (root == root_leader || (st.rank() != root && st.rank() != root_leader)) return;
+  p2p_batch<T> handoff(st, kind);
+  if (st.rank() == root)
+    handoff.recv(to, n, root_leader);
+  else
+    handoff.send(from, n, root);
+  handoff.wait();
+}
+
 /// The root's `n` elements to every rank: through the root's node window from the root, among
 /// the leaders from the root's leader, through the other nodes' windows from their leaders.
 template <class T>
 void hierarchical_broadcast(comm_state& st, T* data, std::size_t n, int root) {
   const region part("comm", "broadcast", "node windows and leaders");
-  shm_channel& window = *st.node_shm();
   const int root_node = st.node_of(root);
   const bool root_here = st.node_of(st.rank()) == root_node;
-  const int from = root_here ? node_index(st, root) : 0;
-  if (root_here)
-    for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
-      run_shm<shm_broadcast<T>>(window, "broadcast", data + at, c, from, false);
-    });
+  if (root_here) broadcast_in_node(st, "broadcast", data, n, node_index(st, root));
   if (st.leads_node())
     among_leaders(st, "broadcast", "MPI_Ibcast", [&](MPI_Comm leaders, MPI_Request* r) {
       return MPI_Ibcast(data, mpi_count(n, "broadcast count"), mpi_type<T>(), root_node, leaders, r);
     });
-  if (!root_here)
-    for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
-      run_shm<shm_broadcast<T>>(window, "broadcast", data + at, c, 0, false);
-    });
+  if (!root_here) broadcast_in_node(st, "broadcast", data, n, 0);
 }
 
 /// Each node's `n` elements reduced at its leader into `partial` (the leader's, null elsewhere):
@@ -95,10 +110,7 @@ void hierarchical_allreduce(comm_state& st, const T* send, T* recv, std::size_t 
       return MPI_Iallreduce(MPI_IN_PLACE, recv, mpi_count(n, "allreduce count"), op.type(), op.op(), leaders, r);
     });
   }
-  shm_channel& window = *st.node_shm();
-  for_each_piece<T>(window, n, [&](std::size_t at, std::size_t c) {
-    run_shm<shm_broadcast<T>>(window, "allreduce", recv + at, c, 0, false);
-  });
+  broadcast_in_node(st, "allreduce", recv, n, 0);
 }
 
 /// `send` (null at the root: in place) reduced element-wise over every rank into `recv` at
@@ -111,25 +123,17 @@ void hierarchical_reduce(comm_state& st, const T* send, T* recv, std::size_t n, 
   const bool at_root = st.rank() == root;
   const int root_leader = st.leaders()[static_cast<std::size_t>(st.node_of(root))];
   T* partial = leads ? host_ops::scratch<T>(st, 0, n) : nullptr;
+  T* out = st.rank() != root_leader ? nullptr : at_root ? recv : host_ops::scratch<T>(st, 1, n);
   reduce_in_node(st, "reduce", send && send != recv ? send : recv, partial, n, reduction);
   if (leads) {
     // Never MPI_IN_PLACE: MPICH 4.0.2 crashes in an in-place reduce at a root other than 0.
-    T* out = st.rank() != root_leader ? nullptr : at_root ? recv : host_ops::scratch<T>(st, 1, n);
     const mpi_reduction<T, R> op(reduction);
     among_leaders(st, "reduce", "MPI_Ireduce", [&](MPI_Comm leaders, MPI_Request* r) {
       return MPI_Ireduce(partial, out, mpi_count(n, "reduce count"), op.type(), op.op(), st.node_of(root), leaders,
                          r);
     });
-    if (out != nullptr && !at_root) {
-      p2p_batch<T> handoff(st, collective::reduce);
-      handoff.send(out, n, root);
-      handoff.wait();
-    }
-  } else if (at_root) {
-    p2p_batch<T> handoff(st, collective::reduce);
-    handoff.recv(recv, n, root_leader);
-    handoff.wait();
   }
+  hand_to_root(st, collective::reduce, out, recv, n, root);
 }
 
 /// Every rank's `n` elements (`send`; null at the root: in place, its block at
@@ -156,14 +160,7 @@ void hierarchical_gather(comm_state& st, const T* send, T* recv, std::size_t n, 
     if (pieces != node_blocks)
       for (std::size_t i = 0; i < q; ++i) host_ops::copy(node_blocks + i * n + at, pieces + i * c, c);
   });
-  if (!leads) {
-    if (at_root) {
-      p2p_batch<T> handoff(st, collective::gather);
-      handoff.recv(recv, p * n, root_leader);
-      handoff.wait();
-    }
-    return;
-  }
+  if (!leads) return hand_to_root(st, collective::gather, static_cast<const T*>(nullptr), recv, p * n, root);
   const bool collects = st.rank() == root_leader;
   const bool in_order = st.nodes_in_rank_order();
   // By node at the root's leader: straight into the root's buffer where that is rank order.
@@ -190,11 +187,7 @@ void hierarchical_gather(comm_state& st, const T* send, T* recv, std::size_t n, 
       next += block;
     }
   }
-  if (!at_root) {
-    p2p_batch<T> handoff(st, collective::gather);
-    handoff.send(out, p * n, root);
-    handoff.wait();
-  }
+  hand_to_root(st, collective::gather, out, recv, p * n, root);
 }
 
 }  // namespace hetero::detail
