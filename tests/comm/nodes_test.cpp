@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,51 @@ TEST_CASE("through the node windows up to 8 KiB travel with the records", "[comm
   CHECK(parts.count("broadcast: inline with the agreement") == 1);
 }
 
+TEST_CASE("through the node windows small gathers and scatters travel with the records", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const auto p = static_cast<std::size_t>(comm.size());
+  auto gen = rng(37);
+  part_recorder parts;
+  observer* previous = set_observer(&parts);
+  // A scatter's p blocks are the root's payload: 8 KiB in all travel inline, one element more
+  // per rank does not; a gather's blocks are each rank's own (up to 8 KiB each, every rank's in
+  // one 64 KiB slot). Every root in turn, in place at odd roots.
+  const std::size_t inline_block = 8192 / sizeof(long) / p;
+  std::size_t calls = 0;
+  for (const std::size_t n : {std::size_t{1}, inline_block, inline_block + 1}) {
+    for (int to = 0; to < comm.size(); ++to) {
+      const std::uint64_t stream = gen();
+      INFO("n = " << n << ", root " << to);
+      const auto all = values_of<long>(stream, to, p * n);
+      const auto me = static_cast<std::size_t>(comm.rank());
+      const std::span<const long> mine = std::span(all).subspan(me * n, n);
+      std::vector<long> got(comm.rank() == to ? p * n : n);
+      const bool in_place = comm.rank() == to && to % 2 == 1;
+      if (in_place) {
+        std::copy(mine.begin(), mine.end(), got.begin() + static_cast<std::ptrdiff_t>(me * n));
+        comm.gather(send_recv_buf(got), root(to));
+      } else {
+        comm.gather(send_buf(mine), recv_buf(got), root(to));
+      }
+      if (comm.rank() == to) check_equal(as_span(got), as_span(all), "gather");
+      std::vector<long> block(n);
+      if (in_place) {
+        std::vector<long> source = all;
+        comm.scatter(send_recv_buf(source), root(to));
+        check_equal(as_span(source), as_span(all), "scatter in place (the root's buffer unchanged)");
+      } else {
+        comm.scatter(send_buf(comm.rank() == to ? all : std::vector<long>{}), recv_buf(block), root(to));
+        check_equal(as_span(block), mine, "scatter");
+      }
+      calls += n <= inline_block ? 1 : 0;
+    }
+  }
+  set_observer(previous);
+  CHECK(parts.count("gather: inline with the agreement") == (p <= 7 ? p * 3 : 0));
+  CHECK(parts.count("scatter: inline with the agreement") == calls);
+}
+
 TEMPLATE_TEST_CASE("allreduce, reduce and broadcast equal a serial reference on any node layout", "[comm][nodes]",
                    long, double, std::uint64_t) {
   communicator& comm = default_comm();
@@ -98,8 +144,73 @@ TEMPLATE_TEST_CASE("allreduce, reduce and broadcast equal a serial reference on 
     std::vector<TestType> data = comm.rank() == from ? mine : std::vector<TestType>(n);
     comm.broadcast(send_recv_buf(data), root(from));
     check_equal(as_span(data), as_span(values_of<TestType>(stream, from, n)), "broadcast");
+    // Gather and scatter of n / p elements per rank: the root's p blocks within what travels
+    // with the records, and above.
+    const std::size_t block = n / static_cast<std::size_t>(p);
+    const auto blocks = values_of<TestType>(stream + 1, from, static_cast<std::size_t>(p) * block);
+    std::vector<TestType> gathered(comm.rank() == to ? static_cast<std::size_t>(p) * block : 0);
+    comm.gather(send_buf(std::span(blocks).subspan(static_cast<std::size_t>(comm.rank()) * block, block)),
+                recv_buf(gathered), root(to));
+    if (comm.rank() == to) check_equal(as_span(gathered), as_span(blocks), "gather");
+    std::vector<TestType> scattered(block);
+    comm.scatter(send_buf(blocks), recv_buf(scattered), root(from));
+    check_equal(as_span(scattered),
+                std::span<const TestType>(blocks).subspan(static_cast<std::size_t>(comm.rank()) * block, block),
+                "scatter");
     comm.barrier();
   }
+}
+
+TEST_CASE("through the node windows small scatterv and gatherv travel with the records", "[comm][nodes]") {
+  communicator& comm = default_comm();
+  if (!comm.node_aware()) SKIP("needs ranks on several nodes, some sharing one (emulated nodes: docs/nodes.md)");
+  const int p = comm.size();
+  const auto me = static_cast<std::size_t>(comm.rank());
+  auto gen = rng(38);
+  part_recorder parts;
+  observer* previous = set_observer(&parts);
+  for (int to = 0; to < p; ++to) {
+    std::vector<int> counts(static_cast<std::size_t>(p));
+    std::vector<std::size_t> at(counts.size() + 1, 0);  // packed: rank r's block at at[r]
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      counts[r] = static_cast<int>(gen() % 9);  // zero counts too
+      at[r + 1] = at[r] + static_cast<std::size_t>(counts[r]);
+    }
+    const std::uint64_t stream = gen();
+    INFO("root " << to);
+    const auto all = values_of<double>(stream, to, at.back());
+    const std::span<const double> mine = std::span(all).subspan(at[me], static_cast<std::size_t>(counts[me]));
+    std::vector<double> block(mine.size());
+    comm.scatterv(send_buf(comm.rank() == to ? all : std::vector<double>{}), send_counts(counts), recv_buf(block),
+                  root(to));
+    check_equal(as_span(block), mine, "scatterv");
+    std::vector<double> got(comm.rank() == to ? all.size() : 0);
+    comm.gatherv(send_buf(mine), recv_buf(got), recv_counts(counts), root(to));
+    if (comm.rank() == to) check_equal(as_span(got), as_span(all), "gatherv with recv_counts");
+    std::fill(got.begin(), got.end(), -1.0);
+    comm.gatherv(send_buf(mine), recv_buf(got), root(to));  // the counts gathered first
+    if (comm.rank() == to) check_equal(as_span(got), as_span(all), "gatherv, counts gathered");
+  }
+  set_observer(previous);
+  CHECK(parts.count("scatterv: inline with the agreement") == static_cast<std::size_t>(p));
+  CHECK(parts.count("gatherv: inline with the agreement") == 2 * static_cast<std::size_t>(p));
+
+  // Inline, a count the root does not expect raises where it is read, as on the window: the
+  // receiving rank of a scatterv, the root of a gatherv. The others are done.
+  std::vector<int> threes(static_cast<std::size_t>(p), 3);
+  std::vector<int> all(3 * static_cast<std::size_t>(p), 7), out(3);
+  if (comm.rank() == 1)
+    CHECK_THROWS_WITH(comm.scatterv(send_buf(all), send_counts(threes), recv_buf(out), recv_count(2), root(0)),
+                      ContainsSubstring("scatterv: the root sends 3 element(s) to rank 1 where it expects 2"));
+  else
+    CHECK_NOTHROW(comm.scatterv(send_buf(all), send_counts(threes), recv_buf(out), root(0)));
+  const std::vector<int> sent(comm.rank() == 1 ? 4 : 3, 5);
+  if (comm.rank() == 0)
+    CHECK_THROWS_WITH(comm.gatherv(send_buf(sent), recv_buf(all), recv_counts(threes), root(0)),
+                      ContainsSubstring("gatherv: rank 1 sends 4 element(s) where the root expects 3"));
+  else
+    CHECK_NOTHROW(comm.gatherv(send_buf(sent), recv_buf(all), recv_counts(threes), root(0)));
+  CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == p);  // still usable
 }
 
 TEST_CASE("above 8 KiB the data meets in the node windows and among the node leaders", "[comm][nodes]") {
@@ -152,8 +263,9 @@ TEST_CASE("a gather meets in the node windows and among the node leaders, in ran
   part_recorder parts;
   observer* previous = set_observer(&parts);
   int calls = 0;
-  // 100 elements (automatic: the window's sizes), 9,000 (72 KB per rank, forced: two pieces).
-  for (const std::size_t n : {std::size_t{100}, std::size_t{9000}}) {
+  // 1,025 elements (automatic: above what travels with the records, within the window's sizes),
+  // 9,000 (72 KB per rank, forced: two pieces).
+  for (const std::size_t n : {std::size_t{1025}, std::size_t{9000}}) {
     const auto algorithm = force_algorithm(n > 1000 ? comm_algorithm::hierarchical : comm_algorithm::automatic);
     for (int to = 0; to < p; ++to, ++calls) {
       const std::uint64_t stream = gen();

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 
 #include "hetero/comm/detail/node_collectives.hpp"
@@ -40,26 +41,54 @@ struct gather_shape : shape_base<collective::gather, shape_flags{.chunked = true
     auto call = new_call<T, M>(o);
     const bool root_here = st.rank() == o.root;
     const auto p = static_cast<std::size_t>(st.size());
-    checked_call(st, o, kind, [&](call_signature& s) {
-      check_root(st, o.root, o.what);
-      buffer_ref<T, M> out;
-      if constexpr (in_place) {
-        static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
-        if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
-        out = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
-        call.n = in_place_block_count(out, p, o.what, args...);
-      } else {
-        const auto in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
-        call.n = send_block_count(in, o.what, args...);
-        call.send = non_null(in.data);
-        if (root_here) out = optional_recv_buf<T, M>(o.what, args...);
+    // A small gather of host memory travels inline with the records where the ranks agree by
+    // message (`run_inline`): each rank's block is its payload, the root takes them all.
+    const auto offer = [&] {
+      if constexpr (host_memory<M>) {
+        const std::size_t bytes = call.n * sizeof(T);
+        const T* mine = call.send ? call.send : call.recv + static_cast<std::size_t>(o.root) * call.n;
+        if (o.forced == comm_algorithm::automatic) return inline_offer{mine, bytes, true, p * bytes};
       }
-      if (root_here && (in_place || has_parameter<parameter::recv_buf, Args...>))
-        require_size(out, p * call.n, o.what, in_place ? "send_recv_buf" : "recv_buf", "p times the count");
-      call.recv = out.data;
-      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
-    });
+      return inline_offer{};
+    };
+    checked_call(
+        st, o, kind,
+        [&](call_signature& s) {
+          check_root(st, o.root, o.what);
+          buffer_ref<T, M> out;
+          if constexpr (in_place) {
+            static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
+            if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
+            out = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
+            call.n = in_place_block_count(out, p, o.what, args...);
+          } else {
+            const auto in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
+            call.n = send_block_count(in, o.what, args...);
+            call.send = non_null(in.data);
+            if (root_here) out = optional_recv_buf<T, M>(o.what, args...);
+          }
+          if (root_here && (in_place || has_parameter<parameter::recv_buf, Args...>))
+            require_size(out, p * call.n, o.what, in_place ? "send_recv_buf" : "recv_buf", "p times the count");
+          call.recv = out.data;
+          s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
+        },
+        offer);
     return call;
+  }
+
+  /// Every rank's block came with its record of the agreement (`inline_offer`): rank r's at
+  /// `at + r * stride` bytes; the root puts them in rank order, the others are done.
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    if (st.rank() != call.root || call.n == 0) return;
+    const std::size_t bytes = call.n * sizeof(T);
+    for (int r = 0; r < st.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == call.root && call.send == nullptr) continue;  // in place: its block is there
+      const void* block = r == call.root ? static_cast<const void*>(call.send) : at + i * stride;
+      std::memcpy(static_cast<void*>(call.recv + i * call.n), block, bytes);
+    }
   }
 
   template <class Call>

@@ -6,7 +6,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -95,36 +98,95 @@ struct gatherv_shape
       }
     };
     const call_signature signature{kind, 0, r, -1, static_cast<int>(o.forced), sizeof(T)};
-    checked_call(st, o, kind, [&](call_signature& s) {
-      s = signature;
-      check_root(st, r, o.what);
-      if constexpr (in_place) {
-        static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
-        if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
-        out = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
-      } else {
-        const auto in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
-        call.send = non_null(in.data);
-        call.n = in.size;
+    // A small gatherv of host memory travels inline with the records where the ranks agree by
+    // message (`run_inline`): each rank's payload is its count, then its block (`pack_inline`);
+    // the root takes them all. Offered with the last check, once the root knows the counts.
+    constexpr bool counts_given = has_parameter<parameter::recv_counts, Args...>;
+    const auto offer = [&] {
+      if constexpr (host_memory<M>) {
+        if (o.forced == comm_algorithm::automatic) {
+          if (root_here) return inline_offer{nullptr, 0, true, 0};
+          const std::span<const std::byte> packed = pack_inline(st, call);
+          const auto p = static_cast<std::size_t>(st.size());
+          if (!packed.empty()) return inline_offer{packed.data(), packed.size(), true, p * packed.size()};
+        }
       }
-      if constexpr (has_parameter<parameter::recv_counts, Args...>) {
-        if (root_here)
-          to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), o.what,
-                   "recv_counts", counts);
-        check_counts();
-      }
-    });
-    if constexpr (!has_parameter<parameter::recv_counts, Args...>) {
+      return inline_offer{};
+    };
+    checked_call(
+        st, o, kind,
+        [&](call_signature& s) {
+          s = signature;
+          check_root(st, r, o.what);
+          if constexpr (in_place) {
+            static_assert(writable_argument<S>(), "hetero: send_recv_buf takes a View or a non-const lvalue");
+            if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
+            out = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
+          } else {
+            const auto in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
+            call.send = non_null(in.data);
+            call.n = in.size;
+          }
+          if constexpr (has_parameter<parameter::recv_counts, Args...>) {
+            if (root_here)
+              to_sizes(get<parameter::recv_counts>(args...), static_cast<std::size_t>(st.size()), o.what,
+                       "recv_counts", counts);
+            check_counts();
+          }
+        },
+        [&] { return counts_given ? offer() : inline_offer{}; });
+    if constexpr (!counts_given) {
       exchange_counts<gather_shape>(st, call.n, r, root_here, o.what, counts);
-      checked_call(st, o, kind, [&](call_signature& s) {
-        s = signature;
-        check_counts();
-      });
+      checked_call(
+          st, o, kind,
+          [&](call_signature& s) {
+            s = signature;
+            check_counts();
+          },
+          offer);
     }
     call.recv = out.data;
     call.counts = counts;
     call.displs = displs;
     return call;
+  }
+
+  /// Off the root: this rank's inline payload in the communicator's scratch, [its count as a
+  /// 64-bit word][its block]; empty where it exceeds what any agreement carries.
+  template <class Call>
+  static std::span<const std::byte> pack_inline(comm_state& st, const Call& call) {
+    using T = typename Call::element_type;
+    const std::uint64_t c = call.n;
+    const std::size_t bytes = sizeof(c) + call.n * sizeof(T);
+    if (bytes > std::max(node_inline_bytes, agreement_inline_bytes)) return {};
+    std::byte* packed = st.scratch(0).get(bytes);
+    std::memcpy(packed, &c, sizeof(c));
+    if (call.n > 0) std::memcpy(packed + sizeof(c), call.send, call.n * sizeof(T));
+    return {packed, bytes};
+  }
+
+  /// Every rank's count and block came with its record of the agreement (`pack_inline`; rank
+  /// r's payload at `at + r * stride` bytes): the root checks each count against recv_counts
+  /// (a mismatch raises there, alone: the others are done) and puts each block at its place.
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    if (st.rank() != call.root) return;
+    for (int r = 0; r < st.size(); ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (r == call.root) {
+        if (call.send && call.n > 0)
+          std::memcpy(static_cast<void*>(call.recv + call.displs[i]), call.send, call.n * sizeof(T));
+        continue;
+      }
+      const std::byte* packed = at + i * stride;
+      std::uint64_t c = 0;
+      std::memcpy(&c, packed, sizeof(c));
+      if (c != call.counts[i])
+        raise<invalid_argument>("gatherv: rank ", r, " sends ", c, " element(s) where the root expects ",
+                                call.counts[i], " (recv_counts)");
+      if (c > 0) std::memcpy(static_cast<void*>(call.recv + call.displs[i]), packed + sizeof(c), c * sizeof(T));
+    }
   }
 
   template <class Call>

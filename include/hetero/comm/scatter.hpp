@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 
 #include "hetero/comm/detail/rooted_algorithms.hpp"
@@ -42,37 +43,64 @@ struct scatter_shape : shape_base<collective::scatter, shape_flags{.chunked = tr
     auto call = new_call<T, M>(o);
     const bool root_here = st.rank() == o.root;
     const auto p = static_cast<std::size_t>(st.size());
-    checked_call(st, o, kind, [&](call_signature& s) {
-      check_root(st, o.root, o.what);
-      buffer_ref<const T, M> in;
-      if constexpr (in_place) {
-        if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
-        in = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
-        call.n = get_or<parameter::recv_count>(in.size / p, args...);
-        if (!has_parameter<parameter::recv_count, Args...> && in.size % p != 0)
-          raise<invalid_argument>(o.what, ": send_recv_buf holds ", in.size, " elements, not a multiple of the ",
-                                  p, " ranks; give recv_count(n)");
-      } else {
-        const auto out = as_buffer(get<parameter::recv_buf>(args...), o.what, "recv_buf");
-        call.n = get_or<parameter::recv_count>(out.size, args...);
-        require_size(out, call.n, o.what, "recv_buf", "recv_count");
-        call.recv = non_null(out.data);
-        if constexpr (has_parameter<parameter::send_buf, Args...>) {
-          using S = argument_t<parameter::send_buf, Args...>;
-          static_assert(
-              comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
-              "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
-          if (root_here) in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
-        } else if (root_here) {
-          raise<invalid_argument>(o.what, ": the root needs send_buf(...)");
-        }
+    // A small scatter of host memory travels inline with the root's record where the ranks
+    // agree by message (`run_inline`): its p blocks are the root's payload; the others send
+    // nothing more, but agree to take it so.
+    const auto offer = [&] {
+      if constexpr (host_memory<M>) {
+        const std::size_t bytes = p * call.n * sizeof(T);
+        if (o.forced == comm_algorithm::automatic)
+          return root_here ? inline_offer{call.send, bytes, true, bytes} : inline_offer{nullptr, 0, true, bytes};
       }
-      if (root_here)
-        require_size(in, p * call.n, o.what, in_place ? "send_recv_buf" : "send_buf", "p times the count");
-      call.send = in.data;
-      s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
-    });
+      return inline_offer{};
+    };
+    checked_call(
+        st, o, kind,
+        [&](call_signature& s) {
+          check_root(st, o.root, o.what);
+          buffer_ref<const T, M> in;
+          if constexpr (in_place) {
+            if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
+            in = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
+            call.n = get_or<parameter::recv_count>(in.size / p, args...);
+            if (!has_parameter<parameter::recv_count, Args...> && in.size % p != 0)
+              raise<invalid_argument>(o.what, ": send_recv_buf holds ", in.size,
+                                      " elements, not a multiple of the ", p, " ranks; give recv_count(n)");
+          } else {
+            const auto out = as_buffer(get<parameter::recv_buf>(args...), o.what, "recv_buf");
+            call.n = get_or<parameter::recv_count>(out.size, args...);
+            require_size(out, call.n, o.what, "recv_buf", "recv_count");
+            call.recv = non_null(out.data);
+            if constexpr (has_parameter<parameter::send_buf, Args...>) {
+              using S = argument_t<parameter::send_buf, Args...>;
+              static_assert(
+                  comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
+                  "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
+              if (root_here) in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
+            } else if (root_here) {
+              raise<invalid_argument>(o.what, ": the root needs send_buf(...)");
+            }
+          }
+          if (root_here)
+            require_size(in, p * call.n, o.what, in_place ? "send_recv_buf" : "send_buf", "p times the count");
+          call.send = in.data;
+          s = {kind, static_cast<long long>(call.n), o.root, -1, static_cast<int>(o.forced), sizeof(T)};
+        },
+        offer);
     return call;
+  }
+
+  /// The root's p blocks came with its record of the agreement (`inline_offer`): rank r's
+  /// payload at `at + r * stride` bytes; each rank takes its own block (the root from `send`).
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    if (call.recv == nullptr || call.n == 0) return;  // the root in place: its block stays in send
+    const std::size_t bytes = call.n * sizeof(T);
+    const auto me = static_cast<std::size_t>(st.rank());
+    const void* mine = st.rank() == call.root ? static_cast<const void*>(call.send + me * call.n)
+                                              : at + static_cast<std::size_t>(call.root) * stride + me * bytes;
+    std::memcpy(static_cast<void*>(call.recv), mine, bytes);
   }
 
   template <class Call>

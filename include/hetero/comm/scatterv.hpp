@@ -6,7 +6,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -69,49 +72,114 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
     std::vector<std::size_t>& displs = st.size_list(1);
     counts.clear();
     displs.clear();
-    checked_call(st, o, kind, [&](call_signature& s) {
-      s = {kind, 0, r, -1, static_cast<int>(o.forced), sizeof(T)};
-      check_root(st, r, o.what);
-      buffer_ref<const T, M> in;
-      if constexpr (in_place) {
-        if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
-        in = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
-      } else {
-        const auto out = as_buffer(get<parameter::recv_buf>(args...), o.what, "recv_buf");
-        call.n = get_or<parameter::recv_count>(out.size, args...);
-        require_size(out, call.n, o.what, "recv_buf", "recv_count");
-        call.recv = non_null(out.data);
+    // A small scatterv of host memory travels inline with the root's record where the ranks
+    // agree by message (`run_inline`): the root's payload is every rank's count, then the
+    // blocks in rank order (`pack_inline`); the others send nothing more, but agree to take it so.
+    const auto offer = [&] {
+      if constexpr (host_memory<M>) {
+        if (o.forced == comm_algorithm::automatic) {
+          if (!root_here) return inline_offer{nullptr, 0, true, 0};
+          call.counts = counts;
+          call.displs = displs;
+          if (const std::span<const std::byte> packed = pack_inline(st, call); !packed.empty())
+            return inline_offer{packed.data(), packed.size(), true, packed.size()};
+        }
       }
-      if (!root_here) return;
-      if constexpr (has_parameter<parameter::send_buf, Args...>) {
-        using S = argument_t<parameter::send_buf, Args...>;
-        static_assert(
-            comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
-            "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
-        in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
-      } else if constexpr (!in_place) {
-        raise<invalid_argument>(o.what, ": the root needs send_buf(...)");
-      }
-      if constexpr (has_parameter<parameter::send_counts, Args...>)
-        to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()), o.what, "send_counts",
-                 counts);
-      else
-        raise<invalid_argument>(o.what, ": the root needs send_counts(...)");
-      if constexpr (has_parameter<parameter::send_displs, Args...>)
-        to_sizes(get<parameter::send_displs>(args...), counts.size(), o.what, "send_displs", displs);
-      else
-        packed_displs(counts, displs);
-      require_size(in, extent_of(counts, displs), o.what, in_place ? "send_recv_buf" : "send_buf",
-                   "send_counts and send_displs");
-      if (in_place) call.n = counts[static_cast<std::size_t>(r)];
-      if (counts[static_cast<std::size_t>(r)] != call.n)
-        raise<invalid_argument>(o.what, ": send_counts[root] is ", counts[static_cast<std::size_t>(r)],
-                                " but the root receives ", call.n, " element(s)");
-      call.send = in.data;
-    });
+      return inline_offer{};
+    };
+    checked_call(
+        st, o, kind,
+        [&](call_signature& s) {
+          s = {kind, 0, r, -1, static_cast<int>(o.forced), sizeof(T)};
+          check_root(st, r, o.what);
+          buffer_ref<const T, M> in;
+          if constexpr (in_place) {
+            if (!root_here) raise<invalid_argument>(o.what, ": send_recv_buf (in place) is for the root only");
+            in = as_buffer(get<parameter::send_recv_buf>(args...), o.what, "send_recv_buf");
+          } else {
+            const auto out = as_buffer(get<parameter::recv_buf>(args...), o.what, "recv_buf");
+            call.n = get_or<parameter::recv_count>(out.size, args...);
+            require_size(out, call.n, o.what, "recv_buf", "recv_count");
+            call.recv = non_null(out.data);
+          }
+          if (!root_here) return;
+          if constexpr (has_parameter<parameter::send_buf, Args...>) {
+            using S = argument_t<parameter::send_buf, Args...>;
+            static_assert(
+                comm_buffer<S> && std::is_same_v<buffer_element_t<S>, T> && std::is_same_v<buffer_space_t<S>, M>,
+                "hetero: send_buf and recv_buf must hold the same element type in the same memory space");
+            in = as_buffer(get<parameter::send_buf>(args...), o.what, "send_buf");
+          } else if constexpr (!in_place) {
+            raise<invalid_argument>(o.what, ": the root needs send_buf(...)");
+          }
+          if constexpr (has_parameter<parameter::send_counts, Args...>)
+            to_sizes(get<parameter::send_counts>(args...), static_cast<std::size_t>(st.size()), o.what,
+                     "send_counts", counts);
+          else
+            raise<invalid_argument>(o.what, ": the root needs send_counts(...)");
+          if constexpr (has_parameter<parameter::send_displs, Args...>)
+            to_sizes(get<parameter::send_displs>(args...), counts.size(), o.what, "send_displs", displs);
+          else
+            packed_displs(counts, displs);
+          require_size(in, extent_of(counts, displs), o.what, in_place ? "send_recv_buf" : "send_buf",
+                       "send_counts and send_displs");
+          if (in_place) call.n = counts[static_cast<std::size_t>(r)];
+          if (counts[static_cast<std::size_t>(r)] != call.n)
+            raise<invalid_argument>(o.what, ": send_counts[root] is ", counts[static_cast<std::size_t>(r)],
+                                    " but the root receives ", call.n, " element(s)");
+          call.send = in.data;
+        },
+        offer);
     call.counts = counts;
     call.displs = displs;
     return call;
+  }
+
+  /// At the root: its inline payload in the communicator's scratch, [count of rank 0 ... of
+  /// rank p - 1][rank 0's block ... rank p - 1's], counts as 64-bit words; empty where it
+  /// exceeds what any agreement carries.
+  template <class Call>
+  static std::span<const std::byte> pack_inline(comm_state& st, const Call& call) {
+    using T = typename Call::element_type;
+    const std::size_t p = call.counts.size();
+    std::size_t bytes = p * sizeof(std::uint64_t);
+    for (const std::size_t c : call.counts) bytes += c * sizeof(T);
+    if (bytes > std::max(node_inline_bytes, agreement_inline_bytes)) return {};
+    std::byte* packed = st.scratch(0).get(bytes);
+    std::byte* at = packed + p * sizeof(std::uint64_t);
+    for (std::size_t i = 0; i < p; ++i) {
+      const std::uint64_t c = call.counts[i];
+      std::memcpy(packed + i * sizeof(c), &c, sizeof(c));
+      if (c > 0) std::memcpy(at, call.send + call.displs[i], c * sizeof(T));
+      at += c * sizeof(T);
+    }
+    return {packed, bytes};
+  }
+
+  /// The root's counts and blocks came with its record of the agreement (`pack_inline`; rank
+  /// r's payload at `at + r * stride` bytes): each rank takes its own block, after checking that
+  /// the root sends the count it expects (else it raises, alone: the others are done).
+  template <class Call>
+  static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
+    using T = typename Call::element_type;
+    const auto me = static_cast<std::size_t>(st.rank());
+    if (st.rank() == call.root) {
+      if (call.recv && call.n > 0)
+        std::memcpy(static_cast<void*>(call.recv), call.send + call.displs[me], call.n * sizeof(T));
+      return;
+    }
+    const std::byte* packed = at + static_cast<std::size_t>(call.root) * stride;
+    const auto p = static_cast<std::size_t>(st.size());
+    std::size_t offset = p * sizeof(std::uint64_t);
+    std::uint64_t c = 0;
+    for (std::size_t i = 0; i <= me; ++i) {
+      std::memcpy(&c, packed + i * sizeof(c), sizeof(c));
+      if (i < me) offset += static_cast<std::size_t>(c) * sizeof(T);
+    }
+    if (c != call.n)
+      raise<invalid_argument>("scatterv: the root sends ", c, " element(s) to rank ", me, " where it expects ",
+                              call.n, "; send_counts and recv_count disagree");
+    if (c > 0) std::memcpy(static_cast<void*>(call.recv), packed + offset, call.n * sizeof(T));
   }
 
   template <class Call>
