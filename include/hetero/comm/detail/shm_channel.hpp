@@ -108,8 +108,11 @@ class shm_channel {
   ~shm_channel() {
     if (m_window == MPI_WIN_NULL || mpi_finalized()) return;
     // Collective: a rank that keeps its communicator while the others drop theirs holds them
-    // here, until the watchdog ends the job.
-    const blocking_call blocked(m_policy, "hetero::communicator tear-down (MPI_Win_free)", wait_kind::collective);
+    // here, until the watchdog ends the job. Four limits, not two: a node's rank may still be
+    // giving up in the node-aware agreement, whose waits last up to 2.5 limits (the leader
+    // waits one for its node, then 1.5 for the other leaders: node_agreement.hpp).
+    const blocking_call blocked(m_policy, "hetero::communicator tear-down (MPI_Win_free)", wait_kind::collective,
+                                4);
     MPI_Win_free(&m_window);
   }
 

@@ -161,6 +161,7 @@ struct wait_slot {
   /// A call that cannot give up by itself (a blocking MPI call): past `since_ns + limit_ns` the
   /// watchdog ends the process with a report (0: not watched; core/detail/watchdog.hpp).
   std::atomic<std::int64_t> limit_ns{0};
+  std::atomic<int> limits{2};  ///< how many wait limits `limit_ns` is (for the report)
   std::atomic<int> comm_size{0};
   std::atomic<int> rank{-1};
   std::atomic<int> missing_count{-1};  ///< -1: not known
@@ -239,15 +240,16 @@ class wait_record {
 
   /// Starts recording a wait described by `words` (copied) since `since_ns` (monotonic). A
   /// blocking call that cannot give up passes its wait limit as `limit_ns` (> 0), which arms
-  /// the watchdog for it.
-  void begin(std::int64_t since_ns, int comm_size, int rank, const wait_words& words,
-             std::int64_t limit_ns = 0) noexcept {
+  /// the watchdog for it, and says how many wait limits that is (`limits`).
+  void begin(std::int64_t since_ns, int comm_size, int rank, const wait_words& words, std::int64_t limit_ns = 0,
+             int limits = 2) noexcept {
     if (m_slot) return;
     wait_slot& s = t_wait_slot.get();
     if (s.active.load(std::memory_order_relaxed)) return;  // an outer wait is recorded
     s.words.assign(words);
     s.since_ns.store(since_ns, std::memory_order_relaxed);
     s.limit_ns.store(limit_ns, std::memory_order_relaxed);
+    s.limits.store(limits, std::memory_order_relaxed);
     s.comm_size.store(comm_size, std::memory_order_relaxed);
     s.rank.store(rank, std::memory_order_relaxed);
     s.missing_count.store(-1, std::memory_order_relaxed);

@@ -354,8 +354,8 @@ inline void wait_one(MPI_Request& request, const wait_policy& policy, std::strin
            peer >= 0 ? std::span<const int>(peers) : std::span<const int>{});
 }
 
-/// A blocking call is ended after this many wait limits (`blocking_call`).
-inline constexpr double blocked_call_limits = 2;
+/// A blocking call is ended after this many wait limits (`blocking_call`), unless it says more.
+inline constexpr int blocked_call_limits = 2;
 
 /// Marks an MPI call that blocks and cannot give up (MPI has no non-blocking form of it, or
 /// completes that form too early to tell): a wait of `kind` named `what` for the observers and
@@ -367,10 +367,13 @@ inline constexpr double blocked_call_limits = 2;
 /// @endcode
 class blocking_call {
  public:
-  blocking_call(const wait_policy& policy, std::string_view what, wait_kind kind) : m_scope(kind, what) {
+  /// `limits`: after how many wait limits the job ends; more than `blocked_call_limits` where a
+  /// peer may legitimately wait longer before it comes (see shm_channel's tear-down).
+  blocking_call(const wait_policy& policy, std::string_view what, wait_kind kind, int limits = blocked_call_limits)
+      : m_scope(kind, what) {
     const double limit = policy.timeout();
     m_record.begin(coarse_monotonic_ns(), policy.comm_size, policy.rank, wait_words_of(what),
-                   limit > 0 ? static_cast<std::int64_t>(blocked_call_limits * limit * 1e9) : 0);
+                   limit > 0 ? static_cast<std::int64_t>(limits * limit * 1e9) : 0, limits);
   }
   blocking_call(const blocking_call&) = delete;
   blocking_call& operator=(const blocking_call&) = delete;

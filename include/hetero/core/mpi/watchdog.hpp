@@ -53,7 +53,14 @@ inline void report_blocked_call(int fd, const wait_slot& s, std::int64_t now) no
   describe(line, s.words.get());
   line.text(", past ");
   line.seconds(s.limit_ns.load(std::memory_order_relaxed));
-  line.text(" s (twice the wait limit); MPI cannot abandon this call, so hetero ends the job");
+  if (const int limits = s.limits.load(std::memory_order_relaxed); limits == 2) {
+    line.text(" s (twice the wait limit)");
+  } else {
+    line.text(" s (");
+    line.number(limits);
+    line.text(" times the wait limit)");
+  }
+  line.text("; MPI cannot abandon this call, so hetero ends the job");
   line.write(fd);
   line.text(
       "hetero: a rank this call needs is stuck outside MPI or gone; if it is only slow, raise the limit "
