@@ -82,6 +82,21 @@ class silent_reporter : public benchmark::BenchmarkReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
+/// Records in the output's context the ranks and the nodes MPI sees them on (`mpi_ranks`,
+/// `nodes`), so that a result says where it ran (emulated nodes included: docs/nodes.md).
+inline void add_placement_context() {
+  int ranks = 1, node_rank = 0, nodes = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  const int leads = node_rank == 0 ? 1 : 0;
+  MPI_Allreduce(&leads, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  benchmark::AddCustomContext("mpi_ranks", std::to_string(ranks));
+  benchmark::AddCustomContext("nodes", std::to_string(nodes));
+}
+
 /// Runs the registered benchmarks under a hetero::runtime; returns main's exit code.
 inline int run_benchmarks(int argc, char** argv) {
   hetero::runtime rt(argc, argv);
@@ -113,6 +128,7 @@ inline int run_benchmarks(int argc, char** argv) {
   args.push_back(nullptr);
   benchmark::Initialize(&count, args.data());
   if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+  add_placement_context();
   if (rt.world_rank() == 0) {
     benchmark::RunSpecifiedBenchmarks();
   } else {
