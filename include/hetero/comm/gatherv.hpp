@@ -6,7 +6,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -158,7 +157,7 @@ struct gatherv_shape
     using T = typename Call::element_type;
     const std::uint64_t c = call.n;
     const std::size_t bytes = sizeof(c) + call.n * sizeof(T);
-    if (bytes > std::max(node_inline_bytes, agreement_inline_bytes)) return {};
+    if (bytes > largest_inline_bytes) return {};
     std::byte* packed = st.scratch(0).get(bytes);
     std::memcpy(packed, &c, sizeof(c));
     if (call.n > 0) std::memcpy(packed + sizeof(c), call.send, call.n * sizeof(T));

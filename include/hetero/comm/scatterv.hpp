@@ -6,7 +6,6 @@
 
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -79,9 +78,8 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
       if constexpr (host_memory<M>) {
         if (o.forced == comm_algorithm::automatic) {
           if (!root_here) return inline_offer{nullptr, 0, true, 0};
-          call.counts = counts;
-          call.displs = displs;
-          if (const std::span<const std::byte> packed = pack_inline(st, call); !packed.empty())
+          if (const std::span<const std::byte> packed = pack_inline<T>(st, call.send, counts, displs);
+              !packed.empty())
             return inline_offer{packed.data(), packed.size(), true, packed.size()};
         }
       }
@@ -138,19 +136,19 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
   /// At the root: its inline payload in the communicator's scratch, [count of rank 0 ... of
   /// rank p - 1][rank 0's block ... rank p - 1's], counts as 64-bit words; empty where it
   /// exceeds what any agreement carries.
-  template <class Call>
-  static std::span<const std::byte> pack_inline(comm_state& st, const Call& call) {
-    using T = typename Call::element_type;
-    const std::size_t p = call.counts.size();
+  template <class T>
+  static std::span<const std::byte> pack_inline(comm_state& st, const T* send, std::span<const std::size_t> counts,
+                                                std::span<const std::size_t> displs) {
+    const std::size_t p = counts.size();
     std::size_t bytes = p * sizeof(std::uint64_t);
-    for (const std::size_t c : call.counts) bytes += c * sizeof(T);
-    if (bytes > std::max(node_inline_bytes, agreement_inline_bytes)) return {};
+    for (const std::size_t c : counts) bytes += c * sizeof(T);
+    if (bytes > largest_inline_bytes) return {};
     std::byte* packed = st.scratch(0).get(bytes);
     std::byte* at = packed + p * sizeof(std::uint64_t);
     for (std::size_t i = 0; i < p; ++i) {
-      const std::uint64_t c = call.counts[i];
+      const std::uint64_t c = counts[i];
       std::memcpy(packed + i * sizeof(c), &c, sizeof(c));
-      if (c > 0) std::memcpy(at, call.send + call.displs[i], c * sizeof(T));
+      if (c > 0) std::memcpy(at, send + displs[i], c * sizeof(T));
       at += c * sizeof(T);
     }
     return {packed, bytes};
@@ -176,9 +174,7 @@ struct scatterv_shape : shape_base<collective::scatterv, shape_flags{.listed = t
       std::memcpy(&c, packed + i * sizeof(c), sizeof(c));
       if (i < me) offset += static_cast<std::size_t>(c) * sizeof(T);
     }
-    if (c != call.n)
-      raise<invalid_argument>("scatterv: the root sends ", c, " element(s) to rank ", me, " where it expects ",
-                              call.n, "; send_counts and recv_count disagree");
+    if (c != call.n) raise_scatterv_count(c, me, call.n);
     if (c > 0) std::memcpy(static_cast<void*>(call.recv), packed + offset, call.n * sizeof(T));
   }
 

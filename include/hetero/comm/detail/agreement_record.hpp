@@ -27,6 +27,9 @@ inline constexpr std::size_t agreement_inline_bytes = 1024;
 /// The same where the records meet in the nodes' windows (node_agreement.hpp), as far as the
 /// whole table fits a window's slot: between nodes only the leaders send, so larger payloads pay.
 inline constexpr std::size_t node_inline_bytes = 8192;
+/// The most either agreement carries for one rank (a payload above it never travels inline).
+inline constexpr std::size_t largest_inline_bytes =
+    node_inline_bytes > agreement_inline_bytes ? node_inline_bytes : agreement_inline_bytes;
 
 /// What a call offers to send inline (`offered` false: nothing).
 struct inline_offer {

@@ -503,6 +503,13 @@ class shm_gatherv final : public shm_op {
   bool m_root_status;
 };
 
+/// Raises the error of a scatterv whose root sends `sent` elements to rank `rank`, which
+/// expects `expected` (on the window's path and inline with the agreement alike).
+[[noreturn]] inline void raise_scatterv_count(std::uint64_t sent, std::size_t rank, std::size_t expected) {
+  raise<invalid_argument>("scatterv: the root sends ", sent, " element(s) to rank ", rank, " where it expects ",
+                          expected, "; send_counts and recv_count disagree");
+}
+
 /// scatterv: the root's slot holds one region per rank (a 32-byte header with the block's byte
 /// count, then the block); blocks that do not fit their region travel as messages (see
 /// scatterv.hpp). Each rank checks its region's count against the one it expects.
@@ -565,8 +572,7 @@ class shm_scatterv final : public shm_op {
     std::uint64_t bytes = 0;
     std::memcpy(&bytes, mine, sizeof bytes);
     if (bytes != m_recv_n * sizeof(T))
-      raise<invalid_argument>("scatterv: the root sends ", bytes / sizeof(T), " element(s) to rank ", me,
-                              " where it expects ", m_recv_n, "; send_counts and recv_count disagree");
+      raise_scatterv_count(bytes / sizeof(T), static_cast<std::size_t>(me), m_recv_n);
     host_ops::copy(m_recv, reinterpret_cast<const T*>(mine + 32), m_recv_n);
   }
 
