@@ -4,6 +4,9 @@
 // others published in the window and finishes on its own; across nodes it finds the records of
 // the agreement on the arguments (with a small allreduce's data inline, so that one finishes
 // too), but not the others' data of a gather or broadcast: a call that only sends may complete.
+// Where some ranks share a node (the node-aware agreement) the ranks wait up to twice the limit
+// (docs/comm.md), so the slow rank sleeps longer there, and one that does not lead its node
+// finds that its leader gave up on it.
 #include <hetero/comm.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -35,6 +38,29 @@ std::string call_name(const communicator& comm, const std::string& call, const s
   return "hetero::communicator::" + call + (extra.empty() ? "" : " (" + extra + ")");
 }
 
+// Whether this rank is its node's first (the leader of the node-aware agreement). Collective.
+bool leads_its_node(const communicator& comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm.mpi_comm(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+  int r = 0;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  return r == 0;
+}
+
+// Sleeps past every wait of the others: 2 limits and a half where the agreement is node-aware.
+void oversleep_for(const communicator& comm) { faults::oversleep(comm.node_aware() ? 2.5 : 1.5); }
+
+// The slow rank that does not lead its node, where the agreement is node-aware: its leader gave
+// up on it and told it so.
+void check_came_late(const faults::outcome& o, int slow) {
+  INFO(o.text);
+  REQUIRE(o.kind == "deadlock_error");
+  CHECK_THAT(o.text, ContainsSubstring("this rank (" + std::to_string(slow)) &&
+                         ContainsSubstring("had waited the limit (1 s) for it"));
+  CHECK(o.missing == std::vector<int>{slow});
+}
+
 // The slow rank's outcome where its call only sends across nodes: it may complete alone.
 void check_late_sender(const communicator& comm, const faults::outcome& o) {
   INFO(o.text);
@@ -53,13 +79,16 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
 
   SECTION("allreduce") {
     communicator comm;
+    const bool leads = leads_its_node(comm);
     long long sum = -1;
     const auto o = faults::attempt([&] {
-      if (me == slow) faults::oversleep();
+      if (me == slow) oversleep_for(comm);
       sum = comm.allreduce(send_buf(value + me), op(ops::sum{}));
     });
     faults::report("slow rank", "comm allreduce", o);
-    if (me == slow) {
+    if (me == slow && comm.node_aware() && !leads) {
+      check_came_late(o, slow);
+    } else if (me == slow) {
       // Everything it reads was published before it came: in the window on one node, with the
       // agreement's records across nodes (a small allreduce travels inline with them).
       CHECK(o.kind == "none");
@@ -71,7 +100,7 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
   SECTION("gather (root 0)") {
     communicator comm;
     const auto o = faults::attempt([&] {
-      if (me == slow) faults::oversleep();
+      if (me == slow) oversleep_for(comm);
       (void)comm.gather(send_buf(value + me), root(0));
     });
     faults::report("slow rank", "comm gather", o);
@@ -89,7 +118,7 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
     communicator comm;
     long long data = me == 0 ? value : -1;
     const auto o = faults::attempt([&] {
-      if (me == 0) faults::oversleep();
+      if (me == 0) oversleep_for(comm);
       comm.broadcast(send_recv_buf(data), root(0));
     });
     faults::report("slow rank", "comm broadcast", o);
@@ -101,12 +130,15 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
   }
   SECTION("barrier") {
     communicator comm;
+    const bool leads = leads_its_node(comm);
     const auto o = faults::attempt([&] {
-      if (me == slow) faults::oversleep();
+      if (me == slow) oversleep_for(comm);
       comm.barrier();
     });
     faults::report("slow rank", "comm barrier", o);
-    if (me == slow) {
+    if (me == slow && comm.node_aware() && !leads) {
+      check_came_late(o, slow);
+    } else if (me == slow) {
       CHECK(o.kind == "none");
     } else {
       check_gave_up(o, "hetero::communicator::barrier", slow);

@@ -93,8 +93,10 @@ inline void report(const std::string& fault, const std::string& module, const ou
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/// Sleeps past the timeout (the "slow rank" fault).
-inline void oversleep() { std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * timeout_seconds)); }
+/// Sleeps past the timeout (the "slow rank" fault): `limits` times it.
+inline void oversleep(double limits = 1.5) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(limits * timeout_seconds));
+}
 
 /// A fresh random number in [lo, hi], the same on every rank (drawn from the test seed; every
 /// rank makes the same sequence of calls).

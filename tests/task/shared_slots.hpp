@@ -3,7 +3,10 @@
 // event check their slot. A notification that arrived before the writer finished would show up
 // as a stale value. Where every rank shares one node the slots are node-shared memory (atomic
 // loads and stores); where the ranks span nodes they are an MPI window (atomic accumulates,
-// flushed before the store returns), so the tests hold across nodes as on one.
+// flushed before the store returns), so the tests hold across nodes as on one. The window is
+// made with MPI_Win_create, as hetero's own: with MPI_Win_allocate, MPICH 4.0.2 misplaced stores
+// where some ranks share a node and others do not (3 ranks as 2 + 1 or 1 + 2: a rank's slot
+// showed another slot's value, docs/nodes.md).
 #ifndef HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 #define HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 
@@ -67,7 +70,9 @@ class shared_slots {
         m_bases.push_back(static_cast<std::int64_t*>(p));
       }
     } else {
-      MPI_Win_allocate(bytes, sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &m_window);
+      MPI_Alloc_mem(bytes, MPI_INFO_NULL, &base);
+      m_own = base;
+      MPI_Win_create(base, bytes, sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &m_window);
     }
     MPI_Comm_free(&node);
     auto* own = static_cast<std::int64_t*>(base);
@@ -80,6 +85,7 @@ class shared_slots {
   ~shared_slots() {
     if (!m_shared) MPI_Win_unlock_all(m_window);
     MPI_Win_free(&m_window);
+    if (m_own != nullptr) MPI_Free_mem(m_own);
   }
 
   /// Whether the slots are node-shared memory (every rank on one node) rather than an MPI window.
@@ -95,6 +101,7 @@ class shared_slots {
   bool m_shared = false;
   MPI_Win m_window = MPI_WIN_NULL;
   std::vector<std::int64_t*> m_bases;
+  void* m_own = nullptr;  // the memory of an MPI window made with MPI_Win_create
 };
 
 }  // namespace hetero::testing

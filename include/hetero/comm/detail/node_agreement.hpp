@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -142,11 +143,27 @@ class node_exchange {
     if (!ready()) m_st.node_shm()->wait_until(policy, ready, m_what, missing);
   }
 
-  // Raises this call's `deadlock_error` (the communicator's own timeout) naming `absent`.
+  // Raises this call's `deadlock_error` (the communicator's own timeout) naming `absent`. A
+  // rank named there itself came after its leader gave up on it: it says so.
   [[noreturn]] void give_up(std::vector<int> absent) const {
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+    if (std::find(absent.begin(), absent.end(), m_st.rank()) != absent.end())
+      came_too_late(std::move(absent), waited);
     const auto named = [&](std::vector<int>& out) { out.insert(out.end(), absent.begin(), absent.end()); };
     give_up_waiting(m_st.policy(), m_what, waited, m_st.policy().timeout(), missing_ranks_fn(named));
+  }
+
+  [[noreturn]] void came_too_late(std::vector<int> absent, double waited) const {
+    std::sort(absent.begin(), absent.end());
+    std::string named;
+    for (const int r : absent) named += (named.empty() ? "" : ", ") + std::to_string(r);
+    throw deadlock_error(message(wait_description(m_what), ": this rank (", m_st.rank(), " of ", m_st.size(),
+                                 ") came after its node's leader (rank ", m_st.node_members().front(),
+                                 ") had waited the limit (", m_st.policy().timeout(),
+                                 " s) for it; every rank that came raised deadlock_error naming rank(s) ", named,
+                                 ", and no data moved in this call. The objects this call used may now be out of "
+                                 "step: do not use them again"),
+                         std::move(absent), waited, m_st.size(), m_st.rank());
   }
 
   // The entries of a stream, where they lie in it.
