@@ -6,56 +6,59 @@
 option(HETERO_TEST_NODES "Also run the MPI tests and examples of 2 to 5 ranks on emulated nodes (docs/nodes.md)" ON)
 set(HETERO_NODES_MPIEXEC "${PROJECT_SOURCE_DIR}/tools/nodes/mpiexec_nodes.sh")
 
-# hetero_node_layout(<ranks> <out>): the ranks per emulated node of the extra run of an MPI test
-# with <ranks> ranks, comma-separated ("" for none).
-function(hetero_node_layout ranks out)
-  set(layouts "" "" "1,1" "1,1,1" "2,2" "2,2,1")
-  set(layout "")
+# hetero_node_layouts(<ranks> <out>): the layouts of the extra runs of an MPI test with <ranks>
+# ranks on emulated nodes, a list (empty for none) whose items give the ranks per node,
+# comma-separated. 3 ranks run as 3 nodes and as two nodes where some ranks share one (first or
+# last node shared), so that the node-aware paths run at 3 ranks too.
+function(hetero_node_layouts ranks out)
+  set(table "" "" "1,1" "1,1,1|2,1|1,2" "2,2" "2,2,1")
+  set(layouts "")
   if(HETERO_TEST_NODES AND ranks LESS 6)
-    list(GET layouts ${ranks} layout)
+    list(GET table ${ranks} layouts)
   endif()
-  string(REPLACE ";" "," layout "${layout}")
-  set(${out} "${layout}" PARENT_SCOPE)
+  string(REPLACE "|" ";" layouts "${layouts}")
+  set(${out} "${layouts}" PARENT_SCOPE)
 endfunction()
 
-# hetero_add_node_run(<test> <ranks> <pending> <command>...): registers `<test>.nodes<layout>`,
-# <command> (a program and its arguments) on <ranks> ranks on emulated nodes, when there is a
-# layout for <ranks>; copies <test>'s properties and adds label `nodes`.
+# hetero_add_node_run(<test> <ranks> <pending> <command>...): registers `<test>.nodes<layout>`
+# for each layout of <ranks> ranks, <command> (a program and its arguments) on emulated nodes;
+# copies <test>'s properties and adds label `nodes`.
 function(hetero_add_node_run test ranks pending)
-  hetero_node_layout(${ranks} layout)
-  if(NOT layout)
-    return()
-  endif()
-  string(REPLACE "," "-" suffix "${layout}")
-  set(run ${test}.nodes${suffix})
-  add_test(NAME ${run} COMMAND ${HETERO_NODES_MPIEXEC} --nodes ${layout} -n ${ranks} ${ARGN})
-  foreach(property TIMEOUT ENVIRONMENT FIXTURES_REQUIRED RESOURCE_LOCK)
-    get_test_property(${test} ${property} value)
-    if(value)
-      set_tests_properties(${run} PROPERTIES ${property} "${value}")
+  hetero_node_layouts(${ranks} layouts)
+  foreach(layout IN LISTS layouts)
+    string(REPLACE "," "-" suffix "${layout}")
+    set(run ${test}.nodes${suffix})
+    add_test(NAME ${run} COMMAND ${HETERO_NODES_MPIEXEC} --nodes ${layout} -n ${ranks} ${ARGN})
+    foreach(property TIMEOUT ENVIRONMENT FIXTURES_REQUIRED RESOURCE_LOCK)
+      get_test_property(${test} ${property} value)
+      if(value)
+        set_tests_properties(${run} PROPERTIES ${property} "${value}")
+      endif()
+    endforeach()
+    get_test_property(${test} LABELS labels)
+    list(REMOVE_ITEM labels tsan)  # the thread checker's stage runs each threaded test once, on one node
+    set_tests_properties(${run} PROPERTIES LABELS "${labels};nodes" PROCESSORS ${ranks} SKIP_RETURN_CODE 77)
+    if(pending)
+      set_tests_properties(${run} PROPERTIES DISABLED TRUE)
     endif()
   endforeach()
-  get_test_property(${test} LABELS labels)
-  list(REMOVE_ITEM labels tsan)  # the thread checker's stage runs each threaded test once, on one node
-  set_tests_properties(${run} PROPERTIES LABELS "${labels};nodes" PROCESSORS ${ranks} SKIP_RETURN_CODE 77)
-  if(pending)
-    set_tests_properties(${run} PROPERTIES DISABLED TRUE)
-  endif()
 endfunction()
 
-# hetero_runs_of(<out> <test>...): each <test> (`<name>.np<ranks>`) and its run on emulated nodes
-# where it has one, for properties set after registration (hetero_add_node_run copies only those
+# hetero_runs_of(<out> <test>...): each <test> (`<name>.np<ranks>`) and its runs on emulated nodes
+# where it has them, for properties set after registration (hetero_add_node_run copies only those
 # set before).
 function(hetero_runs_of out)
   set(runs)
   foreach(test IN LISTS ARGN)
     list(APPEND runs ${test})
     if(test MATCHES "[.]np([0-9]+)$")
-      hetero_node_layout(${CMAKE_MATCH_1} layout)
-      string(REPLACE "," "-" suffix "${layout}")
-      if(layout AND TEST ${test}.nodes${suffix})
-        list(APPEND runs ${test}.nodes${suffix})
-      endif()
+      hetero_node_layouts(${CMAKE_MATCH_1} layouts)
+      foreach(layout IN LISTS layouts)
+        string(REPLACE "," "-" suffix "${layout}")
+        if(TEST ${test}.nodes${suffix})
+          list(APPEND runs ${test}.nodes${suffix})
+        endif()
+      endforeach()
     endif()
   endforeach()
   set(${out} ${runs} PARENT_SCOPE)
