@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nodes.hpp"
 #include "random.hpp"
 
 namespace hetero::testing {
@@ -113,39 +114,11 @@ inline void polite_wait(MPI_Request request) {
 }
 
 /// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for
-/// communicator::nodes(), from MPI's own split by shared memory.
-inline int nodes_by_mpi() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int node_rank = 0, leaders = 0;
-  MPI_Comm_rank(node, &node_rank);
-  const int leader = node_rank == 0 ? 1 : 0;
-  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Comm_free(&node);
-  return leaders;
-}
+/// communicator::nodes().
+inline int nodes_by_mpi() { return hetero::testing::node_layout_of().nodes(); }
 
-/// Whether every node (as MPI's split by shared memory shows them) holds consecutive ranks of
-/// MPI_COMM_WORLD, the nodes in rank order.
-inline bool nodes_in_rank_order() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int size = 0, node_rank = 0, rank = 0, first = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_rank(node, &node_rank);
-  first = rank - node_rank;  // the node's first rank, were its ranks consecutive
-  MPI_Bcast(&first, 1, MPI_INT, 0, node);
-  std::vector<int> firsts(static_cast<std::size_t>(size));
-  MPI_Allgather(&first, 1, MPI_INT, firsts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  MPI_Comm_free(&node);
-  bool ordered = true;
-  for (int r = 1; r < size; ++r) {
-    const int f = firsts[static_cast<std::size_t>(r)], previous = firsts[static_cast<std::size_t>(r - 1)];
-    ordered = ordered && (f == previous || f == r);
-  }
-  return ordered && firsts[0] == 0;
-}
+/// Whether every node holds consecutive ranks of MPI_COMM_WORLD, the nodes in rank order.
+inline bool nodes_in_rank_order() { return hetero::testing::node_layout_of().in_rank_order(); }
 
 /// Records the parts of hetero's regions (`region_begin`'s third argument), per label.
 class part_recorder final : public observer {

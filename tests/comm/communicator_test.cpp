@@ -242,19 +242,9 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
   // windows (rank 0 leads its node) its node's other ranks and the other nodes' leaders, the
   // only ranks it hears from.
   std::vector<int> named;
-  {
-    MPI_Comm node = MPI_COMM_NULL;
-    MPI_Comm_split_type(comm.mpi_comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int leader = comm.rank();
-    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
-    MPI_Comm_free(&node);
-    std::vector<int> leaders(static_cast<std::size_t>(comm.size()));
-    MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm.mpi_comm());
-    for (int r = 1; r < comm.size(); ++r) {
-      const int l = leaders[static_cast<std::size_t>(r)];
-      if (!comm.node_aware() || l == 0 || l == r) named.push_back(r);
-    }
-  }
+  const auto layout = hetero::testing::node_layout_of(comm.mpi_comm());
+  for (int r = 1; r < comm.size(); ++r)
+    if (!comm.node_aware() || layout.leader(r) == 0 || layout.leader(r) == r) named.push_back(r);
   std::string others = named.size() == 1 ? "not arrived: rank " : "not arrived: ranks ";
   for (std::size_t i = 0; i < named.size(); ++i) others += (i > 0 ? ", " : "") + std::to_string(named[i]);
   if (comm.size() > 1 && comm.rank() == 0) {

@@ -13,6 +13,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "distarray_support.hpp"
+#include "nodes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -139,12 +140,8 @@ TEST_CASE("images of one node get and put while the target never calls MPI", "[d
   // image 0 first gets image 1's array and checks it. Through MPI (MPICH) the get would wait
   // for image 1's next MPI call, which comes only when its spin gives up.
   hetero::coarray<int, 1, Kokkos::HostSpace> a({4096});
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(a.mpi_comm(), MPI_COMM_TYPE_SHARED, a.this_image(), MPI_INFO_NULL, &node);
-  int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  if (a.num_images() < 2 || node_size != a.num_images()) SKIP("needs 2 or more images, all on one node");
+  const auto layout = hetero::testing::node_layout_of(a.mpi_comm());
+  if (a.num_images() < 2 || layout.node_size != a.num_images()) SKIP("needs 2 or more images, all on one node");
   auto rng = hetero::testing::rng(84);
   std::vector<int> values(4096);
   for (auto& v : values) v = static_cast<int>(dist_test::uniform(rng, 1, 1 << 30));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "faults_support.hpp"
+#include "nodes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace hetero;
@@ -38,16 +39,6 @@ std::string call_name(const communicator& comm, const std::string& call, const s
   return "hetero::communicator::" + call + (extra.empty() ? "" : " (" + extra + ")");
 }
 
-// Whether this rank is its node's first (the leader of the node-aware agreement). Collective.
-bool leads_its_node(const communicator& comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(comm.mpi_comm(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
-  int r = 0;
-  MPI_Comm_rank(node, &r);
-  MPI_Comm_free(&node);
-  return r == 0;
-}
-
 // Sleeps past every wait of the others: 2 limits and a half where the agreement is node-aware.
 void oversleep_for(const communicator& comm) { faults::oversleep(comm.node_aware() ? 2.5 : 1.5); }
 
@@ -57,7 +48,9 @@ void check_came_late(const faults::outcome& o, int slow) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
   CHECK_THAT(o.text, ContainsSubstring("this rank (" + std::to_string(slow)) &&
-                         ContainsSubstring("had waited the limit (1 s) for it"));
+                         ContainsSubstring("had waited the limit (1 s) for it") &&
+                         ContainsSubstring("naming rank " + std::to_string(slow) + ", and no data moved") &&
+                         ContainsSubstring("raise it"));
   CHECK(o.missing == std::vector<int>{slow});
 }
 
@@ -79,7 +72,7 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
 
   SECTION("allreduce") {
     communicator comm;
-    const bool leads = leads_its_node(comm);
+    const bool leads = hetero::testing::node_layout_of(comm.mpi_comm()).leads();
     long long sum = -1;
     const auto o = faults::attempt([&] {
       if (me == slow) oversleep_for(comm);
@@ -130,7 +123,7 @@ TEST_CASE("a rank that sleeps past the timeout: the ranks that wait for it give 
   }
   SECTION("barrier") {
     communicator comm;
-    const bool leads = leads_its_node(comm);
+    const bool leads = hetero::testing::node_layout_of(comm.mpi_comm()).leads();
     const auto o = faults::attempt([&] {
       if (me == slow) oversleep_for(comm);
       comm.barrier();

@@ -14,6 +14,7 @@
 
 #include "../distarray/distarray_support.hpp"
 #include "faults_support.hpp"
+#include "nodes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -34,22 +35,6 @@ void check_gave_up(const faults::outcome& o, const std::string& call, int missin
 }
 
 std::int64_t random_extent(int p) { return 4 * p + faults::shared_random(0, 50); }
-
-// Whether world rank `other` shares this rank's node, as MPI's shared-memory split sees it.
-// Collective.
-bool same_node_as(int other) {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Group world_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
-  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  MPI_Comm_group(node, &node_group);
-  int there = MPI_UNDEFINED;
-  MPI_Group_translate_ranks(world_group, 1, &other, node_group, &there);
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&world_group);
-  MPI_Comm_free(&node);
-  return there != MPI_UNDEFINED;
-}
 
 }  // namespace
 
@@ -146,7 +131,7 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
   // (UCX between emulated nodes on some layouts, RDMA on a cluster) completes it at once, as the
   // node's shared memory does. Across nodes the late image is not in this node's memory: the
   // "shared memory" coarray travels through MPI there too.
-  const bool beside_late = same_node_as(late);
+  const bool beside_late = hetero::testing::node_layout_of().same_node(late, me);
   const auto get_from_sleeper = [&](bool shared) {
     hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {.shared_memory = shared});
     for (std::int64_t i = 0; i < n; ++i) a.local()(i) = 1000.0 * me + static_cast<double>(i);

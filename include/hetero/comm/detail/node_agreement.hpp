@@ -155,15 +155,14 @@ class node_exchange {
 
   [[noreturn]] void came_too_late(std::vector<int> absent, double waited) const {
     std::sort(absent.begin(), absent.end());
-    std::string named;
-    for (const int r : absent) named += (named.empty() ? "" : ", ") + std::to_string(r);
-    throw deadlock_error(message(wait_description(m_what), ": this rank (", m_st.rank(), " of ", m_st.size(),
-                                 ") came after its node's leader (rank ", m_st.node_members().front(),
-                                 ") had waited the limit (", m_st.policy().timeout(),
-                                 " s) for it; every rank that came raised deadlock_error naming rank(s) ", named,
-                                 ", and no data moved in this call. The objects this call used may now be out of "
-                                 "step: do not use them again"),
-                         std::move(absent), waited, m_st.size(), m_st.rank());
+    const wait_policy& policy = m_st.policy();
+    // The text first: the vector moves into the error as the same call's argument.
+    const std::string text =
+        message(wait_description(m_what), ": this rank (", m_st.rank(), " of ", m_st.size(),
+                ") came after its node's leader (rank ", m_st.node_members().front(), ") had waited the limit (",
+                policy.timeout(), " s) for it; every rank that came raised deadlock_error naming ",
+                ranks_text(absent), ", and no data moved in this call", policy.advice(), out_of_step_text);
+    throw deadlock_error(text, std::move(absent), waited, m_st.size(), m_st.rank());
   }
 
   // The entries of a stream, where they lie in it.

@@ -172,18 +172,26 @@ inline std::vector<int> missing_ranks(const missing_ranks_fn& missing) {
   return ranks;
 }
 
+/// "rank 3" or "ranks 1, 4": the sorted `ranks` for an error message.
+inline std::string ranks_text(std::span<const int> ranks) {
+  std::string text = ranks.size() > 1 ? "ranks " : "rank ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+/// How every `deadlock_error` of a collective wait ends.
+inline constexpr std::string_view out_of_step_text =
+    ". The objects this call used may now be out of step: do not use them again";
+
 /// Raises the `deadlock_error` of a wait named `what` that waited `waited` seconds.
 [[noreturn]] inline void give_up_waiting(const wait_policy& policy, std::string_view what, double waited,
                                          double limit, const missing_ranks_fn& missing) {
   std::vector<int> ranks = missing_ranks(missing);
   std::string who;
-  if (ranks.empty()) {
+  if (ranks.empty())
     who = missing ? "" : "; which ranks did not arrive is not known here (MPI's own call)";
-  } else {
-    who = "; not arrived: rank";
-    who += ranks.size() > 1 ? "s " : " ";
-    for (std::size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
-  }
+  else
+    who = "; not arrived: " + ranks_text(ranks);
   char seconds[32];
   std::snprintf(seconds, sizeof(seconds), "%.2f", waited);
   std::string where;
@@ -193,7 +201,7 @@ inline std::vector<int> missing_ranks(const missing_ranks_fn& missing) {
       message(wait_description(what), ": waited ", seconds, " s (limit ", limit, " s) for other ranks", where, who,
               "; a rank may have skipped this call, called another one, passed other counts or roots, or be busy "
               "elsewhere for longer than the limit",
-              policy.advice(), ". The objects this call used may now be out of step: do not use them again"),
+              policy.advice(), out_of_step_text),
       std::move(ranks), waited, policy.comm_size, policy.rank);
 }
 
