@@ -14,6 +14,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace hetero::testing {
@@ -51,7 +53,7 @@ class shared_slots {
     int m_index;
   };
 
-  explicit shared_slots(int count) {
+  explicit shared_slots(int count) : m_count(count) {
     MPI_Comm_size(MPI_COMM_WORLD, &m_world);
     MPI_Comm node = MPI_COMM_NULL;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -91,13 +93,19 @@ class shared_slots {
   /// Whether the slots are node-shared memory (every rank on one node) rather than an MPI window.
   [[nodiscard]] bool shared() const noexcept { return m_shared; }
 
-  /// Slot `i` of rank `r`.
+  /// Slot `i` of rank `r`; a slot or rank out of range throws (a test written for fewer
+  /// ranks than it runs on), instead of reaching another rank's memory.
   [[nodiscard]] slot_ref slot(int i, int r) const {
+    if (i < 0 || i >= m_count || r < 0 || r >= m_world)
+      throw std::out_of_range("shared_slots: slot " + std::to_string(i) + " of rank " + std::to_string(r) +
+                              ", but there are " + std::to_string(m_count) + " slots on each of " +
+                              std::to_string(m_world) + " ranks");
     return slot_ref(m_shared ? m_bases[static_cast<std::size_t>(r)] + i : nullptr, m_window, r, i);
   }
 
  private:
   int m_world = 1;
+  int m_count = 0;
   bool m_shared = false;
   MPI_Win m_window = MPI_WIN_NULL;
   std::vector<std::int64_t*> m_bases;

@@ -59,7 +59,7 @@ void declare_blocks(graph_type& graph, const hetero::event_array<1>& ea, hetero:
 
 TEST_CASE("an outer task notifies other ranks only once its inner tasks finished", "[task][mpi][subgraph]") {
   const int workers = GENERATE(1, 2);
-  hetero::testing::shared_slots slots(3);
+  hetero::testing::shared_slots slots(world_size());  // slot r: what rank r's block puts
   INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
   graph_type graph({.workers = workers});
   auto ea = graph.remote_events("EA", world_size());
