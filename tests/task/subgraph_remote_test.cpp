@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "shared_slots.hpp"
@@ -61,6 +62,10 @@ TEST_CASE("an outer task notifies other ranks only once its inner tasks finished
   const int workers = GENERATE(1, 2);
   hetero::testing::shared_slots slots(world_size());  // slot r: what rank r's block puts
   INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
+  // A slot past the ones made (this test once wrote slot r of 3 on 4 ranks) throws, not writes.
+  CHECK_THROWS_AS(slots.slot(world_size(), 0), std::out_of_range);
+  CHECK_THROWS_AS(slots.slot(0, world_size()), std::out_of_range);
+  CHECK_THROWS_AS(slots.slot(-1, 0), std::out_of_range);
   graph_type graph({.workers = workers});
   auto ea = graph.remote_events("EA", world_size());
   std::atomic<int> bad{0}, read{0};
