@@ -15,6 +15,10 @@
 //     memory (builds whose default memory space the host cannot address: CUDA), hetero_block
 //     against baseline_mpiio of a host copy (the block copied to the host, then written; read,
 //     then copied to the GPU), the copies timed on both sides.
+// Every write and read case also records where its time went, as counters step_<name> (ms, the
+// slowest rank's): hetero's from its io regions (hetero::region: open, stage, checksum,
+// create_dataset, data, attributes, flush, close), the baseline's from its own calls under the
+// same names (open, stage, data, flush, close). bench/steps.sh prints their medians.
 // Files go to HETERO_IO_BENCH_DIR (default: the current folder), one at a time. A read whose
 // page cache could not be dropped says so once on standard error and in its counter
 // cache_dropped (0).
@@ -22,13 +26,19 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "bench_main.hpp"
 
@@ -104,6 +114,69 @@ bool maybe_drop_caches() {
 }
 void drop_before_read(benchmark::State& state) { state.counters["cache_dropped"] = maybe_drop_caches() ? 1 : 0; }
 
+// The steps a write or a read is made of, as counters step_<name>.
+constexpr std::array<std::string_view, 8> step_names = {"open", "stage",      "checksum", "create_dataset",
+                                                        "data", "attributes", "flush",    "close"};
+
+// This rank's seconds in each step of one write or read: hetero's io regions, entered on the
+// bench's thread (the io module's regions nest: write > checksum, data...; an io region's
+// label, spaces as underscores, is its step), or the baseline's calls timed by hand (`add`).
+class steps final : public hetero::observer {
+ public:
+  void region_begin(std::string_view module, std::string_view label, std::string_view) noexcept override {
+    const std::lock_guard lock(m_mutex);
+    m_open.push_back({module == "io" ? step_of(label) : -1, clock::now()});
+  }
+  void region_end() noexcept override {
+    const std::lock_guard lock(m_mutex);
+    if (m_open.empty()) return;
+    const auto [step, start] = m_open.back();
+    m_open.pop_back();
+    if (step >= 0)
+      m_seconds[static_cast<std::size_t>(step)] += std::chrono::duration<double>(clock::now() - start).count();
+  }
+  [[nodiscard]] hetero::observer_events events() const noexcept override {
+    return hetero::observer_events::regions;
+  }
+
+  void add(std::string_view name, double seconds) {
+    const std::lock_guard lock(m_mutex);
+    m_seconds[static_cast<std::size_t>(step_of(name))] += seconds;
+  }
+  // The slowest rank's milliseconds in each step as the iteration's counters; starts anew.
+  void report(benchmark::State& state) {
+    std::array<double, step_names.size()> slowest{};
+    {
+      const std::lock_guard lock(m_mutex);
+      MPI_Allreduce(m_seconds.data(), slowest.data(), static_cast<int>(slowest.size()), MPI_DOUBLE, MPI_MAX,
+                    MPI_COMM_WORLD);
+      m_seconds.fill(0);
+    }
+    for (std::size_t i = 0; i < step_names.size(); ++i)
+      state.counters["step_" + std::string(step_names[i])] = 1e3 * slowest[i];
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  static int step_of(std::string_view label) {
+    std::string name(label);
+    std::replace(name.begin(), name.end(), ' ', '_');
+    const auto at = std::find(step_names.begin(), step_names.end(), name);
+    return at == step_names.end() ? -1 : static_cast<int>(at - step_names.begin());
+  }
+  std::mutex m_mutex;
+  std::vector<std::pair<int, clock::time_point>> m_open;  // the regions entered, innermost last
+  std::array<double, step_names.size()> m_seconds{};
+};
+
+// Runs `call`, adding its time to step `name` of `s`.
+template <class Call>
+void timed(steps& s, std::string_view name, Call&& call) {
+  const double start = MPI_Wtime();
+  call();
+  s.add(name, MPI_Wtime() - start);
+}
+
 void set_bytes(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0) * (1 << 20));
 }
@@ -112,6 +185,8 @@ template <class Memory = Kokkos::HostSpace>
 void write_hetero(benchmark::State& state, bool cyclic) {
   const auto a = make_array<Memory>(rows_of(state), cyclic);
   const auto path = bench_file("hetero");
+  steps s;
+  const hetero::scoped_observer listening(s);
   for (auto _ : state) {
     remove_file(path);
     const double start = MPI_Wtime();
@@ -120,6 +195,7 @@ void write_hetero(benchmark::State& state, bool cyclic) {
     out.flush();
     out.close();
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);
+    s.report(state);
   }
   remove_file(path);
   set_bytes(state);
@@ -135,6 +211,8 @@ void read_hetero(benchmark::State& state, bool cyclic) {
     hetero::h5file out(path, hetero::file_mode::create);
     out.write("u", a);
   }
+  steps s;
+  const hetero::scoped_observer listening(s);
   for (auto _ : state) {
     drop_before_read(state);
     const double start = MPI_Wtime();
@@ -142,6 +220,7 @@ void read_hetero(benchmark::State& state, bool cyclic) {
     in.read("u", a);
     in.close();
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);
+    s.report(state);
   }
   remove_file(path);
   set_bytes(state);
@@ -172,21 +251,26 @@ void mpiio(benchmark::State& state, bool write) {
     MPI_File_write_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
     MPI_File_close(&file);
   }
+  steps s;
   for (auto _ : state) {
     if (write) remove_file(path);
     if (!write) drop_before_read(state);
     const double start = MPI_Wtime();
-    MPI_File file = open(write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY);
+    MPI_File file = MPI_FILE_NULL;
+    timed(s, "open", [&] { file = open(write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY); });
     if (write) {
-      Kokkos::deep_copy(staging, local);
-      MPI_File_write_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
-      MPI_File_sync(file);
+      timed(s, "stage", [&] { Kokkos::deep_copy(staging, local); });
+      timed(s, "data",
+            [&] { MPI_File_write_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE); });
+      timed(s, "flush", [&] { MPI_File_sync(file); });
     } else {
-      MPI_File_read_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE);
-      Kokkos::deep_copy(local, staging);
+      timed(s, "data",
+            [&] { MPI_File_read_at_all(file, offset, staging.data(), count, MPI_DOUBLE, MPI_STATUS_IGNORE); });
+      timed(s, "stage", [&] { Kokkos::deep_copy(local, staging); });
     }
-    MPI_File_close(&file);
+    timed(s, "close", [&] { MPI_File_close(&file); });
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);
+    s.report(state);
   }
   remove_file(path);
   set_bytes(state);

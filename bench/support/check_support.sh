@@ -10,6 +10,8 @@
 #    reads paired 0.500, the median of 1/2, 1, 1/3), and refuses an unknown option.
 # 4. scoreboard.sh (beside report.sh) puts the rival beside its baseline with 2.000 and 3.000:
 #    in the summary (one case, verdict behind) and under the benchmark's command.
+# 5. steps.sh prints each case's median step_<name> counters in bench_io's order of steps, and
+#    nothing for a file without them.
 set -euo pipefail
 bench=$1 mpiexec=$2 report=$3
 tmp=$(mktemp -d)
@@ -61,4 +63,19 @@ grep -qF '| f/8 | rival | baseline_x | 2.000 | 3.000 | 3 |' "$tmp/scoreboard.md"
   || fail "scoreboard.sh's case row for the rival is wrong: $(grep rival "$tmp/scoreboard.md")"
 grep -A2 -F '### fixture' "$tmp/scoreboard.md" | grep -qF '`mpiexec -n 1 fixture`' \
   || fail "scoreboard.sh does not give the fixture's command under its heading"
-echo "bench.support: rounds alternate their order; report.sh's ratios and baselines and scoreboard.sh's rows are right"
+steps="$(dirname "$report")/steps.sh"
+step() { printf '{"run_name": "w/hetero/8/manual_time", "real_time": %s, "time_unit": "ms", "family_index": 0, "per_family_instance_index": 0, "step_data": %s, "step_open": %s}' "$@"; }
+{
+  printf '{"benchmarks": ['
+  printf '%s,' "$(step 10 4 1)" "$(step 30 8 3)"
+  step 20 6 2
+  printf ']}\n'
+} >"$tmp/steps.json"
+got=$("$steps" "$tmp/steps.json" | tr -s ' ')
+want=$'case time open data\nw/hetero/8 20 ms 2 6'
+[ "$got" = "$want" ] || fail "steps.sh on the fixture printed
+$got
+instead of
+$want"
+[ -z "$("$steps" "$tmp/fixture.json")" ] || fail "steps.sh printed steps for a file without step counters"
+echo "bench.support: rounds alternate their order; report.sh's ratios and baselines, scoreboard.sh's rows and steps.sh's medians are right"

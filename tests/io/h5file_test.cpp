@@ -2,7 +2,8 @@
 // grids with random shadows, written and read back into another random distribution, every
 // element checked against its value by global index; the file itself read serially on rank 0
 // (HDF5's sequential driver, as h5py would) and checked in global row-major order; sections;
-// scalars; and every bad file or argument raising a named error on every rank.
+// scalars; and every bad file or argument raising a named error on every rank. And the
+// regions a write and a read show to an observer (docs/trace.md).
 #include <hetero/io.hpp>
 
 #include <catch2/catch_template_test_macros.hpp>
@@ -11,7 +12,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "io_support.hpp"
 
@@ -115,4 +121,64 @@ TEST_CASE("scalars are stored beside the arrays", "[io]") {
   CHECK_THROWS_AS(in.get<float>("residual"), hetero::io_error);
   CHECK_THROWS_WITH(in.get<float>("residual"), ContainsSubstring("is of type float64, not float32"));
   CHECK_THROWS_WITH(in.get<double>("missing"), ContainsSubstring("no scalar 'missing'"));
+}
+
+namespace {
+
+// The io module's regions as they nest ("write", "  checksum"...), in the order entered.
+class io_regions final : public hetero::observer {
+ public:
+  void region_begin(std::string_view module, std::string_view label, std::string_view) noexcept override {
+    const std::lock_guard lock(m_mutex);
+    if (module == "io") m_seen.push_back(std::string(2 * m_io_depth, ' ') + std::string(label));
+    m_io.push_back(module == "io");
+    m_io_depth += module == "io" ? 1 : 0;
+  }
+  void region_end() noexcept override {
+    const std::lock_guard lock(m_mutex);
+    if (m_io.empty()) return;
+    m_io_depth -= m_io.back() ? 1 : 0;
+    m_io.pop_back();
+  }
+  [[nodiscard]] hetero::observer_events events() const noexcept override {
+    return hetero::observer_events::regions;
+  }
+  std::vector<std::string> take() {
+    const std::lock_guard lock(m_mutex);
+    return std::exchange(m_seen, {});
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::vector<std::string> m_seen;
+  std::vector<bool> m_io;  // per region entered and not left: whether it is the io module's
+  std::size_t m_io_depth = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a write and a read show their steps as regions", "[io][regions]") {
+  const io_test::scratch dir("io-regions");
+  auto rng = hetero::testing::rng(31);
+  const auto space = random_space<2>(rng, {uniform(rng, 1, 40), uniform(rng, 1, 40)}, nullptr);
+  hetero::distributed_array<double, 2, Kokkos::HostSpace> a(space, {.label = "a"});
+  const auto salt = rng();
+  io_test::fill(a, salt);
+  io_regions regions;
+  const hetero::scoped_observer listening(regions);
+  {
+    hetero::h5file out(dir.file("r.h5"), hetero::file_mode::create);
+    out.write("a", a);
+    out.flush();
+    out.close();
+  }
+  CHECK(regions.take() == std::vector<std::string>{"open", "write", "  create dataset", "  data", "  checksum",
+                                                   "  attributes", "flush", "close"});
+  {
+    hetero::h5file in(dir.file("r.h5"), hetero::file_mode::read);
+    in.read("a", a);
+    in.close();
+  }
+  CHECK(regions.take() == std::vector<std::string>{"open", "read", "  data", "  checksum", "close"});
+  CHECK(io_test::wrong_elements(a, salt) == 0);
 }

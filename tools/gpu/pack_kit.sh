@@ -59,6 +59,7 @@ jq=$(command -v jq) || {
 cp "$jq" "$stage/bin/jq"
 mkdir -p "$stage/share"
 cp "$here/../../bench/report.sh" "$stage/share/report.sh"
+cp "$here/../../bench/steps.sh" "$stage/share/steps.sh" # where a case's time went (bench_io's steps)
 # UCX loads its transports (shared memory through CMA, InfiniBand, RDMA CM) at run time from
 # UCX_MODULE_DIR; run.sh points it at lib/ucx.
 for m in "$ucx_modules"/libuct_*.so.0; do cp "$m" "$stage/lib/ucx/"; done

@@ -222,6 +222,8 @@ while read -r kind name ranks limit program args; do
     cp "$out/.bench.json" "$out/bench-$name.json"
     # Each case's median and its ratio to the family's baseline (paired by round, and the worst round).
     bash "$work/share/report.sh" "$out/.bench.json" "${report_args[@]}" 2>&1 | sed 's/^/       /' | tee -a "$log"
+    # Where each case's time went, for benchmarks that record steps (bench_io): nothing otherwise.
+    bash "$work/share/steps.sh" "$out/.bench.json" 2>&1 | sed 's/^/       /' | tee -a "$log"
   fi
   if [ $code -eq 0 ]; then
     record "$kind" "$name" PASS "$(elapsed "$t0")" 0

@@ -101,7 +101,7 @@ class h5file {
                   "write each field of a struct as an array of its own");
     const region running("io", "write");
     const detail::h5_scope scope;
-    detail::write_array(target("writing"), std::string(name), array);
+    detail::write_array(target("writing"), std::string(name), array, m_writebacks);
   }
 
   /// Starts writing `array` as dataset `name` and returns at once (collective): the array's
@@ -133,8 +133,14 @@ class h5file {
           "or use write()");
     // The copy and its checksum are made here: host kernels may only be launched from this
     // thread, not from the I/O thread.
-    auto copy = detail::snapshot(array);
-    const auto local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
+    auto copy = [&] {
+      const region copying("io", "copy");
+      return detail::snapshot(array);
+    }();
+    const auto local_sum = [&] {
+      const region summing("io", "checksum");
+      return detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
+    }();
     // The job releases the copy and the handles it holds before its future is ready: once
     // wait() returns, nothing of it is left for the I/O thread to free (after Kokkos or MPI
     // may have been finalised). (A constructor, not C++20's parenthesised aggregate
@@ -156,7 +162,8 @@ class h5file {
           const region writing("io", "write_async");
           const detail::h5_scope scope;
           auto& [comm, space, block] = **state;
-          detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), local_sum);
+          detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(),
+                                       [local_sum] { return local_sum; });
         };
     return io_handle(detail::io_thread::instance().submit(std::move(job)));
   }
@@ -247,6 +254,7 @@ class h5file {
     const region running("io", "flush");
     const detail::h5_scope scope;
     const auto at = target("flushing");
+    m_writebacks.wait();  // the pages the writes sent early are queued: the flush waits for the rest
     detail::agree(at, H5Fflush(m_file.get(), H5F_SCOPE_GLOBAL) >= 0, "flushing the file to disk");
   }
 
@@ -256,6 +264,7 @@ class h5file {
     if (!m_file.valid()) return;
     const region running("io", "close");
     const detail::h5_scope scope;
+    m_writebacks.release();  // they finish on their own: a close does not wait for the disk
     const bool closed = m_file.reset() >= 0;
     detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, closed, "closing the file");
   }
@@ -312,6 +321,7 @@ class h5file {
   file_mode m_mode = file_mode::read;
   detail::owned_comm m_comm;
   detail::h5_id m_file;
+  detail::writebacks m_writebacks;  // started by write(), waited for by flush()
 };
 
 }  // namespace hetero

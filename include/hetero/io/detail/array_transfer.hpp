@@ -18,10 +18,12 @@
 #include <type_traits>
 
 #include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/observer.hpp"
 #include "hetero/distarray/distributed_array.hpp"
 #include "hetero/io/detail/checksum.hpp"
 #include "hetero/io/detail/h5.hpp"
 #include "hetero/io/detail/selection.hpp"
+#include "hetero/io/detail/writeback.hpp"
 
 namespace hetero::detail {
 
@@ -105,7 +107,10 @@ auto host_storage(const distributed_array<T, Rank, MemorySpace>& array, bool wit
     using host_view = Kokkos::View<typename storage_view::data_type, typename storage_view::array_layout,
                                    Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     const host_view host(reinterpret_cast<T*>(staging_bytes(storage.span() * sizeof(T))), storage.layout());
-    if (with_values) Kokkos::deep_copy(host, storage);
+    if (with_values) {
+      const region staging("io", "stage");
+      Kokkos::deep_copy(host, storage);
+    }
     return host;
   }
 }
@@ -158,11 +163,12 @@ void check_same_ranks(const h5_target& at, const distributed_array<T, Rank, Memo
 
 /// Writes the block `host` (this rank's storage on the host, its block past `lower`) of an
 /// array on `space` as dataset `name` (collective): created at the global shape, or an
-/// existing dataset of the same type and shape overwritten. `local_sum` is the block's
-/// local_checksum, computed by the caller (on the thread that may run host kernels).
-template <class T, int Rank, class HostView>
+/// existing dataset of the same type and shape overwritten. `local_sum()` returns the block's
+/// local_checksum; it is called once the data is in the file system's cache, so that a sum
+/// computed there can overlap the disk's work (writeback.hpp).
+template <class T, int Rank, class HostView, class LocalSum>
 void write_block(const h5_target& at, const std::string& name, const index_space<Rank>& space,
-                 const std::array<std::int64_t, Rank>& lower, const HostView& host, std::uint64_t local_sum) {
+                 const std::array<std::int64_t, Rank>& lower, const HostView& host, LocalSum&& local_sum) {
   const auto type = h5_type_of<T>();
   std::array<hsize_t, Rank> dims{};
   for (int d = 0; d < Rank; ++d) dims[d] = static_cast<hsize_t>(space.extent(d));
@@ -185,6 +191,7 @@ void write_block(const h5_target& at, const std::string& name, const index_space
     H5Pset_create_intermediate_group(links.get(), 1);
     h5_id creation(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER);  // every element is written next
+    const region creating("io", "create dataset");
     dataset = h5_id(
         H5Dcreate2(at.file, name.c_str(), type.get(), file_space.get(), links.get(), creation.get(), H5P_DEFAULT),
         H5Dclose);
@@ -193,11 +200,15 @@ void write_block(const h5_target& at, const std::string& name, const index_space
   const auto memory = block_selection<Rank>(host, lower, space.local_extents(), at.path);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), {}, at.path);
   const auto transfer = collective_transfer();
-  const bool written =
-      H5Dwrite(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
-  agree(at, written, "writing dataset '" + name + "'");
-
-  const auto sum = sum_checksum(local_sum, at.comm);
+  {
+    const region data("io", "data");
+    const bool written =
+        H5Dwrite(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
+    agree(at, written, "writing dataset '" + name + "'");
+  }
+  const std::uint64_t mine = local_sum();
+  const region attributes("io", "attributes");
+  const auto sum = sum_checksum(mine, at.comm);
   h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
   write_attribute(at, dataset.get(), checksum_attribute, H5T_NATIVE_UINT64, scalar.get(), &sum);
   write_text_attribute(at, dataset.get(), distribution_attribute, distribution_text(space));
@@ -208,13 +219,19 @@ void write_block(const h5_target& at, const std::string& name, const index_space
   write_attribute(at, dataset.get(), grid_attribute, H5T_NATIVE_INT64, grid_space.get(), grid.data());
 }
 
-/// Writes `array` as dataset `name` (collective).
+/// Writes `array` as dataset `name` (collective). Once the data is in the file system's cache,
+/// `early` starts its way to disk while this rank computes the checksum.
 template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
-                 const distributed_array<T, Rank, MemorySpace>& array) {
+                 const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
   check_same_ranks(at, array, "writing");
   const auto host = host_storage(array);
-  const auto local_sum = local_checksum<T, Rank>(host, array.shadow().lower, array.space());
+  // On this thread (it may run host kernels), after the data went out (write_block).
+  const auto local_sum = [&] {
+    early.start(at.path);
+    const region summing("io", "checksum");
+    return local_checksum<T, Rank>(host, array.shadow().lower, array.space());
+  };
   write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, local_sum);
 }
 
@@ -332,11 +349,14 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);
   const auto type = h5_type_of<T>();
   const auto transfer = collective_transfer();
-  const bool done =
-      H5Dread(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
-  agree(at, done, "reading dataset '" + name + "'");
-
+  {
+    const region data("io", "data");
+    const bool done =
+        H5Dread(dataset.get(), type.get(), memory.get(), file_space.get(), transfer.get(), host.data()) >= 0;
+    agree(at, done, "reading dataset '" + name + "'");
+  }
   if (!from && H5Aexists(dataset.get(), checksum_attribute) > 0) {
+    const region checking("io", "checksum");
     std::uint64_t expected = 0;
     h5_id attribute(H5Aopen(dataset.get(), checksum_attribute, H5P_DEFAULT), H5Aclose);
     if (!attribute.valid() || H5Aread(attribute.get(), H5T_NATIVE_UINT64, &expected) < 0)
@@ -346,8 +366,10 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
       raise_io(at.path, "dataset '", name, "' does not match the checksum written with it (", expected,
                " written, ", sum, " read): the file is corrupted or was changed after hetero wrote it");
   }
-  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+    const region staging("io", "stage");
     Kokkos::deep_copy(array.local_with_shadow(), host);
+  }
 }
 
 }  // namespace hetero::detail
