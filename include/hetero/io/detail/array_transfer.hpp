@@ -226,13 +226,14 @@ void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
   check_same_ranks(at, array, "writing");
   const auto host = host_storage(array);
-  // On this thread (it may run host kernels), after the data went out (write_block).
-  const auto local_sum = [&] {
+  // Called by write_block once the data went out, on this thread (it may run host kernels):
+  // the disk starts on the file, and the checksum is computed while it works.
+  const auto start_disk_then_sum = [&] {
     early.start(at.path);
     const region summing("io", "checksum");
     return local_checksum<T, Rank>(host, array.shadow().lower, array.space());
   };
-  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, local_sum);
+  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, start_disk_then_sum);
 }
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
