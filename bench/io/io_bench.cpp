@@ -7,7 +7,8 @@
 //     The flush is timed: without it a write only copies into the page cache, and the figure
 //     would be the speed of memory. baseline_mpiio, hetero_block (rows of 1 KiB doubles in
 //     blocks), hetero_cyclic (the same rows dealt round-robin: every rank's part is
-//     scattered over the whole file), dd (rank 0 alone, 4 MiB blocks).
+//     scattered over the whole file), hetero_block_halo (block, with a shadow row above and
+//     below each rank's block, as a stencil's field has), dd (rank 0 alone, 4 MiB blocks).
 //   read/<variant>/<MiB>: open, read, close, of the file just written. With
 //     HETERO_IO_DROP_CACHES=1 (root only) the page cache is dropped before each read, so the
 //     reads come from the disk; otherwise they come from memory, and the figures say so.
@@ -62,18 +63,22 @@ int world_rank() {
 
 std::int64_t rows_of(const benchmark::State& state) { return state.range(0) * (1 << 20) / 8 / row_length; }
 
+// With `halo`, a shadow row above and below each block (a stencil's field): the block is then
+// not the whole of its storage.
 template <class Memory = Kokkos::HostSpace>
-hetero::distributed_array<double, 2, Memory> make_array(std::int64_t rows, bool cyclic) {
+hetero::distributed_array<double, 2, Memory> make_array(std::int64_t rows, bool cyclic, bool halo = false) {
   const auto kind = cyclic ? hetero::distribution::cyclic() : hetero::distribution::block();
   hetero::index_space<2> space({rows, row_length}, hetero::process_grid<2>({0, 1}),
                                {kind, hetero::distribution::block()});
+  hetero::shadow_width<2> shadow;
+  if (halo) shadow.lower[0] = shadow.upper[0] = 1;
   if constexpr (!std::is_same_v<Memory, Kokkos::HostSpace>) {
-    const auto host = make_array(rows, cyclic);
-    hetero::distributed_array<double, 2, Memory> a(space);
+    const auto host = make_array(rows, cyclic, halo);
+    hetero::distributed_array<double, 2, Memory> a(space, {.shadow = shadow});
     Kokkos::deep_copy(a.local_with_shadow(), host.local_with_shadow());
     return a;
   } else {
-    array a(space);
+    array a(space, {.shadow = shadow});
     auto local = a.local_with_shadow();
     Kokkos::parallel_for("fill", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, local.extent(0)),
                          [=](std::size_t i) {
@@ -182,8 +187,8 @@ void set_bytes(benchmark::State& state) {
 }
 
 template <class Memory = Kokkos::HostSpace>
-void write_hetero(benchmark::State& state, bool cyclic) {
-  const auto a = make_array<Memory>(rows_of(state), cyclic);
+void write_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
+  const auto a = make_array<Memory>(rows_of(state), cyclic, halo);
   const auto path = bench_file("hetero");
   steps s;
   const hetero::scoped_observer listening(s);
@@ -202,10 +207,11 @@ void write_hetero(benchmark::State& state, bool cyclic) {
 }
 void write_hetero_block(benchmark::State& state) { write_hetero(state, false); }
 void write_hetero_cyclic(benchmark::State& state) { write_hetero(state, true); }
+void write_hetero_halo(benchmark::State& state) { write_hetero(state, false, true); }
 
 template <class Memory = Kokkos::HostSpace>
-void read_hetero(benchmark::State& state, bool cyclic) {
-  const auto a = make_array<Memory>(rows_of(state), cyclic);
+void read_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
+  const auto a = make_array<Memory>(rows_of(state), cyclic, halo);
   const auto path = bench_file("hetero_read");
   {
     hetero::h5file out(path, hetero::file_mode::create);
@@ -227,6 +233,7 @@ void read_hetero(benchmark::State& state, bool cyclic) {
 }
 void read_hetero_block(benchmark::State& state) { read_hetero(state, false); }
 void read_hetero_cyclic(benchmark::State& state) { read_hetero(state, true); }
+void read_hetero_halo(benchmark::State& state) { read_hetero(state, false, true); }
 
 // The hand-written MPI-IO a user would write for the same bytes: each rank's contiguous block at
 // its offset, one collective call, MPI_File_sync. An array in GPU memory is copied to a host
@@ -318,10 +325,12 @@ const int registered[] = {
     hetero::bench::add("write/baseline_mpiio", write_mpiio, sizes),
     hetero::bench::add("write/hetero_block", write_hetero_block, sizes),
     hetero::bench::add("write/hetero_cyclic", write_hetero_cyclic, sizes),
+    hetero::bench::add("write/hetero_block_halo", write_hetero_halo, sizes),
     hetero::bench::add("write/dd", write_dd, sizes),
     hetero::bench::add("read/baseline_mpiio", read_mpiio, sizes),
     hetero::bench::add("read/hetero_block", read_hetero_block, sizes),
     hetero::bench::add("read/hetero_cyclic", read_hetero_cyclic, sizes),
+    hetero::bench::add("read/hetero_block_halo", read_hetero_halo, sizes),
     hetero::bench::add("read/dd", read_dd, sizes),
 };
 // Only where there is GPU memory: a host build has no such case to skip.
