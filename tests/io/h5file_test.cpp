@@ -10,6 +10,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -84,7 +86,59 @@ void round_trip(std::uint64_t stream) {
   }
 }
 
+// The checksum as a loop over the global index space in row-major order: each element's
+// words (zero-padded) mixed with their global word index, summed modulo 2^64.
+template <class T, int R>
+std::uint64_t serial_checksum(const std::array<std::int64_t, R>& extents, std::uint64_t salt) {
+  constexpr std::size_t words = (sizeof(T) + 7) / 8;
+  std::int64_t total = 1;
+  for (auto e : extents) total *= e;
+  std::uint64_t sum = 0;
+  for (std::int64_t i = 0; i < total; ++i) {
+    std::array<std::int64_t, R> g{};
+    for (int d = R - 1; d >= 0; --d) {
+      std::int64_t stride = 1;
+      for (int e = d + 1; e < R; ++e) stride *= extents[e];
+      g[d] = i / stride % extents[d];
+    }
+    const T value = io_test::value_at<T>(g, salt);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
+    for (std::size_t w = 0; w < words; ++w) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, bytes + 8 * w, std::min<std::size_t>(8, sizeof(T) - 8 * w));
+      sum += hetero::detail::checksum_mix(word, static_cast<std::uint64_t>(i) * words + w);
+    }
+  }
+  return sum;
+}
+
+template <class T, int R>
+void checksum_against_loop(std::uint64_t stream, std::int64_t largest) {
+  auto rng = hetero::testing::rng(stream);
+  for (int trial = 0; trial < 3; ++trial) {
+    std::array<std::int64_t, R> extents{};
+    for (int d = 0; d < R; ++d) extents[d] = uniform(rng, 1, largest);
+    hetero::shadow_width<R> shadow;
+    const auto space = random_space<R>(rng, extents, &shadow);
+    hetero::distributed_array<T, R, Kokkos::HostSpace> a(space, {.shadow = shadow, .label = "summed"});
+    const auto salt = rng();
+    io_test::fill(a, salt);
+    const auto local = hetero::detail::local_checksum<T, R>(a.local_with_shadow(), a.shadow().lower, space);
+    CHECK(hetero::detail::sum_checksum(local, MPI_COMM_WORLD) == serial_checksum<T, R>(extents, salt));
+  }
+}
+
 }  // namespace
+
+TEST_CASE("the checksum is the loop's sum over the global array, whatever the distribution", "[io][checksum]") {
+  // 1-D blocks up to 3 x 10^5 elements: rows longer than one piece of the parallel sum
+  // (checksum_piece), so that a row is summed by several work items.
+  checksum_against_loop<double, 1>(41, 300000);
+  checksum_against_loop<std::complex<double>, 1>(42, 200000);
+  checksum_against_loop<std::uint8_t, 1>(43, 200000);
+  checksum_against_loop<float, 2>(44, 300);
+  checksum_against_loop<std::int32_t, 3>(45, 40);
+}
 
 TEMPLATE_TEST_CASE("an array of any distribution is written and read into any other", "[io]", double, float,
                    std::int32_t, std::uint64_t, std::int64_t, std::uint8_t, std::complex<double>) {

@@ -35,10 +35,15 @@ inline std::uint64_t checksum_mix(std::uint64_t word, std::uint64_t index) {
   return checksum_finish(word ^ (index * checksum_index_factor));
 }
 
+/// The most elements of a row that one work item of the checksum sums: a 1-D block is one row,
+/// and summed whole it would keep every thread but one idle.
+inline constexpr std::int64_t checksum_piece = std::int64_t{1} << 15;
+
 /// This rank's part of the checksum: `storage` is its block with shadows on the host
 /// (row-major), `lower` the shadow widths. Parallel over the rows of the block (all axes but
-/// the last); along a row the global index grows by the last axis's map, without a division
-/// per element where the axis is contiguous or cyclic.
+/// the last), each cut into pieces of at most `checksum_piece` elements; along a row the global
+/// index grows by the last axis's map, without a division per element where the axis is
+/// contiguous or cyclic.
 template <class T, int Rank, class HostView>
 std::uint64_t local_checksum(const HostView& storage, const std::array<std::int64_t, Rank>& lower,
                              const index_space<Rank>& space) {
@@ -47,13 +52,17 @@ std::uint64_t local_checksum(const HostView& storage, const std::array<std::int6
   for (int d = 0; d + 1 < Rank; ++d) rows *= local[d];
   const std::int64_t row_length = local[Rank - 1];
   if (rows == 0 || row_length == 0) return 0;
+  const std::int64_t pieces = (row_length + checksum_piece - 1) / checksum_piece;  // per row
   const auto maps = space.maps();
   const auto global = space.extents();
   constexpr std::uint64_t words = (sizeof(T) + 7) / 8;
   std::uint64_t sum = 0;
   Kokkos::parallel_reduce(
-      "hetero::io::checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows),
-      [=](std::int64_t row, std::uint64_t& part) {
+      "hetero::io::checksum", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, rows * pieces),
+      [=](std::int64_t item, std::uint64_t& part) {
+        const std::int64_t row = item / pieces;
+        const std::int64_t j_begin = item % pieces * checksum_piece;
+        const std::int64_t j_end = j_begin + checksum_piece < row_length ? j_begin + checksum_piece : row_length;
         // The row's local and global indices on the axes before the last.
         std::array<std::int64_t, Rank> l{};
         std::int64_t rest = row;
@@ -81,14 +90,14 @@ std::uint64_t local_checksum(const HostView& storage, const std::array<std::int6
           // Contiguous or cyclic: the global index grows by a constant along the row, so the
           // index's multiple in checksum_mix grows by a constant too (one multiply per word).
           const std::uint64_t step = last_axis.width == 0 ? 1 : static_cast<std::uint64_t>(last_axis.parts);
-          const std::uint64_t first_index = base + static_cast<std::uint64_t>(last_axis.to_global(0));
+          const std::uint64_t first_index = base + static_cast<std::uint64_t>(last_axis.to_global(j_begin));
           std::uint64_t scaled = first_index * words * checksum_index_factor;
           const std::uint64_t scaled_step = step * words * checksum_index_factor;
-          for (std::int64_t j = 0; j < row_length; ++j, scaled += scaled_step)
+          for (std::int64_t j = j_begin; j < j_end; ++j, scaled += scaled_step)
             for (std::size_t w = 0; w < words; ++w)
               part += checksum_finish(word_of(j, w) ^ (scaled + w * checksum_index_factor));
         } else {
-          for (std::int64_t j = 0; j < row_length; ++j) {
+          for (std::int64_t j = j_begin; j < j_end; ++j) {
             const std::uint64_t index = base + static_cast<std::uint64_t>(last_axis.to_global(j));
             for (std::size_t w = 0; w < words; ++w) part += checksum_mix(word_of(j, w), index * words + w);
           }
