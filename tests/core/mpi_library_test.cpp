@@ -1,7 +1,8 @@
 // The MPI the tests were built and launched with is the one configured: MPI_Get_library_version
 // names HETERO_EXPECTED_MPI (hetero.sh pins MPICH's wrapper and launcher, so that an Open MPI
-// installed beside it, e.g. by PETSc, changes nothing), and the launcher started this test's two
-// ranks as one job (a launcher of another MPI starts two single-rank jobs instead).
+// installed beside it, e.g. by PETSc, changes nothing), and the launcher started this test's
+// ranks as one job (a launcher of another MPI starts single-rank jobs instead). CTest starts it
+// on 2 ranks; tools/nodes/scale.sh on 16 or 32.
 #include <mpi.h>
 
 #include <catch2/catch_test_macros.hpp>
@@ -12,7 +13,7 @@ TEST_CASE("the tests run on the MPI they were configured for", "[core][mpi]") {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   INFO("MPI_CXX_COMPILER " << HETERO_MPI_CXX_COMPILER);
-  CHECK(size == 2);
+  CHECK(size >= 2);
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int length = 0;
   MPI_Get_library_version(version, &length);

@@ -37,7 +37,8 @@ void check_deadlock(const faults::outcome& o, const std::string& call, int size,
   REQUIRE(o.kind == "deadlock_error");
   CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring("on a communicator of " + std::to_string(size) +
                                                                   " rank(s) as rank " + std::to_string(rank)));
-  CHECK_THAT(o.text, ContainsSubstring("(limit 1 s)") && ContainsSubstring("runtime_options::wait_timeout") &&
+  CHECK_THAT(o.text, ContainsSubstring(faults::limit_text()) &&
+                         ContainsSubstring("runtime_options::wait_timeout") &&
                          ContainsSubstring("HETERO_WAIT_TIMEOUT"));
   if (missing >= 0) {
     CHECK(o.missing == std::vector<int>{missing});

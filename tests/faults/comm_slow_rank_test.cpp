@@ -27,7 +27,7 @@ namespace {
 void check_gave_up(const faults::outcome& o, const std::string& call, int slow) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
-  CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring("(limit 1 s)"));
+  CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring(faults::limit_text()));
   CHECK(o.missing == std::vector<int>{slow});
 }
 
@@ -48,7 +48,8 @@ void check_came_late(const faults::outcome& o, int slow) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
   CHECK_THAT(o.text, ContainsSubstring("this rank (" + std::to_string(slow)) &&
-                         ContainsSubstring("had waited the limit (1 s) for it") &&
+                         ContainsSubstring("had waited the limit (" +
+                                           std::to_string(hetero::testing::time_scale()) + " s) for it") &&
                          ContainsSubstring("naming rank " + std::to_string(slow) + ", and no data moved") &&
                          ContainsSubstring("raise it"));
   CHECK(o.missing == std::vector<int>{slow});

@@ -25,7 +25,7 @@ using array1 = hetero::distributed_array<double, 1, Kokkos::HostSpace>;
 void check_gave_up(const faults::outcome& o, const std::string& call, int missing) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
-  CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring("(limit 1 s)") &&
+  CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring(faults::limit_text()) &&
                          ContainsSubstring("HETERO_WAIT_TIMEOUT"));
   if (missing >= 0) {
     CHECK(o.missing == std::vector<int>{missing});

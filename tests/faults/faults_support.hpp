@@ -19,11 +19,19 @@
 #include <vector>
 
 #include "random.hpp"
+#include "world.hpp"
 
 namespace faults {
 
-/// The timeout the fault tests run with (set by their main through runtime_options).
-inline constexpr double timeout_seconds = 1.0;
+/// The timeout the fault tests run with (set by their main through runtime_options): 1 s, times
+/// HETERO_TEST_TIME_SCALE where tools/nodes/scale.sh crowds many ranks onto few cores.
+inline double timeout_seconds() { return 1.0 * hetero::testing::time_scale(); }
+
+/// How hetero's messages print that limit: "(limit 1 s)".
+inline std::string limit_text() { return "(limit " + std::to_string(hetero::testing::time_scale()) + " s)"; }
+
+/// The start of how a task graph's report prints it: "1.0" (of "1.000000 s").
+inline std::string limit_seconds_text() { return std::to_string(hetero::testing::time_scale()) + ".0"; }
 
 /// What one rank saw.
 struct outcome {
@@ -95,7 +103,7 @@ inline void report(const std::string& fault, const std::string& module, const ou
 
 /// Sleeps past the timeout (the "slow rank" fault): `limits` times it.
 inline void oversleep(double limits = 1.5) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(limits * timeout_seconds));
+  std::this_thread::sleep_for(std::chrono::duration<double>(limits * timeout_seconds()));
 }
 
 /// A fresh random number in [lo, hi], the same on every rank (drawn from the test seed; every

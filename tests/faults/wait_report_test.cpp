@@ -75,7 +75,7 @@ TEST_CASE("a malformed HETERO_WAIT_TIMEOUT fails the runtime's start", "[faults]
 
 TEST_CASE("the runtime option, the setter and the per-object inherit defaults", "[faults][knob]") {
   // This folder's main set 1 s through runtime_options::wait_timeout.
-  CHECK(hetero::wait_timeout() == faults::timeout_seconds);
+  CHECK(hetero::wait_timeout() == faults::timeout_seconds());
   CHECK(hetero::wait_timeout_source() == hetero::wait_timeout_origin::runtime_option);
   const double seconds = 2 + static_cast<double>(std::random_device{}() % 100);
   hetero::set_wait_timeout(seconds);
@@ -95,7 +95,7 @@ TEST_CASE("the runtime option, the setter and the per-object inherit defaults", 
   const auto policy = hetero::detail::make_wait_policy(MPI_COMM_WORLD);
   CHECK(policy.timeout() == 0);
   CHECK(hetero::detail::make_wait_policy(MPI_COMM_WORLD, 4).timeout() == 4);
-  hetero::set_wait_timeout(faults::timeout_seconds);
+  hetero::set_wait_timeout(faults::timeout_seconds());
 }
 
 TEST_CASE("SIGUSR1 prints this rank's waits in progress and the program goes on", "[faults][signal]") {

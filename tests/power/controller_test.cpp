@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "modelled_table.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace hetero::power;
@@ -38,9 +39,12 @@ int size_of(MPI_Comm comm = MPI_COMM_WORLD) {
 
 // A bulk-synchronous loop: rank 0 computes twice as long as the others (emulated compute that
 // sleeps, so the outcome does not depend on how many cores the ranks share), then all meet in
-// an allreduce marked as a wait.
+// an allreduce marked as a wait. Steps and run HETERO_TEST_TIME_SCALE times longer where
+// tools/nodes/scale.sh crowds many ranks onto few cores, so that the imbalance still shows
+// through MPI's slower allreduce.
 void imbalanced_steps(const emulated_actuator& cpu, double seconds, bool mark) {
-  const double work = rank_of() == 0 ? 0.008 : 0.004;
+  const double work = (rank_of() == 0 ? 0.008 : 0.004) * hetero::testing::time_scale();
+  seconds *= hetero::testing::time_scale();
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   int go = 1;
   while (go) {
@@ -71,7 +75,10 @@ std::vector<std::vector<power_setting>> common_rounds(const controller& c) {
 
 // Checks what Algorithm 1 must give this workload: in every round each group within its share
 // of the budget; in most rounds (single phases can be noisy) the busy rank 0 above every other
-// rank of its group, which are at or below the even frequency.
+// rank of its group, which are at or below the even frequency. Where tools/nodes/scale.sh
+// crowds many ranks onto few cores (HETERO_TEST_TIME_SCALE > 1), a rank whose sleep has ended
+// can wait long for a core held by MPI's busy-polling allreduce and so looks busy too: there
+// rank 0 must be at the top step of its group, not alone there.
 void check_shift(const std::vector<std::vector<power_setting>>& rounds, const frequency_table& table,
                  double budget, int group) {
   REQUIRE(rounds.size() >= 2);
@@ -87,11 +94,16 @@ void check_shift(const std::vector<std::vector<power_setting>>& rounds, const fr
       for (int r = first; r < first + count; ++r) used += table.power(all[r].step);
       CHECK(used <= budget * count / n + 1e-9);
     }
+    const bool crowded = hetero::testing::time_scale() > 1;
     bool busy_first = true;
     for (int r = 1; r < std::min(per_group, n); ++r)
-      busy_first = busy_first && all[0].step > all[r].step && all[r].step <= even;
+      busy_first =
+          busy_first && (crowded ? all[0].step >= all[r].step : all[0].step > all[r].step && all[r].step <= even);
     shifted += busy_first ? 1 : 0;
   }
+  std::string steps;  // the last round's, rank by rank, for a failure's report
+  for (const auto& setting : rounds.back()) steps += " " + std::to_string(setting.step);
+  INFO("even step " << even << "; the last round's steps:" << steps);
   if (std::min(per_group, n) > 1) CHECK(shifted * 2 > rounds.size() - 1);
 }
 
@@ -248,8 +260,9 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   const double too_little = size_of() * table.min_power() - 1.0;
   CHECK_THROWS_WITH(controller(MPI_COMM_WORLD, m, log, {.budget_watts = too_little}),
                     ContainsSubstring("is below the minimum for " + std::to_string(size_of()) + " device(s)"));
-  CHECK_THROWS_WITH(controller(MPI_COMM_WORLD, m, log, {.budget_watts = 1000.0, .group_size = -1}),
-                    ContainsSubstring("group_size is -1"));
+  CHECK_THROWS_WITH(
+      controller(MPI_COMM_WORLD, m, log, {.budget_watts = size_of() * table.power(4), .group_size = -1}),
+      ContainsSubstring("group_size is -1"));
 
   // An actuator that fails on rank 0 after its first setting: the loop goes on (the other
   // ranks wait for rank 0's part), and stop() tells rank 0.

@@ -1,8 +1,13 @@
-// This rank and the number of ranks of MPI_COMM_WORLD, for tests that check per-rank results.
+// This rank and the number of ranks of MPI_COMM_WORLD, for tests that check per-rank results;
+// the scale of the short wait limits tests set themselves.
 #ifndef HETERO_TESTS_SUPPORT_WORLD_HPP
 #define HETERO_TESTS_SUPPORT_WORLD_HPP
 
 #include <mpi.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 namespace hetero::testing {
 
@@ -18,6 +23,25 @@ inline int world_rank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
+}
+
+/// How many times longer the wait limits that tests set themselves (the fault tests' 1 s) and
+/// the runs they time (the power controller's 0.7 s) are to be: HETERO_TEST_TIME_SCALE, a whole
+/// number from 1 to 1000, 1 where unset. CTest leaves it unset; tools/nodes/scale.sh sets it
+/// where many more ranks than cores share the machine, for there a healthy call (a coarray's
+/// construction over 16 ranks on 2 cores) can take longer than 1 s and be taken for a stuck one.
+inline int time_scale() {
+  static const int scale = [] {
+    const char* given = std::getenv("HETERO_TEST_TIME_SCALE");
+    if (given == nullptr || *given == '\0') return 1;
+    char* end = nullptr;
+    const long value = std::strtol(given, &end, 10);
+    if (*end != '\0' || value < 1 || value > 1000)
+      throw std::invalid_argument(std::string("HETERO_TEST_TIME_SCALE is '") + given +
+                                  "'; it must be a whole number from 1 to 1000");
+    return static_cast<int>(value);
+  }();
+  return scale;
 }
 
 }  // namespace hetero::testing
