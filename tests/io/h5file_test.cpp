@@ -91,24 +91,17 @@ void round_trip(std::uint64_t stream) {
 template <class T, int R>
 std::uint64_t serial_checksum(const std::array<std::int64_t, R>& extents, std::uint64_t salt) {
   constexpr std::size_t words = (sizeof(T) + 7) / 8;
-  std::int64_t total = 1;
-  for (auto e : extents) total *= e;
-  std::uint64_t sum = 0;
-  for (std::int64_t i = 0; i < total; ++i) {
-    std::array<std::int64_t, R> g{};
-    for (int d = R - 1; d >= 0; --d) {
-      std::int64_t stride = 1;
-      for (int e = d + 1; e < R; ++e) stride *= extents[e];
-      g[d] = i / stride % extents[d];
-    }
+  std::uint64_t sum = 0, i = 0;  // i: the element's row-major index
+  dist_test::for_each_index<R>(extents, [&](const std::array<std::int64_t, R>& g) {
     const T value = io_test::value_at<T>(g, salt);
     const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
     for (std::size_t w = 0; w < words; ++w) {
       std::uint64_t word = 0;
       std::memcpy(&word, bytes + 8 * w, std::min<std::size_t>(8, sizeof(T) - 8 * w));
-      sum += hetero::detail::checksum_mix(word, static_cast<std::uint64_t>(i) * words + w);
+      sum += hetero::detail::checksum_mix(word, i * words + w);
     }
-  }
+    ++i;
+  });
   return sum;
 }
 

@@ -152,9 +152,7 @@ memory_block block_selection(const HostView& storage, const std::array<std::int6
     if (!inner_whole)
       selected =
           H5Sselect_hyperslab(block.space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-    if constexpr (Rank == 1) block.offset = static_cast<std::size_t>(&storage(lower[0]) - storage.data());
-    if constexpr (Rank == 2) block.offset = static_cast<std::size_t>(&storage(lower[0], 0) - storage.data());
-    if constexpr (Rank == 3) block.offset = static_cast<std::size_t>(&storage(lower[0], 0, 0) - storage.data());
+    block.offset = static_cast<std::size_t>(lower[0]) * storage.stride(0);  // the block's first row
   }
   if (!block.space.valid() || selected < 0) raise_h5(path, "selecting this rank's block in its storage");
   return block;
