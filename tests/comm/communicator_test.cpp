@@ -15,7 +15,6 @@
 #include <limits>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -231,8 +230,7 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
   // constructing the communicator must end within twice the limit.
   communicator_options o;
   o.wait_timeout_seconds = 0.2 * time_scale();
-  std::ostringstream limit;
-  limit << "(limit " << o.wait_timeout_seconds << " s) for other ranks";
+  const std::string limit = "(limit " + seconds_text(o.wait_timeout_seconds) + " s) for other ranks";
   communicator comm(o);
   if (!comm.has_shared_memory() && comm.size() > 1) {
     // Ranks on several nodes: every rank agrees on the arguments first, then every rank refuses
@@ -257,8 +255,7 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
     // On a node's window the wait is in the barrier itself; across nodes in the agreement on
     // the arguments, which names the ranks not heard from.
     CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
-                      ContainsSubstring("hetero::communicator::barrier: waited") &&
-                          ContainsSubstring(limit.str()) &&
+                      ContainsSubstring("hetero::communicator::barrier: waited") && ContainsSubstring(limit) &&
                           ContainsSubstring(comm.has_shared_memory() ? "" : others) &&
                           ContainsSubstring("communicator_options::wait_timeout_seconds"));
   }

@@ -230,8 +230,8 @@ TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_e
   {
     hetero::communicator_options o;
     o.wait_timeout_seconds = 0.3 * hetero::testing::time_scale();  // scale.sh: many ranks on few cores
-    std::ostringstream limit;
-    limit << "(limit " << o.wait_timeout_seconds << " s) for other ranks";
+    const std::string limit =
+        "(limit " + hetero::testing::seconds_text(o.wait_timeout_seconds) + " s) for other ranks";
     const hetero::communicator comm(o);
     const hetero::process_grid<1> grid({size}, comm);  // a handle whose comm() carries the timeout
     CHECK(hetero::comm_ref(grid).wait_timeout_seconds() == o.wait_timeout_seconds);
@@ -241,7 +241,7 @@ TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_e
       // for rank 0's outcome.
       CHECK_THROWS_AS(hetero::save_weights(temp_path("never-written"), comm), hetero::deadlock_error);
       CHECK_THROWS_WITH(hetero::save_weights(temp_path("never-written"), grid),
-                        ContainsSubstring("hetero::save_weights (root 0)") && ContainsSubstring(limit.str()) &&
+                        ContainsSubstring("hetero::save_weights (root 0)") && ContainsSubstring(limit) &&
                             ContainsSubstring("communicator_options::wait_timeout_seconds"));
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -47,11 +47,12 @@ void oversleep_for(const communicator& comm) { faults::oversleep(comm.node_aware
 void check_came_late(const faults::outcome& o, int slow) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
-  CHECK_THAT(o.text, ContainsSubstring("this rank (" + std::to_string(slow)) &&
-                         ContainsSubstring("had waited the limit (" +
-                                           std::to_string(hetero::testing::time_scale()) + " s) for it") &&
-                         ContainsSubstring("naming rank " + std::to_string(slow) + ", and no data moved") &&
-                         ContainsSubstring("raise it"));
+  CHECK_THAT(o.text,
+             ContainsSubstring("this rank (" + std::to_string(slow)) &&
+                 ContainsSubstring("had waited the limit (" +
+                                   hetero::testing::seconds_text(faults::timeout_seconds()) + " s) for it") &&
+                 ContainsSubstring("naming rank " + std::to_string(slow) + ", and no data moved") &&
+                 ContainsSubstring("raise it"));
   CHECK(o.missing == std::vector<int>{slow});
 }
 

@@ -85,6 +85,7 @@ void check_shift(const std::vector<std::vector<power_setting>>& rounds, const fr
   const int n = static_cast<int>(rounds[0].size());
   const int per_group = group > 0 ? group : n;
   const std::size_t even = table.even_step(budget, static_cast<std::size_t>(n));
+  const bool crowded = hetero::testing::time_scale() > 1;
   std::size_t shifted = 0;
   for (std::size_t k = 1; k < rounds.size(); ++k) {
     const auto& all = rounds[k];
@@ -94,7 +95,6 @@ void check_shift(const std::vector<std::vector<power_setting>>& rounds, const fr
       for (int r = first; r < first + count; ++r) used += table.power(all[r].step);
       CHECK(used <= budget * count / n + 1e-9);
     }
-    const bool crowded = hetero::testing::time_scale() > 1;
     bool busy_first = true;
     for (int r = 1; r < std::min(per_group, n); ++r)
       busy_first =

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,14 @@ inline int time_scale() {
     return static_cast<int>(value);
   }();
   return scale;
+}
+
+/// A number of seconds as hetero's messages print it (a stream's default format: "0.2", "4"),
+/// for tests that look for a wait limit in a message: "(limit " + seconds_text(t) + " s)".
+inline std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
 }
 
 }  // namespace hetero::testing
