@@ -29,7 +29,7 @@ TEMPLATE_TEST_CASE("allgather equals MPI_Allgather for every algorithm and buffe
         MPI_Request r;
         MPI_Iallgather(mine.data(), static_cast<int>(n), detail::mpi_type<TestType>(), expected.data(),
                        static_cast<int>(n), detail::mpi_type<TestType>(), MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", n = " << n << (in_place ? ", in place" : ""));
         const auto run = [&] {
           if (in_place) {
@@ -65,7 +65,7 @@ TEST_CASE("allgatherv equals MPI_Allgatherv with gaps and zero counts", "[comm][
           MPI_Request r;
           MPI_Iallgatherv(mine.data(), l.counts[me], MPI_DOUBLE, expected.data(), l.counts.data(), l.displs.data(),
                           MPI_DOUBLE, MPI_COMM_WORLD, &r);
-          polite_wait(r);
+          wait_reference(r);
         } else {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank: a serial reference
           std::copy(mine.begin(), mine.end(), expected.begin() + l.displs[0]);
         }
@@ -184,7 +184,7 @@ TEST_CASE("allgather with recv_counts equals MPI_Allgatherv: blocking, in place,
         MPI_Request r;
         MPI_Iallgatherv(mine.data(), l.counts[me], MPI_LONG, expected.data(), l.counts.data(), l.displs.data(),
                         MPI_LONG, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
       } else {  // MPICH 4.0.2's MPI_Allgatherv ignores the displacement on one rank: a serial reference
         std::copy(mine.begin(), mine.end(), expected.begin() + l.displs[0]);
       }

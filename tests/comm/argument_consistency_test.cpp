@@ -26,13 +26,13 @@ namespace {
 
 communicator_options with_checks(argument_check checks, bool shared_memory = true,
                                  device_buffer_path path = device_buffer_path::automatic) {
-  communicator_options o = options_with(path, shared_memory, 256);
+  communicator_options o = options_with(path, shared_memory, staged_chunk_bytes());
   o.argument_checks = checks;
   return o;
 }
 
 // The default checks on every route of the root's verdict: the root's shared-memory slot, a
-// message (no shared memory), and chunks staged through host buffers (256-byte chunks).
+// message (no shared memory), and chunks staged through host buffers (256 bytes per rank).
 std::vector<comm_case>& consistent_cases() {
   static std::unique_ptr<std::vector<comm_case>> cases;
   return until_finalize(cases, [] {

@@ -29,7 +29,7 @@ TEMPLATE_TEST_CASE("broadcast equals MPI_Bcast for every algorithm, root and buf
         std::vector<TestType> got = values_of<TestType>(stream, comm.rank(), n), expected = got;
         MPI_Request r;
         MPI_Ibcast(expected.data(), static_cast<int>(n), detail::mpi_type<TestType>(), from, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", n = " << n << ", root " << from);
         if (!runnable(comm, collective::broadcast, a, n * sizeof(TestType))) {
           if (n > 0)

@@ -22,6 +22,7 @@
 
 #include "nodes.hpp"
 #include "random.hpp"
+#include "world.hpp"
 
 namespace hetero::testing {
 
@@ -104,13 +105,17 @@ std::vector<T> serial_fold(std::uint64_t stream, int ranks, std::size_t n, F f) 
   return serial_fold_of([&](int r) { return values_of<T>(stream, r, n); }, ranks, f);
 }
 
-/// Waits for an MPI request, yielding the core meanwhile (MPICH spins when oversubscribed).
-inline void polite_wait(MPI_Request request) {
-  int done = 0;
-  while (!done) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (!done) std::this_thread::yield();
-  }
+/// Waits for a reference call's request (on MPI_COMM_WORLD, made by every rank), then until
+/// every rank has its result: hetero's call after it starts on all ranks together, and its wait
+/// limit times hetero's call alone. Unsynchronised, a rank that left a rooted reference early
+/// counted the root's time in MPI against hetero's limit: at 32 ranks in 4 nodes of 8 on 2
+/// cores, MPI's gather of up to 12,000 doubles per rank took 15-22 s at its root, and hetero's
+/// gather after it raised deadlock_error naming the root and the ranks between it and the leaves.
+inline void wait_reference(MPI_Request request) {
+  polite_wait(request);
+  MPI_Request all;
+  MPI_Ibarrier(MPI_COMM_WORLD, &all);
+  polite_wait(all);
 }
 
 /// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for
@@ -153,6 +158,13 @@ inline communicator_options options_with(device_buffer_path path, bool shared_me
   return o;
 }
 
+/// The staged cases' chunk: 256 bytes per rank of MPI_COMM_WORLD. A gathering call's chunk holds
+/// one block per rank, so a fixed 256 bytes left 2 ints per block at 32 ranks: a gather of
+/// 6,783 ints became 3,392 rounds, and one of them outlasted the 30 s wait limit at 32 ranks in
+/// 4 nodes of 8 on 2 cores. Per rank, every size moves the same 64 ints per block and round, and a test's
+/// random counts (up to 12,000) still cross a chunk boundary many times.
+inline std::size_t staged_chunk_bytes() { return 256 * static_cast<std::size_t>(world_size()); }
+
 /// Keeps `make()`'s result until Kokkos is finalised. The runtime finalises Kokkos and then MPI,
 /// both before statics are destroyed: a communicator destroyed as a static would free its
 /// windows and Kokkos scratch after MPI_Finalize, i.e. never (LeakSanitizer reports it). A
@@ -174,8 +186,8 @@ inline std::vector<comm_case>& comm_cases() {
     std::vector<comm_case> c;
     c.push_back({"default (shared memory where possible)", communicator()});
     c.push_back({"no shared memory", communicator(options_with(device_buffer_path::automatic, false))});
-    c.push_back({"staged through host buffers, 256-byte chunks",
-                 communicator(options_with(device_buffer_path::staged, true, 256))});
+    c.push_back({"staged through host buffers, chunks of 256 bytes per rank",
+                 communicator(options_with(device_buffer_path::staged, true, staged_chunk_bytes()))});
     c.push_back({"direct (device code path: kernels, pointers to MPI)",
                  communicator(options_with(device_buffer_path::direct))});
     return c;

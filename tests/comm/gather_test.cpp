@@ -30,7 +30,7 @@ TEMPLATE_TEST_CASE("gather equals MPI_Gather for every algorithm, root and buffe
         MPI_Request r;
         MPI_Igather(mine.data(), static_cast<int>(n), detail::mpi_type<TestType>(), expected.data(),
                     static_cast<int>(n), detail::mpi_type<TestType>(), to, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", n = " << n << ", root " << to << (in_place ? ", in place" : ""));
         const auto run = [&] {
           if (in_place) {
@@ -65,7 +65,7 @@ TEST_CASE("gatherv equals MPI_Gatherv with gaps, zero counts and any root", "[co
         MPI_Request r;
         MPI_Igatherv(mine.data(), l.counts[me], MPI_DOUBLE, expected.data(), l.counts.data(), l.displs.data(),
                      MPI_DOUBLE, to, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", root " << to);
         const auto run = [&] {
           comm.gatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to),
@@ -120,7 +120,7 @@ TEST_CASE("igatherv equals MPI_Gatherv on every buffer path", "[comm][gather]") 
     MPI_Request r;
     MPI_Igatherv(mine.data(), l.counts[me], MPI_INT, expected.data(), l.counts.data(), l.displs.data(), MPI_INT,
                  to, MPI_COMM_WORLD, &r);
-    polite_wait(r);
+    wait_reference(r);
     auto request =
         comm.igatherv(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to));
     request.wait();
@@ -177,7 +177,7 @@ TEST_CASE("gather with recv_counts equals MPI_Gatherv: blocking, in place, retur
       MPI_Request r;
       MPI_Igatherv(mine.data(), l.counts[me], MPI_LONG, expected.data(), l.counts.data(), l.displs.data(),
                    MPI_LONG, to, MPI_COMM_WORLD, &r);
-      polite_wait(r);
+      wait_reference(r);
       INFO("root " << to);
       std::vector<long> got(expected.size(), -1);
       comm.gather(send_buf(mine), recv_buf(got), recv_counts(l.counts), recv_displs(l.displs), root(to));

@@ -30,7 +30,7 @@ TEMPLATE_TEST_CASE("scatter equals MPI_Scatter for every algorithm, root and buf
         MPI_Request r;
         MPI_Iscatter(all.data(), static_cast<int>(n), detail::mpi_type<TestType>(), expected.data(),
                      static_cast<int>(n), detail::mpi_type<TestType>(), from, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", n = " << n << ", root " << from << (in_place ? ", in place" : ""));
         const auto run = [&] {
           if (in_place) {
@@ -66,7 +66,7 @@ TEST_CASE("scatterv equals MPI_Scatterv with gaps, zero counts and any root", "[
         MPI_Request r;
         MPI_Iscatterv(all.data(), l.counts.data(), l.displs.data(), MPI_DOUBLE, expected.data(), l.counts[me],
                       MPI_DOUBLE, from, MPI_COMM_WORLD, &r);
-        polite_wait(r);
+        wait_reference(r);
         INFO("algorithm " << to_string(a) << ", root " << from);
         const auto run = [&] {
           comm.scatterv(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got),
@@ -107,7 +107,7 @@ TEST_CASE("iscatterv equals MPI_Scatterv on every buffer path", "[comm][scatter]
     MPI_Request r;
     MPI_Iscatterv(all.data(), l.counts.data(), l.displs.data(), MPI_INT, expected.data(), l.counts[me], MPI_INT, 0,
                   MPI_COMM_WORLD, &r);
-    polite_wait(r);
+    wait_reference(r);
     auto request = comm.iscatterv(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got));
     request.wait();
     check_equal(as_span(got), as_span(expected), "iscatterv");
@@ -166,7 +166,7 @@ TEST_CASE("scatter with send_counts equals MPI_Scatterv: blocking, in place and 
       MPI_Request r;
       MPI_Iscatterv(all.data(), l.counts.data(), l.displs.data(), MPI_LONG, expected.data(), l.counts[me],
                     MPI_LONG, from, MPI_COMM_WORLD, &r);
-      polite_wait(r);
+      wait_reference(r);
       INFO("root " << from);
       std::vector<long> got(n, -1);
       comm.scatter(send_buf(all), send_counts(l.counts), send_displs(l.displs), recv_buf(got), root(from));

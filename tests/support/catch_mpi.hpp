@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "random.hpp"
+#include "world.hpp"
 
 namespace hetero::testing {
 
@@ -42,7 +43,10 @@ inline int combine_results(int own_failures, const std::string& report) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::vector<int> failures(static_cast<std::size_t>(size), 0);
-  MPI_Allgather(&own_failures, 1, MPI_INT, failures.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  // Not MPICH's spinning MPI_Allgather: the ranks done first would hold the cores of the last.
+  MPI_Request request;
+  MPI_Iallgather(&own_failures, 1, MPI_INT, failures.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+  polite_wait(request);
   int failed_ranks = 0;
   for (int r = 0; r < size; ++r) {
     if (failures[static_cast<std::size_t>(r)] == 0) continue;
