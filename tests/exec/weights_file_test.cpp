@@ -230,8 +230,7 @@ TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_e
   {
     hetero::communicator_options o;
     o.wait_timeout_seconds = 0.3 * hetero::testing::time_scale();  // scale.sh: many ranks on few cores
-    const std::string limit =
-        "(limit " + hetero::testing::seconds_text(o.wait_timeout_seconds) + " s) for other ranks";
+    const std::string limit = hetero::testing::limit_text(o.wait_timeout_seconds) + " for other ranks";
     const hetero::communicator comm(o);
     const hetero::process_grid<1> grid({size}, comm);  // a handle whose comm() carries the timeout
     CHECK(hetero::comm_ref(grid).wait_timeout_seconds() == o.wait_timeout_seconds);

@@ -28,7 +28,7 @@ namespace faults {
 inline double timeout_seconds() { return 1.0 * hetero::testing::time_scale(); }
 
 /// How hetero's messages print that limit: "(limit 1 s)".
-inline std::string limit_text() { return "(limit " + hetero::testing::seconds_text(timeout_seconds()) + " s)"; }
+inline std::string limit_text() { return hetero::testing::limit_text(timeout_seconds()); }
 
 /// The start of how a task graph's report prints it: "1.0" (of "1.000000 s").
 inline std::string limit_seconds_text() { return std::to_string(hetero::testing::time_scale()) + ".0"; }
