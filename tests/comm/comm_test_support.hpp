@@ -113,9 +113,7 @@ std::vector<T> serial_fold(std::uint64_t stream, int ranks, std::size_t n, F f) 
 /// gather after it raised deadlock_error naming the root and the ranks between it and the leaves.
 inline void wait_reference(MPI_Request request) {
   polite_wait(request);
-  MPI_Request all;
-  MPI_Ibarrier(MPI_COMM_WORLD, &all);
-  polite_wait(all);
+  polite_barrier();
 }
 
 /// The number of nodes MPI sees (one per host; emulated nodes count as hosts): the reference for

@@ -76,6 +76,13 @@ inline void polite_wait(MPI_Request request) {
   }
 }
 
+/// Waits, as polite_wait does, until every rank of MPI_COMM_WORLD has called it.
+inline void polite_barrier() {
+  MPI_Request all;
+  MPI_Ibarrier(MPI_COMM_WORLD, &all);
+  polite_wait(all);
+}
+
 }  // namespace hetero::testing
 
 #endif  // HETERO_TESTS_SUPPORT_WORLD_HPP
