@@ -1,6 +1,7 @@
 // The communicator handle: what it duplicates and sets up, options and their checks,
 // sub-communicators, element types, observers, timeouts, requests.
 #include <hetero/comm.hpp>
+#include <hetero/core/mpi/world_nodes.hpp>
 #include <hetero/core/observer.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -54,6 +55,60 @@ TEST_CASE("a communicator duplicates its MPI communicator and returns errors", "
   CHECK_FALSE(default_comm().options().verify_arguments);
   CHECK_FALSE(comm_cases()[1].comm.has_shared_memory());
   CHECK(comm_cases()[1].comm.algorithm_for(collective::allreduce, 8) == comm_algorithm::mpi);
+}
+
+// The nodes of a communicator come from the ones hetero::runtime found for the world (no node
+// split of its own) and, where those are unknown, from MPI's node split: either way as MPI's own
+// split shows them, for any subset of the world's ranks in any order.
+TEST_CASE("a communicator over some of the world's ranks, in any order, finds their nodes as MPI does",
+          "[comm][communicator][nodes]") {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto world = hetero::testing::node_layout_of();
+  const auto check = [&](const char* what, int color, int key, bool published) {
+    INFO(what << ": rank " << rank << " of " << size);
+    MPI_Comm part = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, color, key, &part);
+    if (part == MPI_COMM_NULL) return;
+    const auto layout = hetero::testing::node_layout_of(part);
+    const std::vector<int> leaders = detail::world_nodes::leaders_of(part);
+    {
+      const communicator comm(part);
+      CHECK(comm.nodes() == layout.nodes());
+      CHECK(comm.has_shared_memory() == (layout.nodes() == 1));
+      CHECK(comm.node_aware() == (layout.nodes() > 1 && layout.nodes() < comm.size()));
+      // A collective through the window (or the nodes' windows): the sum of the ranks.
+      std::vector<int> sum{comm.rank() + 1};
+      comm.allreduce(send_recv_buf(sum), op(ops::sum{}));
+      CHECK(sum[0] == comm.size() * (comm.size() + 1) / 2);
+    }
+    MPI_Comm_free(&part);
+    // Each rank's node leader as a rank of the part, or nothing where the world's are unknown.
+    if (published)
+      CHECK(leaders == layout.leader_of);
+    else
+      CHECK(leaders.empty());
+  };
+  SECTION("from the runtime's nodes") {
+    check("every rank, reversed", 0, size - rank, true);
+    check("the odd ranks, and rank 0 last", rank % 2 == 1 || rank == 0 ? 0 : MPI_UNDEFINED,
+          rank == 0 ? size : rank, true);
+    check("all but the last rank", rank + 1 < size || size == 1 ? 0 : MPI_UNDEFINED, rank, true);
+  }
+  SECTION("by MPI's node split where the world's nodes are unknown") {
+    struct restore {
+      const std::vector<int>& leaders;
+      ~restore() { detail::world_nodes::publish(leaders); }
+    };
+    {
+      const restore published{world.leader_of};
+      detail::world_nodes::publish({});
+      check("every rank, reversed", 0, size - rank, false);
+      check("the even ranks", rank % 2 == 0 ? 0 : MPI_UNDEFINED, rank, false);
+    }
+    check("every rank, once more from the runtime's nodes", 0, rank, true);
+  }
 }
 
 TEST_CASE("communicator options are checked", "[comm][communicator][errors]") {

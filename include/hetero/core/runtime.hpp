@@ -11,6 +11,7 @@
 #include <stdlib.h>  // setenv (POSIX)
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hetero/core/detail/cpu.hpp"
@@ -31,6 +33,7 @@
 #include "hetero/core/mpi/request_errors.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/mpi/watchdog.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
@@ -248,16 +251,34 @@ class runtime {
     m_owns_world_handler = detail::install_world_error_handler();
     HETERO_MPI_CHECK(MPI_Comm_rank, m_local_comm, &m_local_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, m_local_comm, &m_local_size);
-    m_machine_size = std::max(m_local_size, ranks_on_this_machine());
+    m_machine_size = std::max(m_local_size, share_nodes_and_machines());
   }
 
-  // The world's ranks whose kernel is this rank's (`detail::machine_id`), this one included; 0
-  // where the kernel cannot be told.
-  [[nodiscard]] int ranks_on_this_machine() const {
-    const std::uint64_t mine = detail::machine_id();
-    std::vector<std::uint64_t> ids(static_cast<std::size_t>(m_world_size));
-    HETERO_MPI_CHECK(MPI_Allgather, &mine, 1, MPI_UINT64_T, ids.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
-    return mine == 0 ? 0 : static_cast<int>(std::count(ids.begin(), ids.end(), mine));
+  // One all-gather over the world: each rank's node leader (the world rank of its node's first
+  // rank), published for every communicator's set-up (`detail::world_nodes`), and its kernel
+  // (`detail::machine_id`). Returns the world's ranks whose kernel is this rank's, this one
+  // included; 0 where the kernel cannot be told.
+  [[nodiscard]] int share_nodes_and_machines() const {
+    MPI_Group local = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    const int first = 0;
+    int leader = MPI_UNDEFINED;
+    HETERO_MPI_CHECK(MPI_Comm_group, m_local_comm, &local);
+    HETERO_MPI_CHECK(MPI_Comm_group, MPI_COMM_WORLD, &world);
+    const int rc = MPI_Group_translate_ranks(local, 1, &first, world, &leader);
+    MPI_Group_free(&local);
+    MPI_Group_free(&world);
+    check_mpi(rc, "MPI_Group_translate_ranks");
+    const std::array<std::uint64_t, 2> mine{detail::machine_id(), static_cast<std::uint64_t>(leader)};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(m_world_size));
+    HETERO_MPI_CHECK(MPI_Allgather, mine.data(), 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD);
+    std::vector<int> leaders(static_cast<std::size_t>(m_world_size));
+    int same_machine = 0;
+    for (std::size_t r = 0; r < leaders.size(); ++r) {
+      same_machine += all[2 * r] == mine[0] ? 1 : 0;
+      leaders[r] = static_cast<int>(all[2 * r + 1]);
+    }
+    detail::world_nodes::publish(std::move(leaders));
+    return mine[0] == 0 ? 0 : same_machine;
   }
 
   void start_kokkos(int& argc, char**& argv, int host_threads) {

@@ -17,6 +17,7 @@
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/distarray/distributed_array.hpp"
 #include "hetero/io/detail/array_transfer.hpp"
@@ -279,8 +280,7 @@ class h5file {
       MPI_Info& info;
       ~free_info() { MPI_Info_free(&info); }
     } free_hints{hints};
-    if (options.independent_on_one_node &&
-        detail::owned_comm::split_shared(m_comm.get()).size() == m_comm.size()) {
+    if (options.independent_on_one_node && detail::world_nodes::node_size(m_comm.get()) == m_comm.size()) {
       HETERO_MPI_CHECK(MPI_Info_set, hints, "romio_cb_write", "disable");
       HETERO_MPI_CHECK(MPI_Info_set, hints, "romio_cb_read", "disable");
       HETERO_MPI_CHECK(MPI_Info_set, hints, "romio_ds_write", "disable");

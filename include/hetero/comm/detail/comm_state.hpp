@@ -31,6 +31,7 @@
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 
 namespace hetero::detail {
 
@@ -63,19 +64,30 @@ class comm_state {
     const blocking_call blocked(setup,
                                 "hetero::communicator construction (node split, shared-memory window, tuning)",
                                 wait_kind::collective);
-    m_node_comm = owned_comm::split_shared(m_comm);
-    m_node_size = m_node_comm.size();
-    find_nodes();
+    // The nodes: from the world's, which the runtime found (no communication), else by a node
+    // split; a node communicator only where the ranks span several nodes.
+    std::vector<int> leader_of = world_nodes::leaders_of(m_comm);
+    if (leader_of.empty()) {
+      m_node_comm = owned_comm::split_shared(m_comm);
+      leader_of = node_leaders_by_split();
+    }
+    find_nodes(leader_of);
+    const bool node_windows = options.shared_memory && m_nodes > 1 && m_nodes < m_size;
+    if (node_windows && m_node_comm.get() == MPI_COMM_NULL) m_node_comm = owned_comm::split_shared(m_comm);
+    if (m_nodes > 1 && m_node_comm.get() != MPI_COMM_NULL && m_node_comm.size() != m_node_size)
+      raise<runtime_error>("hetero::communicator construction: MPI's node split has ", m_node_comm.size(),
+                           " ranks on this node, the nodes hetero::runtime found ", m_node_size);
+    const MPI_Comm node_comm = m_nodes == 1 ? m_comm : m_node_comm.get();
     // Oversubscribed by the ranks sharing the machine's cores, which may be more than this
     // communicator's on the node (other communicators' ranks, other nodes of one machine):
     // make_wait_policy takes the larger.
     m_policy = make_wait_policy(m_size, m_rank, m_node_size, timeout, timeout_option);
     if (options.shared_memory && m_node_size == m_size)
-      m_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
+      m_shm = std::make_unique<shm_channel>(node_comm, options.shm_slot_bytes, m_policy);
     // Ranks on several nodes, some sharing one: each node's window carries the agreement on the
     // arguments (and the small payloads with it) to and from its leader (node_agreement.hpp).
-    if (options.shared_memory && m_nodes > 1 && m_nodes < m_size) {
-      m_node_shm = std::make_unique<shm_channel>(m_node_comm.get(), options.shm_slot_bytes, m_policy);
+    if (node_windows) {
+      m_node_shm = std::make_unique<shm_channel>(node_comm, options.shm_slot_bytes, m_policy);
       // And the leaders' own communicator for the data between nodes (node_collectives.hpp).
       m_leader_comm = owned_comm::split(m_comm, leads_node() ? 0 : MPI_UNDEFINED, m_rank);
     }
@@ -213,23 +225,31 @@ class comm_state {
   }
 
  private:
-  // The nodes as MPI's split by shared memory shows them: this node's ranks (MPI's group
-  // translation, no message), every rank's leader (one 4-byte allgather), the leaders and the
-  // largest node's size.
-  void find_nodes() {
+  // Each rank's node leader as MPI's split by shared memory shows it: this node's first rank
+  // (MPI's group translation, no message), shared by one 4-byte all-gather.
+  [[nodiscard]] std::vector<int> node_leaders_by_split() const {
     MPI_Group whole = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
     HETERO_MPI_CHECK(MPI_Comm_group, m_comm, &whole);
     HETERO_MPI_CHECK(MPI_Comm_group, m_node_comm.get(), &node);
-    std::vector<int> node_ranks(static_cast<std::size_t>(m_node_size));
-    for (int i = 0; i < m_node_size; ++i) node_ranks[static_cast<std::size_t>(i)] = i;
-    m_node_members.resize(node_ranks.size());
-    HETERO_MPI_CHECK(MPI_Group_translate_ranks, node, m_node_size, node_ranks.data(), whole,
-                     m_node_members.data());
+    const int first = 0;
+    int mine = 0;
+    const int rc = MPI_Group_translate_ranks(node, 1, &first, whole, &mine);
     MPI_Group_free(&node);
     MPI_Group_free(&whole);
+    check_mpi(rc, "MPI_Group_translate_ranks");
     std::vector<int> leader_of(static_cast<std::size_t>(m_size));
-    int mine = m_node_members.front();
     HETERO_MPI_CHECK(MPI_Allgather, &mine, 1, MPI_INT, leader_of.data(), 1, MPI_INT, m_comm);
+    return leader_of;
+  }
+
+  // The nodes from each rank's node leader (its node's lowest rank): this node's ranks, the
+  // leaders, each rank's node and the largest node's size.
+  void find_nodes(const std::vector<int>& leader_of) {
+    const int mine = leader_of[static_cast<std::size_t>(m_rank)];
+    m_node_members.clear();
+    for (int r = 0; r < m_size; ++r)
+      if (leader_of[static_cast<std::size_t>(r)] == mine) m_node_members.push_back(r);
+    m_node_size = static_cast<int>(m_node_members.size());
     std::vector<int> ranks_of(static_cast<std::size_t>(m_size), 0);
     for (int r = 0; r < m_size; ++r) {
       const int leader = leader_of[static_cast<std::size_t>(r)];

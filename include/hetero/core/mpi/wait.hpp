@@ -35,6 +35,7 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/request_errors.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/core/wait_timeout.hpp"
 
@@ -391,16 +392,16 @@ class blocking_call {
   wait_record m_record;
 };
 
-/// The policy of `comm`, judged by its own ranks on this node (collective over `comm`: the
-/// node split blocks, watched).
+/// The policy of `comm`, judged by its own ranks on this node (from the nodes the runtime found;
+/// without a runtime, collective over `comm`: the node split blocks, watched).
 inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = inherit_wait_timeout) {
   wait_policy policy = make_wait_policy(comm, timeout_seconds);
-  owned_comm node;
+  int node_size = 1;
   {
     const blocking_call blocked(policy, "node split", wait_kind::collective);
-    node = owned_comm::split_shared(comm);
+    node_size = world_nodes::node_size(comm);
   }
-  policy.oversubscribed = node_oversubscribed(node.size());
+  policy.oversubscribed = node_oversubscribed(node_size);
   return policy;
 }
 
