@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "grid_comm.hpp"
 #include "random.hpp"
 #include "world.hpp"
 
@@ -114,6 +115,12 @@ std::array<int, R> random_grid(Rng& rng, int ranks) {
   shape.fill(1);
   shape[static_cast<std::size_t>(uniform(rng, 0, R - 1))] = ranks;
   return shape;
+}
+
+/// A grid of `shape` over the world's ranks, on the test's shared communicator (grid_comm.hpp).
+template <int R>
+hetero::process_grid<R> grid_of(const std::array<int, R>& shape) {
+  return hetero::process_grid<R>(shape, hetero::testing::grid_comm());
 }
 
 /// Calls f(global index, storage element) for every owned element of `a`, on a host copy

@@ -33,7 +33,7 @@ void check_random_arrays(std::uint64_t stream) {
         shadow.upper[d] = dist_test::uniform(rng, 0, 2);
       }
     }
-    hetero::index_space<R> space(extents, hetero::process_grid<R>(shape), formats);
+    hetero::index_space<R> space(extents, dist_test::grid_of<R>(shape), formats);
     const auto mode =
         dist_test::uniform(rng, 0, 1) ? hetero::device_buffer_path::staged : hetero::device_buffer_path::automatic;
     hetero::distributed_array<T, R, Kokkos::HostSpace> a(space,

@@ -79,7 +79,7 @@ side<T, R> random_side(Rng& rng, const std::array<std::int64_t, R>& counts, std:
   const auto shape = dist_test::random_grid<R>(rng, p);
   std::array<hetero::distribution, R> formats{};
   for (int d = 0; d < R; ++d) formats[d] = dist_test::random_distribution(rng, s.extents[d], shape[d]);
-  hetero::index_space<R> space(s.extents, hetero::process_grid<R>(shape), formats);
+  hetero::index_space<R> space(s.extents, dist_test::grid_of<R>(shape), formats);
   hetero::shadow_width<R> shadow;
   for (int d = 0; d < R; ++d) {
     if (!space.axis(d).is_contiguous()) continue;
@@ -163,10 +163,9 @@ void check_destination(const side<T, R>& dst, const side<T, R>& src, std::uint64
   DIST_CHECK_NO_MISMATCH(wrong);
 }
 
-// Beyond 2 ranks, a third of the trials: each trial makes two arrays, and each array's
-// communicator set-up (MPI's node split and shared window, a few internal barriers) takes about
-// 0.1 s when 3 ranks share this machine's 2 cores, against 1 ms on 2 ranks (40 trials of 1-D:
-// 8.6 s). The inputs are drawn fresh on every run, so the runs still cover new layouts.
+// Beyond 2 ranks, a third of the trials: each trial makes two arrays, whose set-up is collective,
+// and a collective step takes milliseconds when 3 ranks share this machine's 2 cores. The inputs
+// are drawn fresh on every run, so the runs still cover new layouts.
 template <class T, int R>
 void random_gmoves(std::uint64_t stream, int trials) {
   if (world_size() > 2) trials = std::max(3, trials / 3);

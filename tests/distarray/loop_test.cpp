@@ -107,7 +107,7 @@ void check_loops(const Exec& exec, std::uint64_t stream) {
       box.begin[d] = dist_test::uniform(rng, 0, extents[d]);
       box.end[d] = dist_test::uniform(rng, box.begin[d], extents[d]);
     }
-    hetero::index_space<R> space(extents, hetero::process_grid<R>(shape), formats);
+    hetero::index_space<R> space(extents, dist_test::grid_of<R>(shape), formats);
     hetero::distributed_array<int, R, Kokkos::HostSpace> visits(space);
     hetero::distributed_array<double, R, Kokkos::HostSpace> values(space);
     auto v = visits.global_view();

@@ -69,7 +69,7 @@ void random_one_sided(std::uint64_t stream, int trials) {
         dist_test::uniform(rng, 0, 1) ? hetero::device_buffer_path::staged : hetero::device_buffer_path::automatic;
     const int putter = static_cast<int>(dist_test::uniform(rng, 0, p - 1));
     INFO("trial " << trial << ", staging " << hetero::to_string(mode) << ", putter " << putter);
-    hetero::index_space<R> space(extents, hetero::process_grid<R>(shape), formats);
+    hetero::index_space<R> space(extents, dist_test::grid_of<R>(shape), formats);
     hetero::distributed_array<double, R, Kokkos::HostSpace> a(space, {.device_path = mode, .one_sided = true});
     CHECK(a.one_sided());
     dist_test::fill(a, 61);

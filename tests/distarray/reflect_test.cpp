@@ -45,7 +45,7 @@ void check_random_reflects(std::uint64_t stream, int trials) {
     INFO("trial " << trial << ": grid " << hetero::detail::format_array(shape) << ", extents "
                   << hetero::detail::format_array(extents) << ", corners " << options.corners << ", staging "
                   << hetero::to_string(mode) << ", form " << how);
-    hetero::index_space<R> space(extents, hetero::process_grid<R>(shape), formats);
+    hetero::index_space<R> space(extents, dist_test::grid_of<R>(shape), formats);
     hetero::distributed_array<T, R, Kokkos::HostSpace> a(space, {.shadow = shadow, .device_path = mode});
     const T sentinel = dist_test::value_at<T>(std::array<std::int64_t, 1>{-1}, 99);
     Kokkos::deep_copy(a.local_with_shadow(), sentinel);

@@ -83,7 +83,7 @@ hetero::index_space<R> random_space(Rng& rng, const std::array<std::int64_t, R>&
       shadow->upper[d] = dist_test::uniform(rng, 0, 2);
     }
   }
-  return hetero::index_space<R>(extents, hetero::process_grid<R>(shape), formats);
+  return hetero::index_space<R>(extents, dist_test::grid_of<R>(shape), formats);
 }
 
 /// Fills this rank's block of `a` (host memory) with value_at(global index, salt).

@@ -3,8 +3,11 @@
 #include <hetero/core/runtime.hpp>
 
 #include "catch_mpi.hpp"
+#include "grid_comm.hpp"
 
 int main(int argc, char** argv) {
   hetero::runtime runtime(argc, argv);
-  return hetero::testing::run_catch_session(argc, argv);
+  const int status = hetero::testing::run_catch_session(argc, argv);
+  hetero::testing::release_grid_comm();
+  return status;
 }
