@@ -259,15 +259,7 @@ class runtime {
   // (`detail::machine_id`). Returns the world's ranks whose kernel is this rank's, this one
   // included; 0 where the kernel cannot be told.
   [[nodiscard]] int share_nodes_and_machines() const {
-    MPI_Group local = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-    const int first = 0;
-    int leader = MPI_UNDEFINED;
-    HETERO_MPI_CHECK(MPI_Comm_group, m_local_comm, &local);
-    HETERO_MPI_CHECK(MPI_Comm_group, MPI_COMM_WORLD, &world);
-    const int rc = MPI_Group_translate_ranks(local, 1, &first, world, &leader);
-    MPI_Group_free(&local);
-    MPI_Group_free(&world);
-    check_mpi(rc, "MPI_Group_translate_ranks");
+    const int leader = detail::ranks_in(m_local_comm, MPI_COMM_WORLD).front();
     const std::array<std::uint64_t, 2> mine{detail::machine_id(), static_cast<std::uint64_t>(leader)};
     std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(m_world_size));
     HETERO_MPI_CHECK(MPI_Allgather, mine.data(), 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD);

@@ -228,15 +228,7 @@ class comm_state {
   // Each rank's node leader as MPI's split by shared memory shows it: this node's first rank
   // (MPI's group translation, no message), shared by one 4-byte all-gather.
   [[nodiscard]] std::vector<int> node_leaders_by_split() const {
-    MPI_Group whole = MPI_GROUP_NULL, node = MPI_GROUP_NULL;
-    HETERO_MPI_CHECK(MPI_Comm_group, m_comm, &whole);
-    HETERO_MPI_CHECK(MPI_Comm_group, m_node_comm.get(), &node);
-    const int first = 0;
-    int mine = 0;
-    const int rc = MPI_Group_translate_ranks(node, 1, &first, whole, &mine);
-    MPI_Group_free(&node);
-    MPI_Group_free(&whole);
-    check_mpi(rc, "MPI_Group_translate_ranks");
+    int mine = ranks_in(m_node_comm.get(), m_comm).front();
     std::vector<int> leader_of(static_cast<std::size_t>(m_size));
     HETERO_MPI_CHECK(MPI_Allgather, &mine, 1, MPI_INT, leader_of.data(), 1, MPI_INT, m_comm);
     return leader_of;

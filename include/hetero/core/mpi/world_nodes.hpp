@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -21,6 +22,23 @@
 #include "hetero/core/mpi/owned_comm.hpp"
 
 namespace hetero::detail {
+
+/// Each rank of `from` as a rank of `to` (MPI's group translation, no message); `MPI_UNDEFINED`
+/// for a rank that `to` does not hold.
+inline std::vector<int> ranks_in(MPI_Comm from, MPI_Comm to) {
+  int size = 0;
+  HETERO_MPI_CHECK(MPI_Comm_size, from, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), translated(ranks.size());
+  std::iota(ranks.begin(), ranks.end(), 0);
+  MPI_Group group = MPI_GROUP_NULL, target = MPI_GROUP_NULL;
+  HETERO_MPI_CHECK(MPI_Comm_group, from, &group);
+  HETERO_MPI_CHECK(MPI_Comm_group, to, &target);
+  const int rc = MPI_Group_translate_ranks(group, size, ranks.data(), target, translated.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&target);
+  check_mpi(rc, "MPI_Group_translate_ranks");
+  return translated;
+}
 
 class world_nodes {
  public:
@@ -44,21 +62,11 @@ class world_nodes {
       world = slot();
     }
     if (!world) return {};
-    int size = 0;
-    HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-    std::vector<int> ranks(static_cast<std::size_t>(size)), in_world(ranks.size());
-    for (int r = 0; r < size; ++r) ranks[static_cast<std::size_t>(r)] = r;
-    MPI_Group group = MPI_GROUP_NULL, whole = MPI_GROUP_NULL;
-    HETERO_MPI_CHECK(MPI_Comm_group, comm, &group);
-    HETERO_MPI_CHECK(MPI_Comm_group, MPI_COMM_WORLD, &whole);
-    const int rc = MPI_Group_translate_ranks(group, size, ranks.data(), whole, in_world.data());
-    MPI_Group_free(&group);
-    MPI_Group_free(&whole);
-    check_mpi(rc, "MPI_Group_translate_ranks");
+    const std::vector<int> in_world = ranks_in(comm, MPI_COMM_WORLD);
     // Each rank's node by its world leader; a node's leader in `comm` is its first rank there.
-    std::vector<int> leaders(ranks.size());
+    std::vector<int> leaders(in_world.size());
     std::unordered_map<int, int> first;  // world leader -> the node's first rank of comm
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (std::size_t r = 0; r < in_world.size(); ++r) {
       const int w = in_world[r];
       if (w == MPI_UNDEFINED || w < 0 || static_cast<std::size_t>(w) >= world->size()) return {};
       leaders[r] = first.try_emplace((*world)[static_cast<std::size_t>(w)], static_cast<int>(r)).first->second;

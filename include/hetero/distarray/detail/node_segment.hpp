@@ -19,6 +19,7 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 
 namespace hetero::detail {
 
@@ -70,14 +71,7 @@ class node_segment {
     int images = 0;
     HETERO_MPI_CHECK(MPI_Comm_size, comm, &images);
     m_peers.assign(static_cast<std::size_t>(images), nullptr);
-    std::vector<int> node_ranks(static_cast<std::size_t>(m_node.size())), ranks(node_ranks.size());
-    for (int r = 0; r < m_node.size(); ++r) node_ranks[static_cast<std::size_t>(r)] = r;
-    MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-    HETERO_MPI_CHECK(MPI_Comm_group, m_node.get(), &node_group);
-    HETERO_MPI_CHECK(MPI_Comm_group, comm, &group);
-    HETERO_MPI_CHECK(MPI_Group_translate_ranks, node_group, m_node.size(), node_ranks.data(), group, ranks.data());
-    MPI_Group_free(&node_group);
-    MPI_Group_free(&group);
+    const std::vector<int> ranks = ranks_in(m_node.get(), comm);
     for (int r = 0; r < m_node.size(); ++r) {
       MPI_Aint bytes = 0;
       int unit = 0;
