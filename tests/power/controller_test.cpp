@@ -10,6 +10,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -57,6 +58,12 @@ void imbalanced_steps(const emulated_actuator& cpu, double seconds, bool mark) {
     if (mark) hetero::mark_phase();
   }
 }
+
+// The controller's learning window: 64 of the monitor's 4 ms frames, HETERO_TEST_TIME_SCALE
+// times more where the steps are that many times longer (automatic phases take the marks only
+// where every rank marked at least twice in the window; at 32 ranks on 2 cores 64 frames hold
+// fewer than two of rank 0's steps).
+std::size_t learning_frames() { return 64 * static_cast<std::size_t>(hetero::testing::time_scale()); }
 
 // Every rank's setting in each round that all ranks received: rounds[k][rank].
 std::vector<std::vector<power_setting>> common_rounds(const controller& c) {
@@ -179,8 +186,9 @@ TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[pow
   const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4);
   const int group = size_of() == 3 ? 2 : 0;  // on 3 ranks: groups {0, 1} and {2}
-  // Automatic phases: marks seen on every rank while learning (64 frames) take over.
-  const auto run = run_controlled({.budget_watts = budget, .group_size = group, .learning_frames = 64}, 0.7, true);
+  // Automatic phases: marks seen on every rank while learning take over.
+  const auto run = run_controlled(
+      {.budget_watts = budget, .group_size = group, .learning_frames = learning_frames()}, 0.7, true);
   CHECK(run.status.planned);
   CHECK(run.status.markers);
   CHECK(run.status.settings > 5);
@@ -192,8 +200,8 @@ TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[pow
 TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
   const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4);
-  const auto run =
-      run_controlled({.budget_watts = budget, .learning_frames = 64, .detection = {.min_frames = 10}}, 0.9, false);
+  const auto run = run_controlled(
+      {.budget_watts = budget, .learning_frames = learning_frames(), .detection = {.min_frames = 10}}, 0.9, false);
   CHECK(run.status.planned);
   CHECK_FALSE(run.status.markers);
   CHECK(run.status.phase_frames >= 10);
@@ -218,8 +226,8 @@ TEST_CASE("hetero handles drive the controller as their MPI_Comm does", "[power]
   // Dynamic shifting with phase marks on a hetero::communicator of every rank.
   const double budget = size_of() * table.power(4);
   const int group = size_of() == 3 ? 2 : 0;
-  const auto run =
-      run_controlled({.budget_watts = budget, .group_size = group, .learning_frames = 64}, 0.7, true, world);
+  const auto run = run_controlled(
+      {.budget_watts = budget, .group_size = group, .learning_frames = learning_frames()}, 0.7, true, world);
   CHECK(run.status.planned);
   CHECK(run.status.markers);
   CHECK(run.status.settings > 5);
