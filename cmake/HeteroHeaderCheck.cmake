@@ -19,6 +19,18 @@ function(hetero_public_headers out include_dir)
   set(${out} "${enabled}" PARENT_SCOPE)
 endfunction()
 
+# hetero_write_generated(<file> <text>): writes a generated source only when its text changed, so
+# that configuring again rebuilds nothing.
+function(hetero_write_generated file text)
+  set(old "")
+  if(EXISTS "${file}")
+    file(READ "${file}" old)
+  endif()
+  if(NOT old STREQUAL text)
+    file(WRITE "${file}" "${text}")
+  endif()
+endfunction()
+
 # hetero_add_header_check(<target> <include dir>): an object library with one translation unit
 # per public header, each including only that header (twice, to check its include guard).
 # Headers under a `backend/` folder are checked only when their backend is enabled. The test
@@ -29,13 +41,7 @@ function(hetero_add_header_check target include_dir)
   foreach(header IN LISTS headers)
     string(MAKE_C_IDENTIFIER "${header}" stem)
     set(source "${CMAKE_CURRENT_BINARY_DIR}/${target}/${stem}.cpp")
-    set(text "#include <${header}>\n#include <${header}>\n")
-    if(EXISTS "${source}")
-      file(READ "${source}" old)
-    endif()
-    if(NOT old STREQUAL text)
-      file(WRITE "${source}" "${text}")
-    endif()
+    hetero_write_generated("${source}" "#include <${header}>\n#include <${header}>\n")
     list(APPEND sources "${source}")
   endforeach()
   add_library(${target} OBJECT ${sources})

@@ -12,7 +12,7 @@
 namespace {
 
 template <int Rank>
-void arrays_of_rank(hetero::h5file& file) {
+void files_of_rank(hetero::h5file& file) {
   std::array<std::int64_t, Rank> extents{};
   extents.fill(16);
   hetero::index_space<Rank> space(extents, hetero::process_grid<Rank>());
@@ -28,9 +28,9 @@ void arrays_of_rank(hetero::h5file& file) {
 
 void io_cuda_paths() {
   hetero::h5file file("cuda.h5", hetero::file_mode::create);
-  arrays_of_rank<1>(file);
-  arrays_of_rank<2>(file);
-  arrays_of_rank<3>(file);
+  files_of_rank<1>(file);
+  files_of_rank<2>(file);
+  files_of_rank<3>(file);
   hetero::checkpoint saved("cuda_run");
   hetero::distributed_array<float, 1, cuda_check::device_memory> v(hetero::block_space(100));
   auto next = saved.begin(0);
