@@ -10,6 +10,8 @@
 #   ./hetero.sh gpu-kit         build the GPU kit (build/gpu-kit): the GPU tests, examples and
 #                               benchmarks for a CUDA GPU with every library they need, and a
 #                               run.sh that runs them on a GPU node (docs/build.md, "On a GPU node")
+#   ./hetero.sh cuda-stage      only the test command's CUDA stage (build/test-cuda): every target
+#                               compiled and linked for CUDA, the GPU kit packed and checked
 #   ./hetero.sh deps            only install the dependencies (apt packages, Kokkos)
 #
 # Environment:
@@ -337,12 +339,26 @@ build() { # build <build dir> [targets...]
   cmake --build "$dir" -j "$jobs" "${targets[@]}" || die "the build failed (compiler output above)"
 }
 
+# GCC's garbage collector, for the test command's builds: the first collection at 1 GiB instead
+# of GCC's 128 MiB. A template-heavy unit otherwise spends about a tenth of its time collecting
+# (barrier_test.cpp: median 24.6 s of CPU, 22.0 s with these; allreduce_test.cpp 119 -> 95 s,
+# its peak memory 1.7 -> 2.3 GiB; the CUDA stage's hello.cpp 58 -> 52 s). Only where the compiler
+# is GCC (other compilers do not know these parameters).
+gcc_gc_params=(--param=ggc-min-expand=100 --param=ggc-min-heapsize=1048576)
+is_gcc() { "$1" --version 2>/dev/null | grep -q 'Free Software Foundation'; } # is_gcc <compiler>
+
 # Three clean builds. The main build runs every test (style, headers, package included), the MPI
 # tests and examples of 2 to 5 ranks once more on emulated nodes (docs/nodes.md): its examples and
 # benchmarks are optimised programs, its test programs run under AddressSanitizer +
 # UndefinedBehaviorSanitizer. The CUDA stage compiles and links every device code path for a GPU
 # (see cuda_stage). A ThreadSanitizer build runs the tests labelled `tsan` (the threaded
 # schedulers).
+#
+# The CUDA stage runs from the start, beside the main build and its tests, at the scheduler's
+# idle priority (SCHED_IDLE: it gets a core only when nothing else wants one), so it takes the
+# time the tests leave idle (the fault tests wait out their timeouts, oversubscribed ranks
+# sleep) without slowing them; its output goes to build/test-cuda.log and is printed when it has
+# finished, after the TSan stage.
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
@@ -353,18 +369,25 @@ cmd_test() {
   # One build for the tests and the sanitizers, not two: a separate sanitizer build and its run
   # took about a quarter of the whole command on a 2-core machine (23 of 84 minutes), and the
   # tests are bound by MPI's latency, not by the sanitizers (io_h5file_test.np5: 50.7 s under
-  # ASan + UBSan, 50.1 s in the optimised build). The examples and benchmarks at -O2 (Debian's
-  # own level, RelWithDebInfo's), not CMake's -O3: a fifth less compile time (the demo, bench/
-  # and ./hetero.sh gpu-kit build them at -O3). UBSan's `null` check is left out: it instruments
-  # every pointer and reference use and costs an eighth of a test program's compile
+  # ASan + UBSan, 50.1 s in the optimised build). The examples, benchmarks and tools at -O1: the
+  # tests run them on small inputs (about 100 s of the tests' time in all), and -O1 takes a
+  # fifth less compile time than -O2 (examples/cg/cg.cpp: 41 s of CPU against 52 s at -O2, 31 s
+  # at -O0, where the examples' and benchmarks' runs would be several times slower); the demo,
+  # bench/ and ./hetero.sh gpu-kit build them at -O3. UBSan's `null` check is left out: it
+  # instruments every pointer and reference use and costs an eighth of a test program's compile
   # (gather_test.cpp 30.7 s, 26.8 s without), while a null pointer read or written still ends the
   # test with ASan's SEGV report and its stack; only a null that is never dereferenced (a
   # reference bound to *nullptr, a member call on null that reads nothing) goes unreported.
-  local test_flags=("-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DHETERO_SANITIZE=address;undefined"
+  local test_flags=("-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "-DHETERO_SANITIZE=address;undefined"
     -DHETERO_SANITIZE_SKIP=null -DHETERO_SANITIZE_SCOPE=tests "-DHETERO_TEST_COMPILE_OPTIONS=-O0;-g1;-UNDEBUG")
   local tsan_flags=("-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")
-  rm -rf "$build_dir/test" "$build_dir/test-cuda" "$build_dir/test-asan" "$build_dir/test-tsan"
+  if is_gcc "${CXX:-c++}"; then
+    test_flags+=("-DCMAKE_CXX_FLAGS=${gcc_gc_params[*]}")
+    tsan_flags+=("-DCMAKE_CXX_FLAGS=${gcc_gc_params[*]}")
+  fi
+  rm -rf "$build_dir/test" "$build_dir/test-cuda" "$build_dir/test-asan" "$build_dir/test-tsan" "$build_dir/test-cuda.log"
   mkdir -p "$build_dir"
+  start_cuda_stage
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON "${test_flags[@]}"
   build "$build_dir/test"
   say "running the tests (examples and benchmarks optimised, test programs under ASan + UBSan)"
@@ -372,8 +395,6 @@ cmd_test() {
   # before LeakSanitizer reports, so no suppression can name it; MPICH needs no PCI topology here.
   (cd "$build_dir/test" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs") \
     || die "some tests failed (ctest output above)"
-
-  cuda_stage
 
   HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${tsan_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF \
@@ -391,7 +412,57 @@ cmd_test() {
     (cd "$build_dir/test-tsan" && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --output-on-failure -j "$jobs" -L tsan) || die "some tests failed under ThreadSanitizer (ctest output above)"
   fi
+  finish_cuda_stage
   say "all tests passed in $((SECONDS - t0)) s (three builds: main with ASan+UBSan tests, CUDA with the GPU kit, TSan)"
+}
+
+# The CUDA stage of the test command, in the background: `./hetero.sh cuda-stage` under SCHED_IDLE,
+# in this script's own session. Not in a session of its own: where the kernel groups sessions for
+# the scheduler (autogroup, on by default), a session of its own would get half the cores
+# whatever its policy (measured: its compilers took as much CPU as the main build's). Where the
+# scheduler refuses that policy, the stage runs after the main tests instead, as it did before
+# (at normal priority beside them it would take cores from tests that time their waits).
+cuda_stage_pid=""
+cuda_stage_after=0
+start_cuda_stage() {
+  if ! { command -v chrt >/dev/null && chrt --idle 0 true 2>/dev/null; }; then
+    say "CUDA stage: chrt --idle (SCHED_IDLE) is not available here; it runs after the main tests"
+    cuda_stage_after=1
+    return
+  fi
+  say "CUDA stage: started at idle priority beside the main build and tests (its output, printed when it ends: $build_dir/test-cuda.log)"
+  chrt --idle 0 "$top/hetero.sh" cuda-stage >"$build_dir/test-cuda.log" 2>&1 </dev/null &
+  cuda_stage_pid=$!
+  trap stop_cuda_stage EXIT
+}
+# Prints the processes below <pid>, children first.
+descendants() {
+  local child
+  for child in $(pgrep -P "$1"); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+stop_cuda_stage() {
+  if [ -n "$cuda_stage_pid" ]; then
+    # ninja starts each compiler in a process group of its own, and passes the signal on to them.
+    # shellcheck disable=SC2046
+    kill -TERM "$cuda_stage_pid" $(descendants "$cuda_stage_pid") 2>/dev/null || true
+    wait "$cuda_stage_pid" 2>/dev/null || true
+    cuda_stage_pid=""
+  fi
+}
+finish_cuda_stage() {
+  if [ "$cuda_stage_after" -eq 1 ]; then
+    cuda_stage
+    return
+  fi
+  local log="$build_dir/test-cuda.log" rc=0
+  say "waiting for the CUDA stage (started at the beginning; its output follows)"
+  wait "$cuda_stage_pid" || rc=$?
+  cuda_stage_pid=""
+  cat "$log" >&2
+  [ "$rc" -eq 0 ] || die "the CUDA stage failed (its output above, also in $log)"
 }
 
 # Configures a build against the CUDA Kokkos in <dir>, its GPU kit packed into <kit dir>:
@@ -424,10 +495,16 @@ cuda_stage() {
   ensure_kokkos_cuda
   [ -n "$kokkos_cuda_root" ] || return 0
   local dir="$build_dir/test-cuda"
-  # Host code at -O1: this stage's programs never run on a GPU (./hetero.sh gpu-kit builds the
+  # Host code at -O0: this stage's programs never run on a GPU (./hetero.sh gpu-kit builds the
   # kit that does, at -O3); nvcc's -O sets the host compiler's level only, the device code is
-  # optimised either way. A quarter less time per unit (hello.cpp 58 s at -O3, 44 s at -O1).
-  configure_cuda "$dir" "$dir/gpu-kit" "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+  # optimised either way. With GCC's collector set as for the main build (gcc_gc_params), a
+  # unit takes about 30% less than at -O1 (hello.cpp, alone on the machine: 58-60 s at -O1,
+  # 52-54 s at -O0, 43 s at -O0 with the collector set).
+  local host_flags=(-O0 -DNDEBUG) p
+  if is_gcc "${NVCC_WRAPPER_DEFAULT_COMPILER:-g++}"; then # nvcc_wrapper's host compiler
+    for p in "${gcc_gc_params[@]}"; do host_flags+=(-Xcompiler "$p"); done
+  fi
+  configure_cuda "$dir" "$dir/gpu-kit" "-DCMAKE_CXX_FLAGS_RELEASE=${host_flags[*]}"
   local units
   units=$(cd "$dir" && ninja -t commands hetero_cuda_stage hetero_gpu_kit | grep -c -- ' -c ')
   say "CUDA stage: compiling $units translation units for $cuda_arch and linking them, packing the GPU kit"
@@ -454,6 +531,13 @@ cmd_gpu_kit() {
   bash "$kit/run.sh" --libraries "$dir/kit-libraries" || die "the GPU kit's library check failed (above)"
   say "GPU kit ready: $kit ($(du -sh "$kit" | cut -f1)). On a GPU node, with only the NVIDIA driver and CUDA 13:"
   say "  copy the folder there and run: bash gpu-kit/run.sh <results folder>   (summary.json and log.txt)"
+}
+
+# The CUDA stage alone (the test command runs it beside its main build): build/test-cuda.
+cmd_cuda_stage() {
+  ensure_deps
+  mkdir -p "$build_dir"
+  cuda_stage
 }
 
 cmd_demo() {
@@ -487,13 +571,14 @@ case "${1:-}" in
     cmd_bench "$@"
     ;;
   gpu-kit) cmd_gpu_kit ;;
+  cuda-stage) cmd_cuda_stage ;;
   deps)
     ensure_deps
     say "dependencies ready${kokkos_root:+ (Kokkos_ROOT=$kokkos_root)}"
     ;;
   *)
-    sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
-    [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, gpu-kit, deps)"
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'
+    [ -z "${1:-}" ] || die "unknown command '$1' (allowed: demo, test, bench, gpu-kit, cuda-stage, deps)"
     exit 2
     ;;
 esac
