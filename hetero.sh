@@ -354,11 +354,11 @@ is_gcc() { "$1" --version 2>/dev/null | grep -q 'Free Software Foundation'; } # 
 # (see cuda_stage). A ThreadSanitizer build runs the tests labelled `tsan` (the threaded
 # schedulers).
 #
-# The CUDA stage runs from the start, beside the main build and its tests, at the scheduler's
-# idle priority (SCHED_IDLE: it gets a core only when nothing else wants one), so it takes the
-# time the tests leave idle (the fault tests wait out their timeouts, oversubscribed ranks
-# sleep) without slowing them; its output goes to build/test-cuda.log and is printed when it has
-# finished, after the TSan stage.
+# The three run one after the other. The CUDA stage once ran beside the main build and tests at
+# the scheduler's idle priority (SCHED_IDLE): its configure step got no CPU until the main build
+# had ended, and beside the tests it took the idle time but slowed them by a quarter (1071 ->
+# 1438 s; their ranks sleep and wake often, and share caches and memory bandwidth with nvcc), for
+# less than it saved, and CI's run grew from 3888 to 4438 s.
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
@@ -387,7 +387,6 @@ cmd_test() {
   fi
   rm -rf "$build_dir/test" "$build_dir/test-cuda" "$build_dir/test-asan" "$build_dir/test-tsan" "$build_dir/test-cuda.log"
   mkdir -p "$build_dir"
-  start_cuda_stage
   configure "$build_dir/test" -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_BUILD_BENCHMARKS=ON "${test_flags[@]}"
   build "$build_dir/test"
   say "running the tests (examples and benchmarks optimised, test programs under ASan + UBSan)"
@@ -395,6 +394,8 @@ cmd_test() {
   # before LeakSanitizer reports, so no suppression can name it; MPICH needs no PCI topology here.
   (cd "$build_dir/test" && HWLOC_COMPONENTS=-pci ctest --output-on-failure -j "$jobs") \
     || die "some tests failed (ctest output above)"
+
+  cuda_stage
 
   HETERO_BUILD_TYPE=RelWithDebInfo configure "$build_dir/test-tsan" "${tsan_flags[@]}" \
     -DHETERO_WARNINGS_AS_ERRORS=ON -DHETERO_SANITIZE=thread -DHETERO_BUILD_BENCHMARKS=OFF -DHETERO_BUILD_EXAMPLES=OFF \
@@ -412,57 +413,7 @@ cmd_test() {
     (cd "$build_dir/test-tsan" && UCX_MEM_MMAP_HOOK_MODE=none TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
       ctest --output-on-failure -j "$jobs" -L tsan) || die "some tests failed under ThreadSanitizer (ctest output above)"
   fi
-  finish_cuda_stage
   say "all tests passed in $((SECONDS - t0)) s (three builds: main with ASan+UBSan tests, CUDA with the GPU kit, TSan)"
-}
-
-# The CUDA stage of the test command, in the background: `./hetero.sh cuda-stage` under SCHED_IDLE,
-# in this script's own session. Not in a session of its own: where the kernel groups sessions for
-# the scheduler (autogroup, on by default), a session of its own would get half the cores
-# whatever its policy (measured: its compilers took as much CPU as the main build's). Where the
-# scheduler refuses that policy, the stage runs after the main tests instead, as it did before
-# (at normal priority beside them it would take cores from tests that time their waits).
-cuda_stage_pid=""
-cuda_stage_after=0
-start_cuda_stage() {
-  if ! { command -v chrt >/dev/null && chrt --idle 0 true 2>/dev/null; }; then
-    say "CUDA stage: chrt --idle (SCHED_IDLE) is not available here; it runs after the main tests"
-    cuda_stage_after=1
-    return
-  fi
-  say "CUDA stage: started at idle priority beside the main build and tests (its output, printed when it ends: $build_dir/test-cuda.log)"
-  chrt --idle 0 "$top/hetero.sh" cuda-stage >"$build_dir/test-cuda.log" 2>&1 </dev/null &
-  cuda_stage_pid=$!
-  trap stop_cuda_stage EXIT
-}
-# Prints the processes below <pid>, children first.
-descendants() {
-  local child
-  for child in $(pgrep -P "$1"); do
-    echo "$child"
-    descendants "$child"
-  done
-}
-stop_cuda_stage() {
-  if [ -n "$cuda_stage_pid" ]; then
-    # ninja starts each compiler in a process group of its own, and passes the signal on to them.
-    # shellcheck disable=SC2046
-    kill -TERM "$cuda_stage_pid" $(descendants "$cuda_stage_pid") 2>/dev/null || true
-    wait "$cuda_stage_pid" 2>/dev/null || true
-    cuda_stage_pid=""
-  fi
-}
-finish_cuda_stage() {
-  if [ "$cuda_stage_after" -eq 1 ]; then
-    cuda_stage
-    return
-  fi
-  local log="$build_dir/test-cuda.log" rc=0
-  say "waiting for the CUDA stage (started at the beginning; its output follows)"
-  wait "$cuda_stage_pid" || rc=$?
-  cuda_stage_pid=""
-  cat "$log" >&2
-  [ "$rc" -eq 0 ] || die "the CUDA stage failed (its output above, also in $log)"
 }
 
 # Configures a build against the CUDA Kokkos in <dir>, its GPU kit packed into <kit dir>:
@@ -533,7 +484,7 @@ cmd_gpu_kit() {
   say "  copy the folder there and run: bash gpu-kit/run.sh <results folder>   (summary.json and log.txt)"
 }
 
-# The CUDA stage alone (the test command runs it beside its main build): build/test-cuda.
+# The CUDA stage alone (the test command runs it after its main tests): build/test-cuda.
 cmd_cuda_stage() {
   ensure_deps
   mkdir -p "$build_dir"
