@@ -9,10 +9,11 @@
 # (tests/support/main.cpp), which brings up hetero::runtime and combines the ranks' Catch2
 # results; with CUSTOM_MAIN the sources provide main() (see tests/support/catch_mpi.hpp).
 #
-# With HETERO_TEST_NODES, each R of 2 to 5 is registered once more (3: three times more) on
-# emulated nodes (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`:
-# 2 and 3 ranks a node each (nodes1-1, nodes1-1-1), 3 ranks also as 2 + 1 and 1 + 2 (nodes2-1,
-# nodes1-2), 4 ranks as two nodes of 2 (nodes2-2), 5 ranks as 2, 2 and 1 (nodes2-2-1); label
+# With HETERO_TEST_NODES, each R of 2 to 5 is registered once more (3: twice more) on emulated
+# nodes (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 and 3
+# ranks a node each (nodes1-1, nodes1-1-1), 3 ranks also as 2 + 1 (nodes2-1; and as 1 + 2,
+# nodes1-2, in a folder that sets HETERO_NODE_LAYOUTS_3 so, as tests/comm does), 4 ranks as two
+# nodes of 2 (nodes2-2), 5 ranks as 2, 2 and 1 (nodes2-2-1); label
 # `nodes`. NODES_PENDING registers them disabled (CTest lists them as not run), for a test that
 # does not yet hold across nodes; <why> says what fails, for the reader.
 
