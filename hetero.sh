@@ -356,9 +356,9 @@ is_gcc() { "$1" --version 2>/dev/null | grep -q 'Free Software Foundation'; } # 
 #
 # The three run one after the other. The CUDA stage once ran beside the main build and tests at
 # the scheduler's idle priority (SCHED_IDLE): its configure step got no CPU until the main build
-# had ended, and beside the tests it took the idle time but slowed them by a quarter (1071 ->
-# 1438 s; their ranks sleep and wake often, and share caches and memory bandwidth with nvcc), for
-# less than it saved, and CI's run grew from 3888 to 4438 s.
+# had ended, and beside the tests it took the idle time but the tests took a third longer (1071
+# -> 1438 s; likely their ranks, which sleep and wake often, sharing caches and memory bandwidth
+# with nvcc), about as much as it saved; CI's run grew from 3888 to 4438 s.
 cmd_test() {
   ensure_deps
   local t0=$SECONDS
