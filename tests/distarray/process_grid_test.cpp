@@ -11,15 +11,12 @@
 #include <vector>
 
 #include "random.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using hetero::testing::world_size;
 }  // namespace
 
 TEST_CASE("a process grid holds every rank once, row-major", "[dist][process_grid]") {

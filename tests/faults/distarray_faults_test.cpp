@@ -22,7 +22,7 @@ namespace {
 
 using array1 = hetero::distributed_array<double, 1, Kokkos::HostSpace>;
 
-void check_gave_up(const faults::outcome& o, const std::string& call, int missing) {
+void check_array_gave_up(const faults::outcome& o, const std::string& call, int missing) {
   INFO(o.text);
   REQUIRE(o.kind == "deadlock_error");
   CHECK_THAT(o.text, ContainsSubstring(call) && ContainsSubstring(faults::limit_text()) &&
@@ -53,7 +53,7 @@ TEST_CASE("distarray: a rank that never constructs the array: the others give up
   if (me == late)
     CHECK(o.kind == "none");
   else
-    check_gave_up(o, "hetero::distributed_array construction (communicator set-up)", -1);
+    check_array_gave_up(o, "hetero::distributed_array construction (communicator set-up)", -1);
 }
 
 TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[faults][dist]") {
@@ -72,7 +72,7 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
     });
     faults::report("skip", "distarray reflect", o);
     if (beside(me, late)) {
-      check_gave_up(o, "hetero::reflect", late);
+      check_array_gave_up(o, "hetero::reflect", late);
     } else {
       CHECK(o.kind == "none");  // the late rank, and from 4 ranks those that do not border it
     }
@@ -87,7 +87,7 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
     });
     faults::report("slow rank", "distarray reflect", o);
     if (beside(me, late)) {
-      check_gave_up(o, "hetero::reflect", late);
+      check_array_gave_up(o, "hetero::reflect", late);
     } else {
       CHECK(o.kind == "none");  // the late rank: its neighbours' messages were sent before they gave up
     }
@@ -108,7 +108,7 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
     for (std::int64_t i = 0; i < n && !receives_from_late; ++i)
       receives_from_late = block.space().owner_of({i}) == late && cyclic.space().owner_of({i}) == me;
     if (me != late && receives_from_late) {
-      check_gave_up(o, "hetero::gmove", late);
+      check_array_gave_up(o, "hetero::gmove", late);
     } else {
       CHECK(o.kind == "none");
     }
@@ -128,7 +128,7 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
     });
     faults::report("skip", "coarray sync_all", o);
     if (me != late) {
-      check_gave_up(o, "hetero::sync_all", -1);
+      check_array_gave_up(o, "hetero::sync_all", -1);
     } else {
       CHECK(o.kind == "none");
     }
@@ -156,7 +156,7 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
     faults::report("slow rank", shared ? "coarray get, shared memory" : "coarray get", o);
     if (me != late) CHECK(a.shares_memory_with(late) == (shared && beside_late));
     if (me == 0 && !a.shares_memory_with(late) && (a.comm().nodes() == 1 || o.kind != "none")) {
-      check_gave_up(o, "hetero::coarray::get", late);
+      check_array_gave_up(o, "hetero::coarray::get", late);
     } else {
       CHECK(o.kind == "none");
     }
@@ -189,7 +189,7 @@ TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dis
     });
     faults::report("skip", "coarray sync_all, staged", o);
     if (me != late) {
-      check_gave_up(o, "hetero::sync_all: put log sizes", -1);
+      check_array_gave_up(o, "hetero::sync_all: put log sizes", -1);
     } else {
       CHECK(o.kind == "none");
     }
@@ -204,7 +204,7 @@ TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dis
     });
     faults::report("skip", "coarray sync_images, staged", o);
     if (me != late) {
-      check_gave_up(o, "hetero::sync_images: put logs", late);
+      check_array_gave_up(o, "hetero::sync_images: put logs", late);
     } else {
       CHECK(o.kind == "none");
     }

@@ -17,36 +17,39 @@ using Catch::Matchers::ContainsSubstring;
 using namespace hetero::power;
 
 namespace {
-const frequency_table gpu({1.0, 2.0}, {100.0, 200.0});
-const frequency_table cpu({1.0, 2.0}, {50.0, 100.0});
+const frequency_table gpu_table({1.0, 2.0}, {100.0, 200.0});
+const frequency_table cpu_table({1.0, 2.0}, {50.0, 100.0});
 }  // namespace
 
 TEST_CASE("the node's budget goes to the side with the longer time", "[power][node]") {
-  const node_power_shifter shifter(gpu, cpu);
+  const node_power_shifter shifter(gpu_table, cpu_table);
   // At 2 GHz the GPU took 2 s and the CPU 1 s: 4 s and 2 s at f_min. From 150 W at f_min the GPU
   // is raised first (250 W, its f_max); the CPU's step would need 300 W.
-  const auto s = shifter.split({.gpu_seconds = 2.0, .cpu_seconds = 1.0}, gpu.setting(1), cpu.setting(1), 250.0);
+  const auto s =
+      shifter.split({.gpu_seconds = 2.0, .cpu_seconds = 1.0}, gpu_table.setting(1), cpu_table.setting(1), 250.0);
   CHECK(s.gpu.step == 1);
   CHECK(s.cpu.step == 0);
   CHECK(s.gpu.power_watts == 200.0);
   CHECK(s.cpu.power_watts == 50.0);
   CHECK(s.predicted_seconds == Catch::Approx(2.0));
   // The reverse when the CPU was the slow side; 10 W left are shared.
-  const auto r = shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 3.0}, gpu.setting(1), cpu.setting(1), 210.0);
+  const auto r =
+      shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 3.0}, gpu_table.setting(1), cpu_table.setting(1), 210.0);
   CHECK(r.gpu.step == 0);
   CHECK(r.cpu.step == 1);
   CHECK(r.gpu.power_watts == 105.0);
   CHECK(r.cpu.power_watts == 105.0);
   // Times measured at f_min count as they are.
-  const auto t = shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 1.5}, gpu.setting(0), cpu.setting(1), 250.0);
+  const auto t =
+      shifter.split({.gpu_seconds = 1.0, .cpu_seconds = 1.5}, gpu_table.setting(0), cpu_table.setting(1), 250.0);
   CHECK(t.gpu.step == 0);  // GPU 1 s at f_min vs CPU 3 s: the CPU goes up (200 W); the GPU's step needs 300 W
   CHECK(t.cpu.step == 1);
   CHECK(t.gpu.power_watts == 125.0);
 }
 
 TEST_CASE("the shifter applies through actuators and remembers the settings", "[power][node]") {
-  node_power_shifter shifter(gpu, cpu);
-  dry_run_actuator gpu_log(gpu), cpu_log(cpu);
+  node_power_shifter shifter(gpu_table, cpu_table);
+  dry_run_actuator gpu_log(gpu_table), cpu_log(cpu_table);
   // First call: measured at the tables' tops (the shifter's assumption until told).
   shifter.apply({.gpu_seconds = 2.0, .cpu_seconds = 1.0}, 250.0, gpu_log, cpu_log);
   // Second: the CPU ran at 1 GHz and took 2 s (1 s at 2 GHz): the GPU at 2 GHz took 1 s.
@@ -74,8 +77,8 @@ TEST_CASE("the shifter reads a work-sharing loop's measured device and host time
   CHECK(t.gpu_seconds >= 0.040);
   CHECK(t.cpu_seconds >= 0.010);
   // The measured times feed the shifter as they are: the longer side gets the step up.
-  node_power_shifter shifter(gpu, cpu);
-  dry_run_actuator gpu_log(gpu), cpu_log(cpu);
+  node_power_shifter shifter(gpu_table, cpu_table);
+  dry_run_actuator gpu_log(gpu_table), cpu_log(cpu_table);
   const auto s = shifter.apply(t, 250.0, gpu_log, cpu_log);
   const bool gpu_longer = t.gpu_seconds >= t.cpu_seconds;  // 40 ms vs 10 ms unless badly preempted
   CHECK(s.gpu.step == (gpu_longer ? 1u : 0u));
@@ -111,11 +114,11 @@ TEST_CASE("loop times come through the observer hook, from any work_sharing hand
 }
 
 TEST_CASE("node split: bad input is refused with the minimum", "[power][node]") {
-  const node_power_shifter shifter(gpu, cpu);
-  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, gpu.setting(0), cpu.setting(0), 149.0),
+  const node_power_shifter shifter(gpu_table, cpu_table);
+  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, gpu_table.setting(0), cpu_table.setting(0), 149.0),
                     ContainsSubstring("node budget 149 W is below the minimum") && ContainsSubstring("= 150 W"));
-  CHECK_THROWS_WITH(shifter.split({-1.0, 1.0}, gpu.setting(0), cpu.setting(0), 200.0),
+  CHECK_THROWS_WITH(shifter.split({-1.0, 1.0}, gpu_table.setting(0), cpu_table.setting(0), 200.0),
                     ContainsSubstring("must be finite and >= 0"));
-  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, {0, 1.5, 100.0}, cpu.setting(0), 200.0),
+  CHECK_THROWS_WITH(shifter.split({1.0, 1.0}, {0, 1.5, 100.0}, cpu_table.setting(0), 200.0),
                     ContainsSubstring("GPU now): frequency 1.5 GHz is not step 0"));
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "local_options.hpp"
 #include "nested_program.hpp"
 #include "random.hpp"
 #include "random_program.hpp"
@@ -21,7 +22,7 @@ namespace {
 using graph_type = hetero::task_graph<Kokkos::Serial>;
 using subgraph_type = graph_type::subgraph_type;
 
-hetero::task_options local(int workers) { return {.workers = workers, .comm = MPI_COMM_SELF}; }
+using task_test::local;
 
 bool device_task(int t) { return t % 9 == 4; }
 

@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "local_options.hpp"
+
 namespace {
 
 // Under ThreadSanitizer only Kokkos::Serial: libgomp is not instrumented, so TSan cannot see
@@ -29,7 +31,7 @@ using device_spaces = std::tuple<
 #endif
     Kokkos::Serial>;
 
-hetero::task_options local(int workers) { return {.workers = workers, .comm = MPI_COMM_SELF}; }
+using task_test::local;
 
 // Waits (up to 20 s) until `flag` is set; false on timeout.
 bool await(const std::atomic<bool>& flag) {

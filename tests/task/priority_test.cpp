@@ -12,12 +12,13 @@
 #include <random>
 #include <vector>
 
+#include "local_options.hpp"
 #include "random.hpp"
 #include "random_program.hpp"
 
 namespace {
 
-hetero::task_options local(int workers) { return {.workers = workers, .comm = MPI_COMM_SELF}; }
+using task_test::local;
 
 struct declared {
   int index;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "local_options.hpp"
 #include "nested_program.hpp"
 #include "random.hpp"
 
@@ -27,7 +28,7 @@ namespace {
 using graph_type = hetero::task_graph<Kokkos::Serial>;
 using subgraph_type = graph_type::subgraph_type;
 
-hetero::task_options local(int workers) { return {.workers = workers, .comm = MPI_COMM_SELF}; }
+using task_test::local;
 
 // Waits (up to 20 s) until `count` reaches `target`; false on timeout.
 bool await(const std::atomic<int>& count, int target) {

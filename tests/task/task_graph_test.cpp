@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "local_options.hpp"
 #include "random.hpp"
 #include "random_program.hpp"
 
@@ -23,9 +24,7 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-hetero::task_options local(int workers, std::size_t window = 4096) {
-  return {.workers = workers, .comm = MPI_COMM_SELF, .window = window};
-}
+using task_test::local;
 
 // Which threads sleep as idle workers right now (the scheduler reports each sleep to the
 // observer as a task wait labelled "task worker idle").
