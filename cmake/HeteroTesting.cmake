@@ -31,7 +31,7 @@
 find_package(Catch2 3 REQUIRED)
 
 set(HETERO_TEST_TIMEOUT 300 CACHE STRING "Default timeout of one MPI test run, in seconds")
-set(HETERO_TEST_UNITY_BATCH 4 CACHE STRING
+set(HETERO_TEST_UNITY_BATCH 8 CACHE STRING
     "Source files per unity unit of a test group (hetero_add_mpi_test GROUP); 1 compiles each on its own")
 
 add_library(hetero_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")

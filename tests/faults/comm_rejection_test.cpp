@@ -31,7 +31,7 @@ using namespace hetero;
 namespace {
 
 // Fresh random values of `n` elements in [-1, 1), other on every rank.
-std::vector<double> random_values(std::size_t n) {
+std::vector<double> fresh_values(std::size_t n) {
   static auto gen = hetero::testing::rng(11 + static_cast<std::uint64_t>(faults::world_rank()));
   std::vector<double> v(n);
   std::generate(v.begin(), v.end(), [] { return std::uniform_real_distribution<double>(-1, 1)(gen); });
@@ -96,7 +96,7 @@ TEST_CASE("a rank that is not the root rejects its arguments: the root raises at
 
   SECTION("gather on shared memory: its send_count exceeds its send_buf") {
     communicator comm;
-    const auto mine = random_values(n);
+    const auto mine = fresh_values(n);
     const auto o = attempt([&] { (void)comm.gather(send_buf(mine), send_count(me == bad ? n + 1 : n), root(0)); });
     faults::report("non-root rejects (send_count > send_buf)", "comm gather (shm), root 0", o);
     if (me == bad)
@@ -111,7 +111,7 @@ TEST_CASE("a rank that is not the root rejects its arguments: the root raises at
     for (const comm_algorithm a : {comm_algorithm::mpi, comm_algorithm::linear}) {
       INFO("algorithm " << to_string(a));
       communicator comm;
-      const auto mine = random_values(above_window);
+      const auto mine = fresh_values(above_window);
       const auto o = attempt([&] {
         (void)comm.gather(send_buf(mine), send_count(me == bad ? above_window + 1 : above_window), root(0),
                           force_algorithm(a));
@@ -150,7 +150,7 @@ TEST_CASE("a rank that is not the root rejects its arguments: the root raises at
     for (const std::size_t count : {n, above_window}) {
       INFO("count " << count);
       communicator comm;
-      const auto mine = random_values(count);
+      const auto mine = fresh_values(count);
       std::vector<double> out(me == bad ? count - 1 : count);
       const auto o = attempt([&] {
         comm.reduce(send_buf(mine), recv_buf(out), op([](double a, double b) { return a + b; }), root(bad));
@@ -196,7 +196,7 @@ TEST_CASE("a rank rejects its receive buffer in allreduce: every other rank rais
     for (const bool user_op : {false, true}) {
       INFO("count " << count << (user_op ? ", user operation" : ", ops::sum"));
       communicator comm;
-      const auto mine = random_values(count);
+      const auto mine = fresh_values(count);
       std::vector<double> out(me == bad ? count / 2 : count);
       const auto o = attempt([&] {
         if (user_op)
@@ -220,7 +220,7 @@ TEST_CASE("a user's reduction operation that throws on one rank, blocking and no
   const int p = faults::world_size(), me = faults::world_rank(), bad = p - 1;
   if (p < 2) return;
   const auto n = static_cast<std::size_t>(faults::shared_random(1, 64));
-  const auto mine = random_values(n);
+  const auto mine = fresh_values(n);
   std::vector<double> expected(n);
   MPI_Allreduce(mine.data(), expected.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
