@@ -1,4 +1,5 @@
-# hetero_add_mpi_test: one test executable, registered once per MPI rank count.
+# hetero_add_mpi_test: a test program (an executable of its own, or its files in a group's), registered
+# once per MPI rank count.
 #
 #   hetero_add_mpi_test(NAME <name> SOURCES <src>... [RANKS 1 2 3] [TIMEOUT <seconds>]
 #                       [LIBRARIES <lib>...] [LABELS <label>...] [ARGS <arg>...] [CUSTOM_MAIN]
@@ -11,7 +12,7 @@
 #
 # With GROUP, there is no executable <name>: the sources join the executable <executable>, which
 # the first test of the group creates and which every test of the group shares (with all their
-# LIBRARIES, and CUSTOM_MAIN as the first test said), and each run selects its own test cases by
+# LIBRARIES; all with CUSTOM_MAIN or all without), and each run selects its own test cases by
 # their file's name: `mpiexec -n R <executable> ARGS -# "[#<src name>]~[.]"` (Catch2's file-name
 # tags; hidden cases stay hidden). A group compiles its sources in unity units of
 # HETERO_TEST_UNITY_BATCH files: the test programs of one folder instantiate the same templates
@@ -75,8 +76,15 @@ function(hetero_add_mpi_test)
     if(arg_GROUP AND HETERO_TEST_UNITY_BATCH GREATER 1)
       set_target_properties(${executable} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${HETERO_TEST_UNITY_BATCH})
     endif()
+    set_property(TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN ${arg_CUSTOM_MAIN})
   elseif(NOT arg_GROUP)
     message(FATAL_ERROR "hetero_add_mpi_test: a target ${arg_NAME} exists already")
+  else()
+    get_property(custom_main TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN)
+    if(NOT custom_main STREQUAL arg_CUSTOM_MAIN)
+      message(FATAL_ERROR "hetero_add_mpi_test: ${arg_NAME} joins group ${arg_GROUP}, whose tests are "
+                          "CUSTOM_MAIN=${custom_main}, with CUSTOM_MAIN=${arg_CUSTOM_MAIN}: a group's tests share one main")
+    endif()
   endif()
   target_sources(${executable} PRIVATE ${arg_SOURCES})
   if(arg_LIBRARIES)
