@@ -20,6 +20,7 @@
 # tests under ASan + UBSan at -O0: 43.3 s and 34.6 s alone, 51.0 s as one unit). Each run is still
 # its own process that runs only its file's cases. Per-target settings (compile definitions,
 # dependencies) go on the group's target; a test that needs its own keeps its own executable.
+# Sets HETERO_TEST_PROGRAM_<name> (the program and its arguments) for runs registered by hand.
 #
 # With HETERO_TEST_NODES, each R of 2 to 5 is registered once more (3: twice more) on emulated
 # nodes (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 and 3
@@ -65,7 +66,13 @@ function(hetero_add_mpi_test)
     string(REGEX REPLACE ",$" "" spec "${spec}")
     list(APPEND args "-#" "${spec}")
   endif()
-  if(NOT TARGET ${executable})
+  if(arg_GROUP AND TARGET ${executable})
+    get_property(custom_main TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN)
+    if(NOT custom_main STREQUAL arg_CUSTOM_MAIN)
+      message(FATAL_ERROR "hetero_add_mpi_test: ${arg_NAME} joins group ${arg_GROUP}, whose tests are "
+                          "CUSTOM_MAIN=${custom_main}, with CUSTOM_MAIN=${arg_CUSTOM_MAIN}: a group's tests share one main")
+    endif()
+  else()
     add_executable(${executable})
     target_link_libraries(${executable} PRIVATE hetero::hetero Catch2::Catch2 hetero_warnings)
     target_include_directories(${executable} PRIVATE "${PROJECT_SOURCE_DIR}/tests/support")
@@ -77,14 +84,6 @@ function(hetero_add_mpi_test)
       set_target_properties(${executable} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${HETERO_TEST_UNITY_BATCH})
     endif()
     set_property(TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN ${arg_CUSTOM_MAIN})
-  elseif(NOT arg_GROUP)
-    message(FATAL_ERROR "hetero_add_mpi_test: a target ${arg_NAME} exists already")
-  else()
-    get_property(custom_main TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN)
-    if(NOT custom_main STREQUAL arg_CUSTOM_MAIN)
-      message(FATAL_ERROR "hetero_add_mpi_test: ${arg_NAME} joins group ${arg_GROUP}, whose tests are "
-                          "CUSTOM_MAIN=${custom_main}, with CUSTOM_MAIN=${arg_CUSTOM_MAIN}: a group's tests share one main")
-    endif()
   endif()
   target_sources(${executable} PRIVATE ${arg_SOURCES})
   if(arg_LIBRARIES)
@@ -99,6 +98,8 @@ function(hetero_add_mpi_test)
                                             ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
     hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${executable}> ${args})
   endforeach()
+  # The program and arguments of the test's runs, for runs a folder registers itself.
+  set(HETERO_TEST_PROGRAM_${arg_NAME} $<TARGET_FILE:${executable}> ${args} PARENT_SCOPE)
 endfunction()
 
 # hetero_add_compile_failure(NAME <name> SOURCE <src> MESSAGE <regex>): `src` must not compile,
