@@ -110,18 +110,19 @@ function(hetero_add_compile_failure)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SOURCE;MESSAGE" "")
   add_library(${arg_NAME} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
   target_link_libraries(${arg_NAME} PRIVATE hetero::hetero)
-  # Passes on the message alone: a build that succeeds, or fails for another reason, fails.
-  set(test compile_fail.${arg_NAME})
   if(CMAKE_GENERATOR MATCHES "Ninja")
     # The compiler runs by itself (cmake/CompileFailure.cmake), so two such tests compile at once
     # (the CUDA stage's six: 89 s one at a time).
-    add_test(NAME ${test} COMMAND "${CMAKE_COMMAND}" "-DNINJA=${CMAKE_MAKE_PROGRAM}" "-DBUILD_DIR=${PROJECT_BINARY_DIR}"
-                                  -DTARGET=${arg_NAME} -P "${PROJECT_SOURCE_DIR}/cmake/CompileFailure.cmake")
-    set_tests_properties(${test} PROPERTIES LABELS "compile_fail" PASS_REGULAR_EXPRESSION "${arg_MESSAGE}" TIMEOUT 600)
+    set(command "-DNINJA=${CMAKE_MAKE_PROGRAM}" "-DBUILD_DIR=${PROJECT_BINARY_DIR}" -DTARGET=${arg_NAME} -P
+                "${PROJECT_SOURCE_DIR}/cmake/CompileFailure.cmake")
+    set(lock "")
   else()
     # Through the build tool, one build of the build folder at a time (its logs are not shared safely).
-    add_test(NAME ${test} COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}" --target ${arg_NAME})
-    set_tests_properties(${test} PROPERTIES LABELS "compile_fail" PASS_REGULAR_EXPRESSION "${arg_MESSAGE}"
-                                            RESOURCE_LOCK build_folder TIMEOUT 600)
+    set(command --build "${PROJECT_BINARY_DIR}" --target ${arg_NAME})
+    set(lock RESOURCE_LOCK build_folder)
   endif()
+  add_test(NAME compile_fail.${arg_NAME} COMMAND "${CMAKE_COMMAND}" ${command})
+  # Passes on the message alone: a build that succeeds, or fails for another reason, fails.
+  set_tests_properties(compile_fail.${arg_NAME} PROPERTIES LABELS "compile_fail" PASS_REGULAR_EXPRESSION
+                                                          "${arg_MESSAGE}" TIMEOUT 600 ${lock})
 endfunction()
