@@ -12,28 +12,12 @@
 
 #include <array>
 #include <cstdint>
-#include <cstring>
 
 #include "hetero/core/mpi.hpp"
 #include "hetero/distarray/index_space.hpp"
+#include "hetero/io/detail/checksum_run.hpp"
 
 namespace hetero::detail {
-
-/// The factor that spreads a word's index over 64 bits before it meets the word.
-inline constexpr std::uint64_t checksum_index_factor = 0x9e3779b97f4a7c15ULL;
-
-/// The multiply-xorshift round that ends a word's mix.
-inline std::uint64_t checksum_finish(std::uint64_t x) {
-  x *= 0xbf58476d1ce4e5b9ULL;
-  return x ^ (x >> 31);
-}
-
-/// The mix of one 8-byte word `word` of an element, `index` the word's global index (element
-/// index times words per element, plus the word): one multiply-xorshift round, cheap next to a
-/// file system's bandwidth, and a changed bit changes the sum.
-inline std::uint64_t checksum_mix(std::uint64_t word, std::uint64_t index) {
-  return checksum_finish(word ^ (index * checksum_index_factor));
-}
 
 /// The most elements of a row that one work item of the checksum sums: a 1-D block is one row,
 /// and summed whole it would keep every thread but one idle.
@@ -42,11 +26,12 @@ inline constexpr std::int64_t checksum_piece = std::int64_t{1} << 15;
 /// This rank's part of the checksum: `storage` is its block with shadows on the host
 /// (row-major), `lower` the shadow widths. Parallel over the rows of the block (all axes but
 /// the last), each cut into pieces of at most `checksum_piece` elements; along a row the global
-/// index grows by the last axis's map, without a division per element where the axis is
-/// contiguous or cyclic.
+/// index grows by a constant over each run the last axis's map keeps contiguous in the global
+/// index space (a whole row for block and cyclic, a block of `width` for block-cyclic), and
+/// each run is one checksum_run. `simd` false: the scalar loop only (tests compare the two).
 template <class T, int Rank, class HostView>
 std::uint64_t local_checksum(const HostView& storage, const std::array<std::int64_t, Rank>& lower,
-                             const index_space<Rank>& space) {
+                             const index_space<Rank>& space, bool simd = true) {
   const auto local = space.local_extents();
   std::int64_t rows = 1;
   for (int d = 0; d + 1 < Rank; ++d) rows *= local[d];
@@ -79,28 +64,18 @@ std::uint64_t local_checksum(const HostView& storage, const std::array<std::int6
         if constexpr (Rank == 2) first = &storage(l[0] + lower[0], lower[1]);
         if constexpr (Rank == 3) first = &storage(l[0] + lower[0], l[1] + lower[1], lower[2]);
         const auto last_axis = maps[Rank - 1];
-        // Word w of the element at local index j along the row (zero-padded past sizeof(T)).
-        auto word_of = [&](std::int64_t j, std::size_t w) {
-          std::uint64_t word = 0;
-          const auto* bytes = reinterpret_cast<const unsigned char*>(first + j) + 8 * w;
-          std::memcpy(&word, bytes, sizeof(T) - 8 * w < 8 ? sizeof(T) - 8 * w : 8);
-          return word;
-        };
-        if (last_axis.width <= 1) {
-          // Contiguous or cyclic: the global index grows by a constant along the row, so the
-          // index's multiple in checksum_mix grows by a constant too (one multiply per word).
-          const std::uint64_t step = last_axis.width == 0 ? 1 : static_cast<std::uint64_t>(last_axis.parts);
-          const std::uint64_t first_index = base + static_cast<std::uint64_t>(last_axis.to_global(j_begin));
-          std::uint64_t scaled = first_index * words * checksum_index_factor;
-          const std::uint64_t scaled_step = step * words * checksum_index_factor;
-          for (std::int64_t j = j_begin; j < j_end; ++j, scaled += scaled_step)
-            for (std::size_t w = 0; w < words; ++w)
-              part += checksum_finish(word_of(j, w) ^ (scaled + w * checksum_index_factor));
-        } else {
-          for (std::int64_t j = j_begin; j < j_end; ++j) {
-            const std::uint64_t index = base + static_cast<std::uint64_t>(last_axis.to_global(j));
-            for (std::size_t w = 0; w < words; ++w) part += checksum_mix(word_of(j, w), index * words + w);
-          }
+        // Along a run the global index grows by `stride`: 1 (block, and within a block-cyclic
+        // block) or the parts (cyclic), so an element's first word index times the factor
+        // grows by `step`.
+        const std::uint64_t stride = last_axis.width == 1 ? static_cast<std::uint64_t>(last_axis.parts) : 1;
+        const std::uint64_t step = stride * words * checksum_index_factor;
+        for (std::int64_t j = j_begin; j < j_end;) {
+          const std::int64_t block_end = last_axis.width <= 1 ? j_end : j - j % last_axis.width + last_axis.width;
+          const std::int64_t run_end = block_end < j_end ? block_end : j_end;
+          const std::uint64_t index = base + static_cast<std::uint64_t>(last_axis.to_global(j));
+          part += checksum_run(reinterpret_cast<const unsigned char*>(first + j), run_end - j, sizeof(T),
+                               index * words * checksum_index_factor, step, simd);
+          j = run_end;
         }
       },
       sum);
