@@ -241,21 +241,27 @@ void write_block(const h5_target& at, const std::string& name, const index_space
   write_attribute(at, dataset.get(), grid_attribute, H5T_NATIVE_INT64, grid_space.get(), grid.data());
 }
 
-/// Writes `array` as dataset `name` (collective). Once the data is in the file system's cache,
-/// `early` starts its way to disk while this rank computes the checksum.
+/// Writes `array` as dataset `name` (collective). `early` sends the data on its way to disk
+/// while it goes into the file system's cache, and the rest while this rank computes the
+/// checksum.
 template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
   check_same_ranks(at, array, "writing");
   const auto host = host_storage(array);
-  // Called by write_block once the data went out, on this thread (it may run host kernels):
-  // the disk starts on the file, and the checksum is computed while it works.
-  const auto start_disk_then_sum = [&] {
-    early.start(at.path);
+  // The write-back ends with the data, or with the write if that fails first.
+  struct data_in {
+    writebacks& early;
+    ~data_in() { early.written(); }
+  } const ends{early};
+  early.start(at.path);
+  // Called by write_block once the data went out, on this thread (it may run host kernels).
+  const auto data_in_then_sum = [&] {
+    early.written();
     const region summing("io", "checksum");
     return local_checksum<T, Rank>(host, array.shadow().lower, array.space());
   };
-  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, start_disk_then_sum);
+  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, data_in_then_sum);
 }
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
