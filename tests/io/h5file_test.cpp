@@ -86,6 +86,13 @@ void round_trip(std::uint64_t stream) {
   }
 }
 
+// Word `w` of the element of `size` bytes at `element`, zero-padded past its end.
+std::uint64_t word_at(const unsigned char* element, std::size_t size, std::size_t w) {
+  std::uint64_t word = 0;
+  std::memcpy(&word, element + 8 * w, std::min<std::size_t>(8, size - 8 * w));
+  return word;
+}
+
 // The checksum as a loop over the global index space in row-major order: each element's
 // words (zero-padded) mixed with their global word index, summed modulo 2^64.
 template <class T, int R>
@@ -95,11 +102,8 @@ std::uint64_t serial_checksum(const std::array<std::int64_t, R>& extents, std::u
   dist_test::for_each_index<R>(extents, [&](const std::array<std::int64_t, R>& g) {
     const T value = io_test::value_at<T>(g, salt);
     const auto* bytes = reinterpret_cast<const unsigned char*>(&value);
-    for (std::size_t w = 0; w < words; ++w) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, bytes + 8 * w, std::min<std::size_t>(8, sizeof(T) - 8 * w));
-      sum += hetero::detail::checksum_mix(word, i * words + w);
-    }
+    for (std::size_t w = 0; w < words; ++w)
+      sum += hetero::detail::checksum_mix(word_at(bytes, sizeof(T), w), i * words + w);
     ++i;
   });
   return sum;
@@ -132,14 +136,10 @@ std::uint64_t mixed_words(const unsigned char* bytes, std::int64_t n, std::size_
                           std::uint64_t stride) {
   const std::size_t words = (size + 7) / 8;
   std::uint64_t sum = 0;
-  for (std::int64_t k = 0; k < n; ++k) {
-    for (std::size_t w = 0; w < words; ++w) {
-      std::uint64_t word = 0;
-      std::memcpy(&word, bytes + k * static_cast<std::int64_t>(size) + 8 * w,
-                  std::min<std::size_t>(8, size - 8 * w));
-      sum += hetero::detail::checksum_mix(word, (first + static_cast<std::uint64_t>(k) * stride) * words + w);
-    }
-  }
+  for (std::int64_t k = 0; k < n; ++k)
+    for (std::size_t w = 0; w < words; ++w)
+      sum += hetero::detail::checksum_mix(word_at(bytes + k * static_cast<std::int64_t>(size), size, w),
+                                          (first + static_cast<std::uint64_t>(k) * stride) * words + w);
   return sum;
 }
 
