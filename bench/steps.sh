@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints, for one Google Benchmark JSON file, where each case's time went: the median over its
 # rounds of every counter named step_<name> (bench_io's steps of a write or a read, in ms: open,
-# stage, checksum, create_dataset, data, attributes, flush, close), one row per case that has
+# stage, checksum, create_dataset, data, attributes, flush, close, copy), one row per case that has
 # such counters, one column per step, and the case's median time beside them. Prints nothing
 # when no case has step counters.
 #   bench/steps.sh <results.json>
@@ -14,7 +14,7 @@ jq -r '
   def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   [.benchmarks[] | select((.aggregate_name // "median") == "median")] as $runs
   | ([$runs[] | keys_unsorted[] | select(startswith("step_"))] | unique) as $all
-  | ["open", "stage", "checksum", "create_dataset", "data", "attributes", "flush", "close"] as $order
+  | ["open", "stage", "checksum", "create_dataset", "data", "attributes", "flush", "close", "copy"] as $order
   | ([$order[] | "step_\(.)" | select(. as $s | $all | index($s))] + [$all[] | select(. as $s | [$order[] | "step_\(.)"] | index($s) | not)]) as $steps
   | if ($steps | length) == 0 then empty else
       (["case", "time"] + [$steps[] | ltrimstr("step_")] | @tsv),

@@ -8,7 +8,9 @@
 //     would be the speed of memory. baseline_mpiio, hetero_block (rows of 1 KiB doubles in
 //     blocks), hetero_cyclic (the same rows dealt round-robin: every rank's part is
 //     scattered over the whole file), hetero_block_halo (block, with a shadow row above and
-//     below each rank's block, as a stencil's field has), dd (rank 0 alone, 4 MiB blocks).
+//     below each rank's block, as a stencil's field has), hetero_async (block, written by
+//     write_async and waited for: its copy of the block included), dd (rank 0 alone, 4 MiB
+//     blocks).
 //   read/<variant>/<MiB>: open, read, close, of the file just written. With
 //     HETERO_IO_DROP_CACHES=1 (root only) the page cache is dropped before each read, so the
 //     reads come from the disk; otherwise they come from memory, and the figures say so.
@@ -18,11 +20,11 @@
 //     then copied to the GPU), the copies timed on both sides.
 // Every write and read case also records where its time went, as counters step_<name> (ms, the
 // slowest rank's): hetero's from its io regions (hetero::region: open, stage, checksum,
-// create_dataset, data, attributes, flush, close), the baseline's from its own calls under the
-// same names (open, stage, data, flush, close). bench/steps.sh prints their medians.
-// Files go to HETERO_IO_BENCH_DIR (default: the current folder), one at a time. A read whose
-// page cache could not be dropped says so once on standard error and in its counter
-// cache_dropped (0).
+// create_dataset, data, attributes, flush, close, and write_async's copy), the baseline's from
+// its own calls under the same names (open, stage, data, flush, close). bench/steps.sh prints
+// their medians. Files go to HETERO_IO_BENCH_DIR (default: the current folder), one at a time.
+// A read whose page cache could not be dropped says so once on standard error and in its
+// counter cache_dropped (0).
 #include <hetero/io.hpp>
 
 #include <mpi.h>
@@ -34,9 +36,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -120,23 +124,25 @@ bool maybe_drop_caches() {
 void drop_before_read(benchmark::State& state) { state.counters["cache_dropped"] = maybe_drop_caches() ? 1 : 0; }
 
 // The steps a write or a read is made of, as counters step_<name>.
-constexpr std::array<std::string_view, 8> step_names = {"open", "stage",      "checksum", "create_dataset",
-                                                        "data", "attributes", "flush",    "close"};
+constexpr std::array<std::string_view, 9> step_names = {
+    "open", "stage", "checksum", "create_dataset", "data", "attributes", "flush", "close", "copy"};
 
-// This rank's seconds in each step of one write or read: hetero's io regions, entered on the
-// bench's thread (the io module's regions nest: write > checksum, data...; an io region's
-// label, spaces as underscores, is its step), or the baseline's calls timed by hand (`add`).
+// This rank's seconds in each step of one write or read: hetero's io regions (an io region's
+// label, spaces as underscores, is its step; the regions of each thread nest: write >
+// checksum, data..., and write_async's data and attributes are the I/O thread's), or the
+// baseline's calls timed by hand (`add`).
 class steps final : public hetero::observer {
  public:
   void region_begin(std::string_view module, std::string_view label, std::string_view) noexcept override {
     const std::lock_guard lock(m_mutex);
-    m_open.push_back({module == "io" ? step_of(label) : -1, clock::now()});
+    m_open[std::this_thread::get_id()].push_back({module == "io" ? step_of(label) : -1, clock::now()});
   }
   void region_end() noexcept override {
     const std::lock_guard lock(m_mutex);
-    if (m_open.empty()) return;
-    const auto [step, start] = m_open.back();
-    m_open.pop_back();
+    auto& open = m_open[std::this_thread::get_id()];
+    if (open.empty()) return;
+    const auto [step, start] = open.back();
+    open.pop_back();
     if (step >= 0)
       m_seconds[static_cast<std::size_t>(step)] += std::chrono::duration<double>(clock::now() - start).count();
   }
@@ -170,7 +176,8 @@ class steps final : public hetero::observer {
     return at == step_names.end() ? -1 : static_cast<int>(at - step_names.begin());
   }
   std::mutex m_mutex;
-  std::vector<std::pair<int, clock::time_point>> m_open;  // the regions entered, innermost last
+  // The regions each thread entered, innermost last.
+  std::map<std::thread::id, std::vector<std::pair<int, clock::time_point>>> m_open;
   std::array<double, step_names.size()> m_seconds{};
 };
 
@@ -186,8 +193,11 @@ void set_bytes(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * state.range(0) * (1 << 20));
 }
 
+// With `async`, write_async and a wait for it: the copy of the block, the write on the I/O
+// thread and the flush, against the synchronous write's time (the copy is what it costs to
+// return at once).
 template <class Memory = Kokkos::HostSpace>
-void write_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
+void write_hetero(benchmark::State& state, bool cyclic, bool halo = false, bool async = false) {
   const auto a = make_array<Memory>(rows_of(state), cyclic, halo);
   const auto path = bench_file("hetero");
   steps s;
@@ -196,7 +206,10 @@ void write_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
     remove_file(path);
     const double start = MPI_Wtime();
     hetero::h5file out(path, hetero::file_mode::create);
-    out.write("u", a);
+    if (async)
+      out.write_async("u", a).wait();
+    else
+      out.write("u", a);
     out.flush();
     out.close();
     hetero::bench::set_iteration_time(state, MPI_Wtime() - start);
@@ -206,8 +219,10 @@ void write_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
   set_bytes(state);
 }
 void write_hetero_block(benchmark::State& state) { write_hetero(state, false); }
+
 void write_hetero_cyclic(benchmark::State& state) { write_hetero(state, true); }
 void write_hetero_halo(benchmark::State& state) { write_hetero(state, false, true); }
+void write_hetero_async(benchmark::State& state) { write_hetero(state, false, false, true); }
 
 template <class Memory = Kokkos::HostSpace>
 void read_hetero(benchmark::State& state, bool cyclic, bool halo = false) {
@@ -326,6 +341,7 @@ const int registered[] = {
     hetero::bench::add("write/hetero_block", write_hetero_block, sizes),
     hetero::bench::add("write/hetero_cyclic", write_hetero_cyclic, sizes),
     hetero::bench::add("write/hetero_block_halo", write_hetero_halo, sizes),
+    hetero::bench::add("write/hetero_async", write_hetero_async, sizes),
     hetero::bench::add("write/dd", write_dd, sizes),
     hetero::bench::add("read/baseline_mpiio", read_mpiio, sizes),
     hetero::bench::add("read/hetero_block", read_hetero_block, sizes),

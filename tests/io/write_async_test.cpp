@@ -1,8 +1,8 @@
 // h5file::write_async: the array may change as soon as the call returns (the file holds the
 // values it had then, every element checked); several writes in flight complete in order and
 // a synchronous call waits for them; a task graph adopts the handle and its task runs after
-// the data is in the file; an error reaches wait() on every rank. And the synchronous write's
-// early write-back thread (io/detail/writeback.hpp).
+// the data is in the file; an error reaches wait() on every rank. And the early write-back
+// thread of write() and write_async (io/detail/writeback.hpp).
 #include <hetero/io.hpp>
 #include <hetero/task.hpp>
 
@@ -57,6 +57,7 @@ TEST_CASE("write_async writes the values the array had when it was called", "[io
     CHECK(handle.done());
     CHECK(handle.test());
   }
+  out.flush();  // waits for the write-backs the I/O thread's writes started
   out.close();
   hetero::h5file in(dir.file("a.h5"), hetero::file_mode::read);
   CHECK(in.get<std::int64_t>("written") == 4);

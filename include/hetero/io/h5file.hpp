@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,7 @@
 #include "hetero/io/detail/array_transfer.hpp"
 #include "hetero/io/detail/h5.hpp"
 #include "hetero/io/detail/io_thread.hpp"
+#include "hetero/io/detail/writeback.hpp"
 #include "hetero/io/io_handle.hpp"
 
 namespace hetero {
@@ -102,14 +104,15 @@ class h5file {
                   "write each field of a struct as an array of its own");
     const region running("io", "write");
     const detail::h5_scope scope;
-    detail::write_array(target("writing"), std::string(name), array, m_writebacks);
+    detail::write_array(target("writing"), std::string(name), array, *m_writebacks);
   }
 
   /// Starts writing `array` as dataset `name` and returns at once (collective): the array's
   /// block is copied first, so the array may change as soon as this returns. The write runs on
   /// the io module's I/O thread, in the order writes were started; any other call into a file
-  /// waits for the writes started before it. Needs MPI_THREAD_MULTIPLE (hetero::runtime asks
-  /// for it).
+  /// waits for the writes started before it. As with write(), the disk starts on the data while
+  /// it goes into the file system's cache, so a flush() after it waits only for the rest. Needs
+  /// MPI_THREAD_MULTIPLE (hetero::runtime asks for it).
   /// @code
   /// auto saved = out.write_async("u", u);
   /// sweep(u);        // computes while u's previous values go to the file
@@ -153,19 +156,20 @@ class h5file {
       index_space<Rank> space;
       detail::block_copy<T, Rank> block;
     };
-    auto job =
-        [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower, local_sum,
-         state = std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
-          struct release {
-            std::optional<held>& state;
-            ~release() { state.reset(); }
-          } at_end{*state};
-          const region writing("io", "write_async");
-          const detail::h5_scope scope;
-          auto& [comm, space, block] = **state;
-          detail::write_block<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(),
-                                       [local_sum] { return local_sum; });
-        };
+    auto job = [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower,
+                local_sum, early = m_writebacks,
+                state =
+                    std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
+      struct release {
+        std::optional<held>& state;
+        ~release() { state.reset(); }
+      } at_end{*state};
+      const region writing("io", "write_async");
+      const detail::h5_scope scope;
+      auto& [comm, space, block] = **state;
+      detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
+                                         [local_sum] { return local_sum; });
+    };
     return io_handle(detail::io_thread::instance().submit(std::move(job)));
   }
 
@@ -255,7 +259,7 @@ class h5file {
     const region running("io", "flush");
     const detail::h5_scope scope;
     const auto at = target("flushing");
-    m_writebacks.wait();  // the pages the writes sent early are queued: the flush waits for the rest
+    m_writebacks->wait();  // the pages the writes sent early are queued: the flush waits for the rest
     detail::agree(at, H5Fflush(m_file.get(), H5F_SCOPE_GLOBAL) >= 0, "flushing the file to disk");
   }
 
@@ -265,7 +269,7 @@ class h5file {
     if (!m_file.valid()) return;
     const region running("io", "close");
     const detail::h5_scope scope;
-    m_writebacks.release();  // they finish on their own: a close does not wait for the disk
+    m_writebacks->release();  // they finish on their own: a close does not wait for the disk
     const bool closed = m_file.reset() >= 0;
     detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, closed, "closing the file");
   }
@@ -321,7 +325,9 @@ class h5file {
   file_mode m_mode = file_mode::read;
   detail::owned_comm m_comm;
   detail::h5_id m_file;
-  detail::writebacks m_writebacks;  // started by write(), waited for by flush()
+  // Started by write() and by write_async's jobs on the I/O thread, waited for by flush(): one
+  // thread at a time uses them, since every synchronous call first waits for the I/O thread.
+  std::shared_ptr<detail::writebacks> m_writebacks = std::make_shared<detail::writebacks>();
 };
 
 }  // namespace hetero

@@ -241,27 +241,37 @@ void write_block(const h5_target& at, const std::string& name, const index_space
   write_attribute(at, dataset.get(), grid_attribute, H5T_NATIVE_INT64, grid_space.get(), grid.data());
 }
 
-/// Writes `array` as dataset `name` (collective). `early` sends the data on its way to disk
-/// while it goes into the file system's cache, and the rest while this rank computes the
-/// checksum.
-template <class T, int Rank, class MemorySpace>
-void write_array(const h5_target& at, const std::string& name,
-                 const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
-  check_same_ranks(at, array, "writing");
-  const auto host = host_storage(array);
-  // The write-back ends with the data, or with the write if that fails first.
+/// write_block with the data sent on its way to disk while it goes into the file system's
+/// cache (writeback.hpp): `early` starts before the data and hears that it is in once the
+/// data is written (or the write failed first); `local_sum()` runs after that, while the disk
+/// works.
+template <class T, int Rank, class HostView, class LocalSum>
+void write_block_early(const h5_target& at, const std::string& name, const index_space<Rank>& space,
+                       const std::array<std::int64_t, Rank>& lower, const HostView& host, writebacks& early,
+                       LocalSum&& local_sum) {
   struct data_in {
     writebacks& early;
     ~data_in() { early.written(); }
   } const ends{early};
   early.start(at.path);
-  // Called by write_block once the data went out, on this thread (it may run host kernels).
-  const auto data_in_then_sum = [&] {
+  write_block<T, Rank>(at, name, space, lower, host, [&] {
     early.written();
+    return local_sum();
+  });
+}
+
+/// Writes `array` as dataset `name` (collective), its data sent to disk early through `early`.
+template <class T, int Rank, class MemorySpace>
+void write_array(const h5_target& at, const std::string& name,
+                 const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
+  check_same_ranks(at, array, "writing");
+  const auto host = host_storage(array);
+  // Called once the data went out, on this thread (it may run host kernels).
+  const auto sum = [&] {
     const region summing("io", "checksum");
     return local_checksum<T, Rank>(host, array.shadow().lower, array.space());
   };
-  write_block<T, Rank>(at, name, array.space(), array.shadow().lower, host, data_in_then_sum);
+  write_block_early<T, Rank>(at, name, array.space(), array.shadow().lower, host, early, sum);
 }
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
