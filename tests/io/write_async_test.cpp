@@ -1,7 +1,8 @@
 // h5file::write_async: the array may change as soon as the call returns (the file holds the
 // values it had then, every element checked); several writes in flight complete in order and
 // a synchronous call waits for them; a task graph adopts the handle and its task runs after
-// the data is in the file; an error reaches wait() on every rank. And the early write-back
+// the data is in the file; an error reaches wait() on every rank; a copy of a large block goes
+// into memory aligned for huge pages (io/detail/copy_memory.hpp). And the early write-back
 // thread of write() and write_async (io/detail/writeback.hpp).
 #include <hetero/io.hpp>
 #include <hetero/task.hpp>
@@ -9,6 +10,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -97,6 +100,39 @@ TEST_CASE("an asynchronous write's error reaches wait() on every rank", "[io][as
   auto handle = out.write_async("a", other);  // the name is taken by another shape
   CHECK_THROWS_WITH(handle.wait(), ContainsSubstring("already holds a dataset of that name"));
   CHECK(handle.done());
+}
+
+TEST_CASE("write_async copies large blocks into memory aligned for huge pages", "[io][async]") {
+  using hetero::detail::huge_block_bytes;
+  using hetero::detail::huge_page_bytes;
+  const auto address = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p); };
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1000}}) {
+    const auto small = hetero::detail::allocate_copy_memory<double>(count);
+    REQUIRE(small != nullptr);
+    CHECK(address(small.get()) % alignof(std::max_align_t) == 0);
+  }
+  const std::size_t count = huge_block_bytes / sizeof(std::complex<double>) + 3;  // not a whole page
+  const auto large = hetero::detail::allocate_copy_memory<std::complex<double>>(count);
+  REQUIRE(large != nullptr);
+  CHECK(address(large.get()) % huge_page_bytes == 0);
+  for (std::size_t i = 0; i < count; ++i) large[i] = {double(i), -double(i)};
+  CHECK(large[count - 1] == std::complex<double>(double(count - 1), -double(count - 1)));
+
+  // A block of 4 MiB and more on every rank (up to 3 ranks) written from such memory.
+  const io_test::scratch dir("io-async-large");
+  auto rng = hetero::testing::rng(55);
+  const std::int64_t rows = 576 * dist_test::world_size(), cols = 1024;  // 4.5 MiB per rank
+  array2 a(hetero::index_space<2>({rows, cols}, hetero::process_grid<2>({0, 1})));
+  const auto salt = rng();
+  io_test::fill(a, salt);
+  {
+    hetero::h5file out(dir.file("l.h5"), hetero::file_mode::create);
+    out.write_async("a", a).wait();
+  }
+  hetero::h5file in(dir.file("l.h5"), hetero::file_mode::read);
+  auto back = same_shape_block(a);
+  in.read("a", back);
+  CHECK(io_test::wrong_elements(back, salt) == 0);
 }
 
 // A synchronous write starts its data's way to disk on a thread of its own (io/detail/

@@ -21,6 +21,7 @@
 #include "hetero/core/observer.hpp"
 #include "hetero/distarray/distributed_array.hpp"
 #include "hetero/io/detail/checksum.hpp"
+#include "hetero/io/detail/copy_memory.hpp"
 #include "hetero/io/detail/h5.hpp"
 #include "hetero/io/detail/selection.hpp"
 #include "hetero/io/detail/writeback.hpp"
@@ -276,12 +277,12 @@ void write_array(const h5_target& at, const std::string& name,
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
 /// in a plain heap block (no Kokkos reference count, whose atomics a thread checker cannot see,
-/// crosses to the I/O thread) and the storage's extents. The block is not zero-filled first
-/// (`make_unique_for_overwrite`): the copy writes every element, and for a large array the
-/// fill would be a second pass over its memory.
+/// crosses to the I/O thread; huge pages where it is large, copy_memory.hpp) and the storage's
+/// extents. The block is not zero-filled first: the copy writes every element, and for a large
+/// array the fill would be a second pass over its memory.
 template <class T, int Rank>
 struct block_copy {
-  std::unique_ptr<T[]> values;
+  copy_memory<T> values;
   std::array<std::size_t, Rank> extents{};
 
   /// An unmanaged row-major View of the values.
@@ -299,7 +300,7 @@ block_copy<T, Rank> snapshot(const distributed_array<T, Rank, MemorySpace>& arra
   const auto& storage = array.local_with_shadow();
   block_copy<T, Rank> copy;
   for (int d = 0; d < Rank; ++d) copy.extents[d] = storage.extent(d);
-  copy.values = std::make_unique_for_overwrite<T[]>(storage.span());
+  copy.values = allocate_copy_memory<T>(storage.span());
   Kokkos::deep_copy(copy.view(), storage);
   return copy;
 }
