@@ -219,7 +219,6 @@ void write_hetero(benchmark::State& state, bool cyclic, bool halo = false, bool 
   set_bytes(state);
 }
 void write_hetero_block(benchmark::State& state) { write_hetero(state, false); }
-
 void write_hetero_cyclic(benchmark::State& state) { write_hetero(state, true); }
 void write_hetero_halo(benchmark::State& state) { write_hetero(state, false, true); }
 void write_hetero_async(benchmark::State& state) { write_hetero(state, false, false, true); }

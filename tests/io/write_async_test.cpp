@@ -118,7 +118,7 @@ TEST_CASE("write_async copies large blocks into memory aligned for huge pages", 
   for (std::size_t i = 0; i < count; ++i) large[i] = {double(i), -double(i)};
   CHECK(large[count - 1] == std::complex<double>(double(count - 1), -double(count - 1)));
 
-  // A block of 4 MiB and more on every rank (up to 3 ranks) written from such memory.
+  // A block of 4.5 MiB on every rank, whatever their number, written from such memory.
   const io_test::scratch dir("io-async-large");
   auto rng = hetero::testing::rng(55);
   const std::int64_t rows = 576 * dist_test::world_size(), cols = 1024;  // 4.5 MiB per rank
