@@ -48,6 +48,11 @@ struct task_options {
   /// MPI after the last one arrived before it sleeps (and then polls on a timer, 50 us doubling
   /// to 1 ms): remote dependencies sit on the critical path.
   std::chrono::duration<double> mpi_poll = std::chrono::milliseconds(2);
+  /// The most bytes of task data (`graph.data`, `graph.tiles`) one device memory holds at once;
+  /// past it the least recently used copies no task uses are evicted (written back to the host
+  /// first when they hold the only current version). 0: what the device has (90 % of a GPU's
+  /// free memory when the graph is made), no cap for a host space standing in for a device.
+  std::size_t device_memory = 0;
 };
 
 }  // namespace hetero

@@ -79,12 +79,18 @@ class subgraph {
   template <class... Args>
   void spawn(Args&&... args) {
     detail::spawn_task<Space>(
-        [this]<detail::body_kind Kind, class Body>(const detail::task_spec& spec,
-                                                   std::integral_constant<detail::body_kind, Kind>, Body&& body) {
+        [this]<detail::body_kind Kind, class Data, class Body>(const detail::task_spec& spec,
+                                                               std::integral_constant<detail::body_kind, Kind>,
+                                                               std::type_identity<Data>, Body&& body) {
           static_assert(
               Kind != detail::body_kind::composed,
               "hetero: compose(recording) is a task of the task_graph, not of a subgraph (the graph orders "
               "the runs of a recording); spawn it on the graph");
+          static_assert(
+              Data::size == 0 && Kind != detail::body_kind::either,
+              "hetero: an inner task of a subgraph takes no data clauses (reads, writes, updates) and no "
+              "host_or_device body; give the data clauses to the enclosing task, whose inner tasks then "
+              "use its data");
           m_state->declare(spec, [&](detail::node& n) {
             detail::set_task_body<Space, Kind>(n, m_state->runner(), m_state->graph(), m_state->devices(),
                                                std::forward<Body>(body));

@@ -14,11 +14,15 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -31,11 +35,16 @@
 #include "hetero/task/clauses.hpp"
 #include "hetero/task/completion_source.hpp"
 #include "hetero/task/compose.hpp"
+#include "hetero/task/data.hpp"
+#include "hetero/task/detail/data_body.hpp"
+#include "hetero/task/detail/data_ops.hpp"
 #include "hetero/task/detail/engine.hpp"
 #include "hetero/task/detail/spawn.hpp"
 #include "hetero/task/event.hpp"
+#include "hetero/task/host_or_device.hpp"
 #include "hetero/task/options.hpp"
 #include "hetero/task/recording.hpp"
+#include "hetero/task/statistics.hpp"
 #include "hetero/task/subgraph.hpp"
 
 namespace hetero {
@@ -119,16 +128,128 @@ class task_graph {
   template <class... Args>
   void spawn(Args&&... args) {
     detail::spawn_task<DeviceSpace>(
-        [this]<detail::body_kind Kind, class Body>(detail::task_spec& spec,
-                                                   std::integral_constant<detail::body_kind, Kind>, Body&& body) {
+        [this]<detail::body_kind Kind, class Data, class Body>(detail::task_spec& spec,
+                                                               std::integral_constant<detail::body_kind, Kind>,
+                                                               std::type_identity<Data>, Body&& body) {
           if constexpr (Kind == detail::body_kind::composed) m_engine->add_composition(spec, *body.plan());
-          m_engine->declare(spec, [&](detail::node& n) {
-            detail::set_task_body<DeviceSpace, Kind>(n, m_engine->runner(), m_engine.get(), devices(),
-                                                     std::forward<Body>(body));
-          });
+          if constexpr (Data::size > 0 || Kind == detail::body_kind::either) {
+            constexpr int form = Kind == detail::body_kind::cpu ? 0 : Kind == detail::body_kind::device ? 1 : 2;
+            m_engine->declare(spec, [&](detail::node& n) {
+              std::vector<const detail::data_state*> pieces;
+              for (std::size_t i = 0; i < spec.size(); ++i)
+                if (spec[i].data) pieces.push_back(spec[i].data);
+              detail::set_data_body<DeviceSpace, form, Data>(n, std::move(pieces), spec.data_args,
+                                                             std::forward<Body>(body));
+            });
+          } else {
+            m_engine->declare(spec, [&](detail::node& n) {
+              detail::set_task_body<DeviceSpace, Kind>(n, m_engine->runner(), m_engine.get(), devices(),
+                                                       std::forward<Body>(body));
+            });
+          }
         },
         std::forward<Args>(args)...);
   }
+
+  /// Registers `view` as task data of this graph, local to each rank (every rank registers its
+  /// own View; tasks on a rank use that rank's). Tasks name it in `reads`, `writes`, `updates`
+  /// and get a View of a current copy where they run; after `wait()` the View holds the newest
+  /// version. Between graphs (after `wait()`, before the next task) the View is the user's: the
+  /// graph's device copies are stale then. The returned handle keeps the registration: destroying
+  /// its last copy while tasks use the data is an error `wait()` reports.
+  /// @code
+  /// Kokkos::View<double*, Kokkos::HostSpace> x("x", n);
+  /// auto data = graph.data("x", x);
+  /// graph.spawn("scale", hetero::updates(data), [](auto x) { for (std::size_t i = 0; i < x.size(); ++i) x(i) *=
+  /// 2; });
+  /// @endcode
+  template <task_data_view View>
+  [[nodiscard]] task_data<View> data(std::string name, View view) {
+    auto s = std::make_shared<detail::data_state>();
+    s->name = std::move(name);
+    s->extents = detail::checked_extents(view, s->name);
+    s->bytes = view.span() * sizeof(typename View::value_type);
+    s->copies[detail::host_place].ptr = const_cast<void*>(static_cast<const void*>(view.data()));
+    s->keep_alive = std::make_shared<View>(std::move(view));
+    m_engine->add_data(s);
+    auto registration = std::make_shared<detail::data_registration>();
+    registration->pieces.push_back(s);
+    return task_data<View>(std::move(registration), s.get());
+  }
+
+  /// Tiles spread over the ranks, `count` tiles per dimension, each a View of `extents`: rank
+  /// `owner_of(i, ...)` owns tile (i, ...) and holds it in `view_of(i, ...)` (called on the owner
+  /// only, the first time the tile is named); tasks that write a tile run on its owner (unless
+  /// their on(...) says otherwise, which must name the owner), and a rank reading a tile it does
+  /// not own gets the version its writer made, moved once per version and rank. Collective:
+  /// every rank makes the same tile arrays in the same order (checked).
+  /// @code
+  /// auto L = graph.tiles("L", {nt, nt}, {b, b}, [&](std::int64_t i, std::int64_t) { return int(i % p); },
+  ///                      [&](std::int64_t i, std::int64_t k) { return my_tile(i, k); });
+  /// graph.spawn("potrf", hetero::updates(L(k, k)), [](auto a) { potrf(a); });
+  /// @endcode
+  template <std::size_t N, std::size_t R, class OwnerOf, class ViewOf>
+  [[nodiscard]] auto tiles(std::string name, const std::int64_t (&count)[N], const std::int64_t (&extents)[R],
+                           OwnerOf owner_of, ViewOf view_of) {
+    using index = std::array<std::int64_t, N>;
+    using view_type = std::remove_cvref_t<decltype(std::apply(view_of, index{}))>;
+    static_assert(
+        task_data_view<view_type>,
+        "hetero: tiles(..., view_of) returns the tile as a Kokkos View of contiguous layout (LayoutLeft or "
+        "LayoutRight) in host memory");
+    static_assert(
+        R == view_type::traits::rank,
+        "hetero: tiles(name, count, extents, ...) gives as many extents as the tiles' Views have dimensions");
+    static_assert(std::is_convertible_v<decltype(std::apply(owner_of, index{})), int>,
+                  "hetero: tiles(..., owner_of, ...) returns the owner rank (an int) of tile (i, ...)");
+    using array_type = tile_array<view_type, N>;
+    auto shared = std::make_shared<typename array_type::shared>();
+    shared->name = std::move(name);
+    std::uint64_t total = 1;
+    std::vector<std::int64_t> shape;
+    for (std::size_t d = 0; d < N; ++d) {
+      HETERO_EXPECTS(count[d] > 0, "tile array '", shared->name, "' has ", count[d], " tiles in dimension ", d,
+                     "; allowed: 1 or more");
+      shared->count[d] = count[d];
+      total *= static_cast<std::uint64_t>(count[d]);
+      shape.push_back(count[d]);
+    }
+    std::size_t elements = 1;
+    for (std::size_t d = 0; d < R; ++d) {
+      HETERO_EXPECTS(extents[d] > 0, "tile array '", shared->name, "' has tiles of extent ", extents[d],
+                     " in dimension ", d, "; allowed: 1 or more");
+      shared->extents[d] = extents[d];
+      elements *= static_cast<std::size_t>(extents[d]);
+      shape.push_back(extents[d]);
+    }
+    shared->bytes = elements * sizeof(typename view_type::value_type);
+    shape.push_back(static_cast<std::int64_t>(sizeof(typename view_type::value_type)));
+    shared->first_id = m_engine->new_tiles(shared->name, total, shared->bytes, std::move(shape));
+    shared->owner_of = [f = std::move(owner_of)](const index& at) { return static_cast<int>(std::apply(f, at)); };
+    shared->view_of = [f = std::move(view_of)](const index& at) { return view_type(std::apply(f, at)); };
+    shared->rank = rank();
+    shared->ranks = size();
+    shared->graph = m_engine.get();
+    shared->registry = &m_engine->data();
+    shared->declaring = std::this_thread::get_id();
+    shared->registration->pieces.resize(static_cast<std::size_t>(total));
+    return array_type(std::move(shared));
+  }
+
+  /// Runs tasks until the last task writing `data` declared so far finished (on this rank),
+  /// then makes the registered View hold its newest version (the read-back of one piece while
+  /// the graph goes on).
+  template <task_data_view View>
+  void wait(const task_data<View>& data) {
+    HETERO_EXPECTS(static_cast<bool>(data), "task_graph::wait(data) of an empty task_data");
+    m_engine->wait(*data.state());
+  }
+
+  /// What the graph's task data moved on this rank, and where tasks with data or with a host and
+  /// a device body ran, since the graph was made or `reset_statistics()`.
+  [[nodiscard]] task_statistics statistics() const { return m_engine->data().statistics(); }
+  /// Starts the statistics again from zero.
+  void reset_statistics() { m_engine->data().reset_statistics(); }
 
   /// Declares, in program order on this rank, that `operation` (a `hetero::mpi_request`, a
   /// `hetero::collective_request` of a non-blocking collective, a `hetero::reflect_handle` of
@@ -205,9 +326,14 @@ class task_graph {
           "thread, or use Kokkos 4 or later");
     kept = given.empty() ? std::vector<DeviceSpace>{DeviceSpace{}} : std::move(given);
     std::vector<std::unique_ptr<detail::device_slot>> slots;
+    std::vector<int> memories;  // the device memories of the instances, numbered from 0
     for (std::size_t i = 0; i < kept.size(); ++i) {
+      const int id = detail::device_memory_of(kept[i]);
+      auto known = std::find(memories.begin(), memories.end(), id);
+      if (known == memories.end()) known = memories.insert(memories.end(), id);
       slots.push_back(std::make_unique<detail::device_slot>());
       slots.back()->index = static_cast<int>(i);
+      slots.back()->memory = static_cast<int>(known - memories.begin());
       slots.back()->instance = &kept[i];
       slots.back()->master_only = master_only;
       slots.back()->fence = [](const void* instance) {
@@ -219,7 +345,7 @@ class task_graph {
         }
       };
     }
-    return std::make_unique<detail::graph_engine>(options, std::move(slots));
+    return std::make_unique<detail::graph_engine>(options, std::move(slots), detail::make_data_ops<DeviceSpace>());
   }
 
   template <class... Extents>

@@ -23,6 +23,7 @@ namespace hetero::detail {
 /// One device execution space instance with its queue of pinned tasks.
 struct device_slot {
   int index = 0;
+  int memory = 0;  ///< the device memory its tasks' data lives in (instances of one GPU share one)
   const void* instance = nullptr;
   void (*fence)(const void*) = nullptr;
   /// Only the declaring thread (worker 0) may start its tasks: Kokkos 3's OpenMP runs kernels
@@ -75,8 +76,14 @@ class device_queues {
   }
 
   /// Runs the body of `n` on `d`'s instance and fences it: on return its results are in place.
+  /// A body that throws is fenced too: what it launched may still use its data.
   static void launch(node& n, const device_slot& d) {
-    n.invoke(n, d.instance);
+    try {
+      n.invoke(n, d.instance);
+    } catch (...) {
+      d.fence(d.instance);
+      throw;
+    }
     d.fence(d.instance);
   }
 

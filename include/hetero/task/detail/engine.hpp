@@ -27,6 +27,8 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/task/detail/data_registry.hpp"
+#include "hetero/task/detail/data_transfer.hpp"
 #include "hetero/task/detail/node_pool.hpp"
 #include "hetero/task/detail/remote.hpp"
 #include "hetero/task/detail/report.hpp"
@@ -90,13 +92,16 @@ class graph_engine {
   using clock = std::chrono::steady_clock;
 
  public:
-  graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices)
+  graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices,
+               const data_ops& ops = {})
       : m_channel(options.comm.get(), wait_policy_of(options)),
         m_timeout(::hetero::detail::resolve_timeout(options.no_progress_timeout)),
         m_timeout_inherited(inherits_timeout(options)),
         m_pool(options.window),
         m_devices(std::move(devices)),
-        m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel) {}
+        m_data(ops, m_devices, options.device_memory, checked_workers(options, m_channel.size()),
+               m_channel.rank()),
+        m_scheduler(settings(options, m_channel.size()), m_devices, m_pool, m_channel, m_data) {}
 
   graph_engine(const graph_engine&) = delete;
   graph_engine& operator=(const graph_engine&) = delete;
@@ -174,10 +179,63 @@ class graph_engine {
   /// Declares one task (program order, every rank): `set_body(node&)` stores the body when this
   /// rank runs it.
   template <class SetBody>
-  void declare(const task_spec& spec, SetBody&& set_body) {
-    node* n = begin_task(spec);
-    if (n) std::forward<SetBody>(set_body)(*n);
-    end_task(spec, n);
+  void declare(task_spec& spec, SetBody&& set_body) {
+    if (spec.data == 0 && !spec.either) [[likely]] {
+      node* n = begin_task(spec);
+      if (n) std::forward<SetBody>(set_body)(*n);
+      end_task(spec, n);
+      return;
+    }
+    declare_with_data(spec, std::forward<SetBody>(set_body));
+  }
+
+  /// The task data of this graph.
+  [[nodiscard]] data_registry& data() noexcept { return m_data; }
+
+  /// Registers piece `s` with this graph (declaring thread).
+  void add_data(const std::shared_ptr<data_state>& s) {
+    check_usable("registering task data");
+    check_declaring("task_graph::data");
+    m_data.add(s, this);
+  }
+
+  /// Collective: the first id of a new tile array of `count` tiles of `bytes` each, named
+  /// `name` and shaped `shape` alike on every rank (checked; a mismatch throws
+  /// `invalid_argument` on every rank).
+  std::uint64_t new_tiles(const std::string& name, std::uint64_t count, std::size_t bytes,
+                          std::vector<std::int64_t> shape) {
+    check_declaring("task_graph::tiles");
+    if (size() > 1 && bytes > static_cast<std::size_t>(INT_MAX))
+      raise<invalid_argument>("tile array '", name, "' has tiles of ", bytes,
+                              " bytes; tiles that move between ranks have at most ", INT_MAX, " bytes");
+    std::vector<std::int64_t> key(name.begin(), name.end());
+    key.insert(key.end(), shape.begin(), shape.end());
+    key.push_back(static_cast<std::int64_t>(bytes));
+    key.push_back(static_cast<std::int64_t>(m_next_tile_id));
+    agree(key, "tiles('" + name + "', ...)",
+          "was declared differently on different ranks (name, tile counts, tile extents or element type, or the "
+          "number of tile arrays made before); tile arrays are made collectively, in the same order and shape on "
+          "every rank");
+    if (size() > 1 && m_data_comm.get() == MPI_COMM_NULL)
+      m_data_comm = duplicate_on_arrival(comm(), m_channel.policy(), "hetero::task_graph::tiles (communicator)");
+    const std::uint64_t first = m_next_tile_id;
+    const auto bound = static_cast<std::uint64_t>(size() > 1 ? mpi_tag_bound(m_data_comm.get()) : INT_MAX);
+    if (first + count > bound + 1)
+      raise<invalid_argument>(
+          "tile array '", name, "' would number tiles up to ", first + count - 1, ", past the ", bound + 1,
+          " tiles that MPI's tags can name on this communicator; allowed: fewer tiles per graph");
+    m_next_tile_id += count;
+    return first;
+  }
+
+  /// `wait(data)`: runs tasks until the last writer of `s` declared so far finished, then
+  /// makes its host copy current.
+  void wait(data_state& s) {
+    if (s.registry != &m_data)
+      raise<invalid_argument>("task_graph::wait(data) names task data '", s.name,
+                              "' of another task_graph (or of one that no longer exists)");
+    wait(s.event());
+    m_data.read_back(s);
   }
 
   /// `set_source(node&)` stores an operation completing outside the graph that writes `e`.
@@ -208,15 +266,23 @@ class graph_engine {
     check_declaring("task_graph::wait");
     HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
     expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
+    std::exception_ptr data_error;
+    try {
+      m_data.end_of_graph();  // the newest version of each piece back in its host memory
+    } catch (...) {
+      data_error = std::current_exception();
+    }
     bool any_failed = false;
     if (size() > 1) {
-      m_channel.start_barrier(m_scheduler.cancelled());
+      m_channel.start_barrier(m_scheduler.cancelled() || data_error);
       expect(m_scheduler.help_until([&] { return m_channel.barrier_done(any_failed); }, m_timeout), true);
     }
     m_replaying.reset();
     m_declared_since_wait = false;
     const bool cancelled = m_scheduler.cancelled();
     if (std::exception_ptr e = m_scheduler.take_error()) std::rethrow_exception(e);
+    if (data_error) std::rethrow_exception(data_error);
+    if (std::string dropped = m_data.take_drop_error(); !dropped.empty()) raise<invalid_argument>(dropped);
     if (any_failed || cancelled)
       raise<error>("a task failed on another rank of the task graph; tasks on rank ", rank(),
                    " that were not started were skipped (the failing rank's wait() rethrows its exception)");
@@ -500,6 +566,195 @@ class graph_engine {
           "declared collectively, in the same order and shape on every rank");
   }
 
+  // Every rank passes the same `key` (a hash compared with an allreduce on the graph's
+  // communicator); otherwise `invalid_argument` on every rank: "<what> <mismatch>".
+  void agree(const std::vector<std::int64_t>& key, const std::string& what, const char* mismatch) {
+    if (size() == 1) return;
+    const std::uint64_t h = hash_of(key);
+    std::array<std::uint64_t, 2> all{};
+    try {
+      all = allreduce_max<2>({h, ~h}, comm(), m_channel.policy(), "hetero::task_graph::" + what, wait_kind::task);
+    } catch (const deadlock_error&) {
+      m_broken = true;
+      throw;
+    }
+    if (all[0] != h || all[1] != ~h) raise<invalid_argument>(what, " ", mismatch);
+  }
+
+  // A task with task data (or a host and a device body): checks its data, runs it on the owner
+  // of the tile it writes unless on(...) says otherwise, declares the moves of tiles between
+  // ranks it needs, then the task itself.
+  template <class SetBody>
+  void declare_with_data(task_spec& spec, SetBody&& set_body) {
+    check_declaring("task_graph::spawn");
+    if (m_recording)
+      raise<invalid_argument>("task '", spec.label,
+                              "' has data clauses (reads, writes, updates) or a host_or_device body, which "
+                              "record() cannot record yet; declare such tasks outside record()");
+    rank_set owner_only;
+    int writer_owner = -1;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      if (!a.data) continue;
+      if (a.data->registry != &m_data)
+        raise<invalid_argument>("a data clause names task data '", a.data->name,
+                                "' of another task_graph (or of one that no longer exists); allowed: data "
+                                "registered with this graph (graph.data, graph.tiles)");
+      for (std::size_t j = 0; j < i; ++j)
+        if (spec[j].data == a.data)
+          raise<invalid_argument>("task '", spec.label, "' names task data '", a.data->name,
+                                  "' in two data clauses; name each piece once (updates(...) reads and writes)");
+      if (writes_new(a.use) && a.data->owner >= 0 && writer_owner < 0) writer_owner = a.data->owner;
+    }
+    if (!spec.on && writer_owner >= 0) {
+      owner_only = rank_set(writer_owner);
+      spec.on = &owner_only;
+    }
+    if (spec.on) spec.on->check(size(), "on(...)");
+    const bool runs_here = !spec.on || spec.on->contains(rank());
+    if (runs_here)
+      for (std::size_t i = 0; i < spec.size(); ++i) {
+        const access_spec& a = spec[i];
+        if (a.data && writes_new(a.use) && a.data->owner >= 0 && a.data->owner != rank())
+          raise<invalid_argument>(
+              "task '", spec.label, "' (spawn number ", m_spawned + 1, ") writes tile ", a.data->name, " on rank ",
+              rank(), ", but rank ", a.data->owner,
+              " owns it; allowed: tasks that write a tile run on its owner (leave out on(...), "
+              "or name the owner in it)");
+        if (a.data && spec.device && a.data->bytes > m_data.device_capacity())
+          raise<invalid_argument>("device task '", spec.label, "' uses task data '", a.data->name, "' of ",
+                                  a.data->bytes, " bytes, more than a device memory may hold (",
+                                  m_data.device_capacity(), " bytes, task_options::device_memory)");
+      }
+    declare_tile_moves(spec);
+    node* n = begin_task(spec);
+    if (n) {
+      node_data& d = n->extra.data;
+      d.kind = data_node_kind::task;
+      d.label = m_data.label(spec.label.empty() ? std::string_view("(no label)") : spec.label);
+      for (std::size_t i = 0; i < spec.size(); ++i) {
+        const access_spec& a = spec[i];
+        if (!a.data) continue;
+        d.uses.push_back({a.data, a.use});
+        d.bytes += a.data->bytes;
+        a.data->unfinished.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (spec.either) n->kind = node_kind::cpu;
+      mark(*n, spec.either);
+      std::forward<SetBody>(set_body)(*n);
+    }
+    end_task(spec, n);
+    for (std::size_t i = 0; i < spec.size(); ++i)
+      if (spec[i].data && writes_new(spec[i].use)) ++spec[i].data->declared_writes;
+  }
+
+  static void mark(node& n, bool either) {
+    std::uint8_t f = n.flags.load(std::memory_order_relaxed) | node::data_bit;
+    if (either) f |= node::either_bit;
+    n.flags.store(f, std::memory_order_relaxed);
+  }
+
+  // The tiles the task reads on ranks that do not own them: the owner sends each version once
+  // to each such rank, which receives it into its copy (every rank sees the same declarations,
+  // so both ends declare the move alike).
+  void declare_tile_moves(const task_spec& spec) {
+    const int world = size();
+    const rank_set everyone = rank_set::all();
+    const rank_set& runners = spec.on ? *spec.on : everyone;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      if (!a.data || a.data->owner < 0 || !reads_old(a.use)) continue;
+      data_state& s = *a.data;
+      const std::uint64_t version = s.declared_writes;
+      runners.for_each(world, [&](int r) {
+        if (r == s.owner) return;
+        if (rank() == s.owner && s.sent[static_cast<std::size_t>(r)] != version) {
+          declare_send(s, r);
+          s.sent[static_cast<std::size_t>(r)] = version;
+        }
+        if (rank() == r && s.fetched != version) {
+          declare_receive(s);
+          s.fetched = version;
+        }
+      });
+    }
+  }
+
+  // Two nodes per move: a start that posts it (a transfer: runs even in a cancelled graph, the
+  // other rank waits for it) and a done node, polled like an adopted operation.
+  std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
+                                         data_mode mode, std::string label, std::unique_ptr<transfer_op> op) {
+    node* start = acquire_node();
+    start->kind = node_kind::transfer;
+    start->sequence = ++m_declared;
+    start->extra.label = label;
+    node* done = acquire_node();
+    done->kind = node_kind::external;
+    done->sequence = ++m_declared;
+    done->extra.label = std::move(label);
+    for (node* x : {start, done}) {
+      x->extra.data.kind = x == start ? start_kind : done_kind;
+      x->extra.data.uses.push_back({&s, mode});
+      x->extra.data.bytes = s.bytes;
+      x->extra.uses.push_back({s.event(), mode == data_mode::read ? event_access::read : event_access::write});
+      mark(*x, false);
+      s.unfinished.fetch_add(1, std::memory_order_relaxed);
+    }
+    set_source(*done, transfer_source{std::move(op)});
+    return {start, done};
+  }
+
+  void declare_send(data_state& s, int to) {
+    auto op = std::make_unique<transfer_op>(false);
+    transfer_op* raw = op.get();
+    auto [start, done] = transfer_nodes(s, data_node_kind::send_start, data_node_kind::send_done, data_mode::read,
+                                        "send " + s.name + " to rank " + std::to_string(to), std::move(op));
+    set_body<void>(*start, [data = &m_data, piece = &s, raw, to, comm = m_data_comm.get()] {
+      void* host = nullptr;
+      try {
+        host = data->host_for_send(*piece);
+        raw->post(host, piece->bytes, to, tile_tag(piece->id), comm);
+      } catch (...) {
+        raw->abandon();
+        throw;
+      }
+      data->count_transfer(false, piece->bytes);
+    });
+    start->append_successor(done);
+    access_history& h = history(*s.event());
+    const int start_edges = dependency_tracker::read(h, start, false);
+    const int done_edges = dependency_tracker::read(h, done, false);
+    m_scheduler.add_waiting_remote(1);
+    m_channel.add_external(done);
+    release(start, start_edges);
+    release(done, done_edges + 2);  // + the start, + the operation
+  }
+
+  void declare_receive(data_state& s) {
+    data_registry::ensure_host_copy(s);
+    auto op = std::make_unique<transfer_op>(true);
+    transfer_op* raw = op.get();
+    auto [start, done] =
+        transfer_nodes(s, data_node_kind::receive_start, data_node_kind::receive_done, data_mode::write,
+                       "receive " + s.name + " from rank " + std::to_string(s.owner), std::move(op));
+    set_body<void>(*start, [data = &m_data, piece = &s, raw, comm = m_data_comm.get()] {
+      try {
+        raw->post(data_registry::host_for_receive(*piece), piece->bytes, piece->owner, tile_tag(piece->id), comm);
+      } catch (...) {
+        raw->abandon();
+        throw;
+      }
+      data->count_transfer(true, piece->bytes);
+    });
+    access_history& h = history(*s.event());
+    const int start_edges = dependency_tracker::write(h, start, false);
+    const int done_edges = dependency_tracker::write(h, done, false);  // after the start (output dependency)
+    m_scheduler.add_waiting_remote(1);
+    m_channel.add_external(done);
+    release(start, start_edges);
+    release(done, done_edges + 1);  // + the operation
+  }
+
   [[noreturn]] void deadlock(scheduler::outcome outcome, bool in_barrier);
 
   remote_channel m_channel;
@@ -515,8 +770,11 @@ class graph_engine {
   std::uint64_t m_next_plan = 0;
   bool m_broken = false;
   bool m_declared_since_wait = false;
+  owned_comm m_data_comm;  // tiles moving between ranks; freed after the pool's transfers cancelled theirs
+  std::uint64_t m_next_tile_id = 0;
   node_pool m_pool;
   std::vector<std::unique_ptr<device_slot>> m_devices;
+  data_registry m_data;  // after the devices (it fences them when it goes), before the workers
   std::shared_ptr<recorded_plan> m_replaying;  // alive while its replay runs
   scheduler m_scheduler;                       // last: its threads stop first
 };

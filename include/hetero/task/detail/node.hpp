@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "hetero/task/detail/data_state.hpp"
 #include "hetero/task/detail/event_state.hpp"
 #include "hetero/task/detail/idle.hpp"
 #include "hetero/task/rank_set.hpp"
@@ -30,7 +31,8 @@ enum class node_kind : std::uint8_t {
   device,    ///< a task body run on a device execution space instance
   receive,   ///< the notification(s) of a remote write of an event
   external,  ///< an operation outside the graph (an MPI request, a collective's handle)
-  marker     ///< what `wait(event)` waits for
+  marker,    ///< what `wait(event)` waits for
+  transfer   ///< starts a move of task data to or from another rank: runs even when the graph is cancelled
 };
 
 /// How a task uses an event.
@@ -77,17 +79,57 @@ struct receive_info {
   std::string writer_label;
 };
 
+class label_record;
+
+/// What a node that uses task data does with it (nodes with `node::data_bit`).
+enum class data_node_kind : std::uint8_t {
+  task,           ///< a task body: its data is made valid where it runs
+  send_start,     ///< posts the send of a tile to another rank (its host copy made current first)
+  send_done,      ///< that send completed
+  receive_start,  ///< posts the receive of a tile from its owner into this rank's host copy
+  receive_done    ///< that receive completed: the host copy holds the owner's version
+};
+
+/// The task data of a node (see data_registry).
+struct node_data {
+  std::vector<data_use> uses;
+  data_node_kind kind = data_node_kind::task;
+  label_record* label = nullptr;   ///< tasks: where their times are recorded
+  std::size_t bytes = 0;           ///< of all its data
+  std::int8_t place = 0;           ///< where it ran (host_place, or 1 + a device memory)
+  std::int16_t slot = -1;          ///< the device slot it ran on, or -1
+  bool acquired = false;           ///< its copies are pinned where it runs
+  std::uint64_t moves_before = 0;  ///< device tasks: the slot's moves enqueued before its kernels
+  std::int64_t estimate_ns = 0;    ///< what it added to its side's queued work
+  std::int64_t started_ns = 0;     ///< its body's start (steady clock)
+
+  void clear() noexcept {
+    uses.clear();
+    kind = data_node_kind::task;
+    label = nullptr;
+    bytes = 0;
+    place = 0;
+    slot = -1;
+    acquired = false;
+    moves_before = 0;
+    estimate_ns = 0;
+    started_ns = 0;
+  }
+};
+
 /// Cold data of a node, kept across reuses so that strings and vectors keep their capacity.
 struct node_extra {
   std::string label;
   std::vector<event_use> uses;
   std::vector<notification> notifications;
   std::unique_ptr<receive_info> receive;  ///< receive nodes only
+  node_data data;                         ///< nodes with data_bit only
 
   void clear() noexcept {
     label.clear();
     uses.clear();
     notifications.clear();
+    data.clear();
   }
 };
 
@@ -114,6 +156,10 @@ struct alignas(64) node {
   static constexpr std::uint8_t tracked_bit = 4;  ///< in an event's history: may still gain successors
   /// A member of `group` (set before the node is published; `mark_done` clears it, `finish` reads it first).
   static constexpr std::uint8_t grouped_bit = 8;
+  /// Uses task data (`extra.data`; set before the node is published, read before `mark_done`).
+  static constexpr std::uint8_t data_bit = 16;
+  /// Has a host and a device body: the data registry picks its side when it becomes ready.
+  static constexpr std::uint8_t either_bit = 32;
   /// Dependency counter bias while a node is being declared: edges are added one by one and
   /// the node must not become ready before the last one.
   static constexpr std::int32_t declaring = 1 << 30;

@@ -80,11 +80,22 @@ class pending_report {
         break;
       }
       case node_kind::external:
+        if (n.extra.data.kind == data_node_kind::send_done || n.extra.data.kind == data_node_kind::receive_done) {
+          out << "tile move " << label() << ": not complete";
+          if (n.pending.load(std::memory_order_relaxed) > 1) out << " (not started)";
+          break;
+        }
         out << "adopted operation " << label();
         append_uses(out, n);
         out << ": not complete";
         break;
       case node_kind::marker: out << "wait(event) of the calling thread"; break;
+      case node_kind::transfer: {
+        const int pending = n.pending.load(std::memory_order_relaxed);
+        out << "start of tile move " << label() << " waits for " << pending << " unfinished dependenc"
+            << (pending == 1 ? "y" : "ies");
+        break;
+      }
     }
     return out.str();
   }

@@ -30,6 +30,7 @@
 
 #include "hetero/core/observer.hpp"
 #include "hetero/task/detail/body_error.hpp"
+#include "hetero/task/detail/data_registry.hpp"
 #include "hetero/task/detail/device_queues.hpp"
 #include "hetero/task/detail/idle.hpp"
 #include "hetero/task/detail/node.hpp"
@@ -79,9 +80,10 @@ class scheduler {
   enum class outcome { done, stuck, report_arrived };
 
   scheduler(const scheduler_settings& settings, std::vector<std::unique_ptr<device_slot>>& devices,
-            node_pool& pool, remote_channel& remote)
+            node_pool& pool, remote_channel& remote, data_registry& data)
       : m_settings(settings),
         m_pool(pool),
+        m_data(data),
         m_devices(devices, m_idle),
         m_ready(settings.workers, m_idle),
         m_progress(remote, settings.workers, settings.polling, m_idle) {
@@ -264,11 +266,29 @@ class scheduler {
   }
 
   void queue(int w, node* n) {
+    prepare(n);
+    push(w, n);
+  }
+
+  void push(int w, node* n) {
     if (n->kind == node_kind::device) {
       m_devices.push(n);
     } else {
       m_ready.push(w, n);
     }
+  }
+
+  // A ready node with task data: its side is picked (a host_or_device body) and, for a device
+  // task, its inputs start moving.
+  void prepare(node* n) {
+    const std::uint8_t f = n->flags.load(std::memory_order_relaxed);
+    if ((f & node::data_bit) == 0) [[likely]]
+      return;
+    m_data.ready(*n, (f & node::either_bit) != 0);
+  }
+
+  [[nodiscard]] static bool has_data(const node* n) noexcept {
+    return (n->flags.load(std::memory_order_relaxed) & node::data_bit) != 0;
   }
 
   // Queues device and priority roots: the device ones one by one, the priority ones in one step.
@@ -295,8 +315,11 @@ class scheduler {
     return m_stop.load(std::memory_order_seq_cst) || m_ready.visible() || m_devices.visible(w);
   }
 
-  // Runs the body of `n`: launched on `dev` if given, else here.
-  static void run_body(node* n, device_slot* dev) {
+  // Runs the body of `n`: launched on `dev` if given, else here; its task data made valid there
+  // first.
+  void run_body(node* n, device_slot* dev) {
+    if (has_data(n)) [[unlikely]]
+      m_data.acquire(*n, dev);
     if (dev)
       device_queues::launch(*n, *dev);
     else
@@ -305,7 +328,7 @@ class scheduler {
 
   // `run_body` inside a region named by the task's label, for a Kokkos Tools library or hetero's
   // trace.
-  static void run_in_region(node* n, device_slot* dev) {
+  void run_in_region(node* n, device_slot* dev) {
     const region running("task", n->extra.label.empty() ? std::string_view("(no label)") : n->extra.label,
                          dev ? std::string_view("device") : std::string_view());
     run_body(n, dev);
@@ -328,7 +351,8 @@ class scheduler {
     me.running.store(true, std::memory_order_relaxed);
     t_worker = w;
     while (n) {
-      if (n->invoke && !m_cancelled.load(std::memory_order_relaxed)) {
+      // A transfer's start runs even when cancelled: the rank at the other end waits for it.
+      if (n->invoke && (!m_cancelled.load(std::memory_order_relaxed) || n->kind == node_kind::transfer)) {
         t_inside_task = true;
         t_current_device = dev ? dev->index : -1;
         try {
@@ -367,7 +391,10 @@ class scheduler {
     worker_state& me = *m_workers[static_cast<std::size_t>(w)];
     const bool cancelled = m_cancelled.load(std::memory_order_relaxed);
     // Read before mark_done clears the flags.
-    const bool grouped = (n->flags.load(std::memory_order_relaxed) & node::grouped_bit) != 0;
+    const std::uint8_t f = n->flags.load(std::memory_order_relaxed);
+    const bool grouped = (f & node::grouped_bit) != 0;
+    if ((f & node::data_bit) != 0) [[unlikely]]
+      m_data.finish(*n);  // new versions current before any successor runs
     if (!n->recorded) n->drop_body();
     if (n->notifies) {
       try {
@@ -387,11 +414,12 @@ class scheduler {
     for (std::uint32_t i = 0; i < count; ++i) {
       node* s = n->successor(i);
       if (s->pending.fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+      prepare(s);
+      take_credit(w, 1);
       if (continue_with_successor && !next && s->kind != node_kind::device) {
-        take_credit(w, 1);
         next = s;
       } else {
-        make_ready(w, s);
+        push(w, s);
       }
     }
     // Only now does n stop counting as active: a successor released above may already have run
@@ -522,6 +550,7 @@ class scheduler {
 
   scheduler_settings m_settings;
   node_pool& m_pool;
+  data_registry& m_data;
   // Written by sleepers and wakers: a line of its own, away from what every look for work reads.
   alignas(64) idle_event m_idle;  // before the queues, which wake sleepers through it
   device_queues m_devices;

@@ -15,7 +15,9 @@
 #include "hetero/core/concepts.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/task/clauses.hpp"
+#include "hetero/task/data.hpp"
 #include "hetero/task/detail/tracker.hpp"
+#include "hetero/task/host_or_device.hpp"
 
 namespace hetero {
 
@@ -30,25 +32,59 @@ enum class body_kind {
   cpu,       ///< `body()`
   device,    ///< `body(const Space&)`, with `device()` among the clauses
   subgraph,  ///< `body(subgraph<Space>&)`: declares inner tasks
-  composed   ///< `compose(recording)`: runs a recording
+  composed,  ///< `compose(recording)`: runs a recording
+  either     ///< `host_or_device(host, device)`: the scheduler picks the side
 };
 
+/// Whether `F` can be called with `Front...` followed by the elements of the tuple `Views`.
+template <class F, class Views, class... Front>
+struct invocable_with;
+template <class F, class... V, class... Front>
+struct invocable_with<F, std::tuple<V...>, Front...> : std::bool_constant<std::invocable<F, Front..., V...>> {};
+
 /// The kind of a body of type `Body` for a graph whose devices are `Space` (`device`: the
-/// clauses hold `device()`).
-template <class Space, class Body, bool device>
+/// clauses hold `device()`), receiving the task data `Args` (a `data_args`).
+template <class Space, class Body, bool device, class Args = data_args<>>
 consteval body_kind classify_body() {
+  using host_views = typename body_views<Kokkos::HostSpace, Args>::type;
+  using device_views = typename body_views<typename Space::memory_space, Args>::type;
+  constexpr bool has_data = Args::size > 0;
   if constexpr (std::same_as<Body, composed_recording>) {
     static_assert(!device,
                   "hetero: compose(recording) runs the recording's own tasks (device tasks among them); "
                   "remove device() from its spawn");
+    static_assert(!has_data,
+                  "hetero: compose(recording) takes no data clauses (reads, writes, updates); give them to the "
+                  "recording's tasks");
     return body_kind::composed;
+  } else if constexpr (is_host_or_device<Body>::value) {
+    static_assert(
+        !device,
+        "hetero: host_or_device(host, device) lets the graph pick the side; remove device(), or spawn the "
+        "device body alone with device() to force the device");
+    static_assert(invocable_with<decltype(std::declval<Body&>().host)&, host_views>::value,
+                  "hetero: the host body of host_or_device takes the task's data Views in clause order "
+                  "([](auto a, auto b) { ... }, none without data clauses)");
+    static_assert(
+        invocable_with<decltype(std::declval<Body&>().device)&, device_views, const Space&>::value,
+        "hetero: the device body of host_or_device takes the device instance, then the task's data Views "
+        "in clause order ([](const auto& space, auto a, auto b) { ... })");
+    return body_kind::either;
   } else if constexpr (device) {
-    static_assert(!std::invocable<Body&, subgraph<Space>&> || std::invocable<Body&, const Space&>,
+    static_assert(!std::invocable<Body&, subgraph<Space>&> || std::invocable<Body&, const Space&> || has_data,
                   "hetero: a task whose body takes a subgraph runs on the CPU; remove device() from its spawn and "
                   "give its inner tasks device() instead");
-    static_assert(std::invocable<Body&, const Space&>,
-                  "hetero: a device task's body takes the device instance: [=](const Space& space) { ... }");
+    static_assert(
+        invocable_with<Body&, device_views, const Space&>::value,
+        "hetero: a device task's body takes the device instance, then one View per piece of task data in "
+        "clause order: [=](const Space& space, auto... views) { ... }");
     return body_kind::device;
+  } else if constexpr (has_data) {
+    static_assert(invocable_with<Body&, host_views>::value,
+                  "hetero: a task with data clauses (reads, writes, updates) takes one View per piece of data, in "
+                  "clause order: [](auto a, auto b) { ... }; a task body that takes a subgraph cannot have data "
+                  "clauses");
+    return body_kind::cpu;
   } else if constexpr (std::invocable<Body&>) {
     return body_kind::cpu;
   } else {
@@ -72,18 +108,47 @@ template <event_access Mode, std::size_t N>
 void collect(task_spec& spec, const access_clause<Mode, N>& c) {
   for (const hetero::event& e : c.events()) spec.add({e.state(), Mode, c.targets()});
 }
+template <data_mode Mode>
+void collect_piece(task_spec& spec, data_state* p) {
+  if (!p)
+    raise<invalid_argument>(
+        "a data clause (reads, writes, updates) names an empty task_data; register data with graph.data(...) or "
+        "graph.tiles(...)");
+  spec.add({p->event(), Mode == data_mode::read ? event_access::read : event_access::write, nullptr, p, Mode});
+}
+template <data_mode Mode, class... Views>
+void collect(task_spec& spec, const data_clause<Mode, Views...>& c) {
+  for (data_state* p : c.pieces()) {
+    collect_piece<Mode>(spec, p);
+    spec.data_args.push_back(1);
+  }
+}
+template <data_mode Mode, class View>
+void collect(task_spec& spec, const data_range_clause<Mode, View>& c) {
+  for (data_state* p : c.pieces()) collect_piece<Mode>(spec, p);
+  spec.data_args.push_back(static_cast<std::uint32_t>(c.pieces().size()));
+}
 template <class Label>
 requires label_like<Label>
 void collect(task_spec& spec, const Label& label) { spec.label = std::string_view(label); }
 template <class Other>
-requires(!task_clause<Other>) void collect(task_spec&, const Other&) {
+requires(!task_clause<Other> && !is_data_clause<Other>::value) void collect(task_spec&, const Other&) {
   static_assert(task_clause<Other>,
                 "hetero: spawn's arguments before the body are a label, on(...), in(...), out(...), inout(...), "
-                "device(...) or priority(...)");
+                "device(...), priority(...), reads(...), writes(...) or updates(...)");
 }
 
-/// Collects the clauses of `args` (all but the last) and calls `declare(spec, kind, body)`,
-/// with `kind` a `std::integral_constant<body_kind, ...>` and `body` the last argument.
+/// The data a body receives from the first clauses of `Args` (those of `Seq`).
+template <class Seq, class... Args>
+struct clause_args;
+template <std::size_t... I, class... Args>
+struct clause_args<std::index_sequence<I...>, Args...> {
+  using type = data_args_of<std::tuple_element_t<I, std::tuple<Args...>>...>;
+};
+
+/// Collects the clauses of `args` (all but the last) and calls `declare(spec, kind, args, body)`,
+/// with `kind` a `std::integral_constant<body_kind, ...>`, `args` a `std::type_identity` of the
+/// `data_args` the body receives and `body` the last argument.
 template <class Space, class Declare, class... Args>
 void spawn_task(Declare&& declare, Args&&... args) {
   static_assert(sizeof...(Args) >= 1, "hetero: spawn needs a task body (a callable) as its last argument");
@@ -95,11 +160,13 @@ void spawn_task(Declare&& declare, Args&&... args) {
     return (std::same_as<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<Args...>>>, device_clause> || ...);
   }
   (std::make_index_sequence<clauses>{});
-  constexpr body_kind kind = classify_body<Space, body_type, is_device>();
+  using data = typename clause_args<std::make_index_sequence<clauses>, Args...>::type;
+  constexpr body_kind kind = classify_body<Space, body_type, is_device, data>();
   task_spec spec;
   [&]<std::size_t... I>(std::index_sequence<I...>) { (collect(spec, std::get<I>(all)), ...); }
   (std::make_index_sequence<clauses>{});
-  std::forward<Declare>(declare)(spec, std::integral_constant<body_kind, kind>{},
+  spec.either = kind == body_kind::either;
+  std::forward<Declare>(declare)(spec, std::integral_constant<body_kind, kind>{}, std::type_identity<data>{},
                                  static_cast<body_arg>(std::get<clauses>(all)));
 }
 

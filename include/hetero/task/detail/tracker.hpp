@@ -24,6 +24,8 @@ struct access_spec {
   event_state* event = nullptr;
   event_access mode = event_access::read;
   const rank_set* targets = nullptr;  ///< writes only: the ranks to notify
+  data_state* data = nullptr;         ///< a data clause's piece (`event` is its hidden event)
+  data_mode use = data_mode::read;    ///< ... and how the task uses it
 };
 
 /// Everything `spawn` collected from a task's clauses.
@@ -31,10 +33,14 @@ struct task_spec {
   std::string_view label;
   const rank_set* on = nullptr;  ///< nullptr: every rank
   bool device = false;
+  bool either = false;  ///< a host and a device body: the data registry picks the side
   int pinned = -1;
   int priority = 0;
+  std::size_t data = 0;                  ///< accesses of task data among the accesses
+  std::vector<std::uint32_t> data_args;  ///< how many pieces each argument of the body has
 
   void add(const access_spec& a) {
+    if (a.data) ++data;
     if (m_count < m_inline.size()) {
       m_inline[m_count] = a;
     } else {

@@ -1,0 +1,753 @@
+/// @file
+/// The task data of one graph on this rank: which copy of each piece is current, and the moves
+/// that make a task's data valid where it runs. A move happens only when a copy is stale; a
+/// write makes the other copies stale; nothing moves back to the host before a host task,
+/// `wait(data)` or the end of the graph needs it. A device task's inputs start moving when it
+/// becomes ready (prefetch), enqueued on its device instance ahead of its kernels. Device
+/// memories have a cap: the least recently used copy that no task uses is evicted to make room
+/// (written back to the host first when it holds the only current version).
+///
+/// Locks, always taken in this order: a device memory's mutex, a piece's mutex, a slot's move
+/// queue. No thread waits for a move while holding a piece's mutex: a copy being filled is
+/// marked `filling`, and the others look again.
+#ifndef HETERO_TASK_DETAIL_DATA_REGISTRY_HPP
+#define HETERO_TASK_DETAIL_DATA_REGISTRY_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "hetero/core/error.hpp"
+#include "hetero/core/observer.hpp"
+#include "hetero/task/detail/data_memory.hpp"
+#include "hetero/task/detail/data_state.hpp"
+#include "hetero/task/detail/device_queues.hpp"
+#include "hetero/task/detail/node.hpp"
+#include "hetero/task/detail/placement.hpp"
+#include "hetero/task/statistics.hpp"
+
+namespace hetero::detail {
+
+/// Nanoseconds on the steady clock (task times and queued work).
+inline std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The task data of one graph on this rank.
+class data_registry {
+  struct counter {
+    std::atomic<std::uint64_t> moves{0};
+    std::atomic<std::uint64_t> bytes{0};
+    void add(std::size_t b) noexcept {
+      moves.fetch_add(1, std::memory_order_relaxed);
+      bytes.fetch_add(b, std::memory_order_relaxed);
+    }
+    [[nodiscard]] move_count read() const noexcept {
+      return {moves.load(std::memory_order_relaxed), bytes.load(std::memory_order_relaxed)};
+    }
+    void reset() noexcept {
+      moves.store(0, std::memory_order_relaxed);
+      bytes.store(0, std::memory_order_relaxed);
+    }
+  };
+
+ public:
+  /// `slots` are the graph's devices; `cap` the most bytes one device memory may hold (0: what
+  /// the device has, or no cap when that is unknown); `workers` the graph's CPU workers.
+  data_registry(const data_ops& ops, std::vector<std::unique_ptr<device_slot>>& slots, std::size_t cap,
+                int workers, int rank)
+      : m_ops(ops), m_slots(slots), m_workers(std::max(1, workers)), m_rank(rank) {
+    int memories = 0;
+    for (const auto& s : slots) memories = std::max(memories, s->memory + 1);
+    if (memories > max_device_memories)
+      raise<invalid_argument>("a task_graph's devices span ", memories, " device memories; allowed: at most ",
+                              max_device_memories);
+    for (int m = 0; m < memories; ++m) m_memories.push_back(std::make_unique<device_memory>());
+    for (const auto& s : slots) {
+      m_memories[static_cast<std::size_t>(s->memory)]->slots.push_back(s->index);
+      m_moves.push_back(std::make_unique<slot_moves>());
+    }
+    for (int m = 0; m < memories; ++m) {
+      device_memory& mem = *m_memories[static_cast<std::size_t>(m)];
+      std::size_t has = 0;
+      if (ops.capacity) has = ops.capacity(slots[static_cast<std::size_t>(mem.slots.front())]->instance);
+      if (cap > 0) {
+        mem.capacity = cap;
+      } else if (has > 0) {
+        mem.capacity = has;
+      }
+    }
+  }
+  data_registry(const data_registry&) = delete;
+  data_registry& operator=(const data_registry&) = delete;
+
+  /// The graph is going away: the newest version of each piece goes back to its host memory
+  /// (best effort), device copies are freed, and the pieces' handles forget the graph.
+  ~data_registry() {
+    try {
+      for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
+    } catch (...) {  // a broken device: its copies are lost
+    }
+    for (const auto& s : m_states) forget(*s, true);
+    for (auto& m : m_memories)
+      for (auto& [bytes, ptr] : m->free_blocks) m_ops.deallocate(ptr);
+  }
+
+  // --- declaring thread ----------------------------------------------------------------
+
+  /// Registers `s` (made by task_graph: name, bytes, extents, host memory, owner).
+  void add(const std::shared_ptr<data_state>& s, const void* graph) {
+    s->registry = this;
+    s->order = event_block::create(s->name, {}, graph);
+    s->copies[host_place].valid = s->owner < 0 || s->owner == m_rank;
+    m_states.push_back(s);
+  }
+
+  /// A tile of another rank is about to be received here for the first time: its host copy.
+  static void ensure_host_copy(data_state& s) {
+    if (s.copies[host_place].ptr) return;
+    s.copies[host_place].ptr = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copy", s.bytes);
+    s.host_allocated = true;
+  }
+
+  /// The registration of `pieces` was dropped by the user (declaring thread): pieces no task
+  /// uses any more go back to their host memory and leave; the others are named in the error
+  /// `wait()` raises (the graph keeps them until then).
+  void drop(const std::vector<std::shared_ptr<data_state>>& pieces) {
+    bool left = false;
+    for (const auto& s : pieces) {
+      if (s->registry != this) continue;
+      const std::int64_t pending = s->unfinished.load(std::memory_order_acquire);
+      if (pending > 0) {
+        if (m_dropped.empty())
+          m_dropped = "task data '" + s->name + "' was destroyed while " + std::to_string(pending) +
+                      " task(s) or transfer(s) using it had not finished; keep its handle (task_data, tile_array) "
+                      "alive until task_graph::wait() returned";
+        continue;
+      }
+      forget(*s, true);
+      left = true;
+    }
+    if (left) std::erase_if(m_states, [](const auto& s) { return s->registry == nullptr; });
+  }
+
+  /// The error of a registration dropped too early, once (empty: none).
+  [[nodiscard]] std::string take_drop_error() { return std::exchange(m_dropped, {}); }
+
+  /// The record where tasks labelled `label` keep their times.
+  label_record* label(std::string_view label) {
+    auto it = m_labels.find(label);
+    if (it == m_labels.end()) {
+      auto record = std::make_unique<label_record>(std::string(label));
+      m_label_order.push_back(record.get());
+      it = m_labels.emplace(record->label(), std::move(record)).first;
+    }
+    return it->second.get();
+  }
+
+  /// The most bytes a task may use on one device memory.
+  [[nodiscard]] std::size_t device_capacity() const noexcept {
+    std::size_t c = std::numeric_limits<std::size_t>::max();
+    for (const auto& m : m_memories) c = std::min(c, m->capacity);
+    return c;
+  }
+
+  /// The graph finished (declaring thread, nothing runs): the newest version of each piece of
+  /// this rank goes to its host memory, device copies become stale (the host memory is the
+  /// user's between graphs), and what was sent and fetched across ranks is forgotten.
+  void end_of_graph() {
+    for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
+    for (const auto& s : m_states) {
+      const bool mine = s->owner < 0 || s->owner == m_rank;
+      if (mine) {
+        (void)make_host_current(*s, false);
+      }
+      std::lock_guard lock(s->mutex);
+      for (int p = 1; p < max_places; ++p) s->copies[static_cast<std::size_t>(p)].valid = false;
+      if (!mine) s->copies[host_place].valid = false;
+      s->fetched = data_state::none;
+      std::fill(s->sent.begin(), s->sent.end(), data_state::none);
+    }
+  }
+
+  /// `wait(data)`: the host copy is made current (the graph may go on using the others).
+  void read_back(data_state& s) { (void)make_host_current(s, false); }
+
+  /// What moved and where tasks ran.
+  [[nodiscard]] task_statistics statistics() const {
+    task_statistics t;
+    t.moves.to_device = m_to_device.read();
+    t.moves.to_host = m_to_host.read();
+    t.moves.from_ranks = m_from_ranks.read();
+    t.moves.to_ranks = m_to_ranks.read();
+    t.moves.evictions = m_evictions.load(std::memory_order_relaxed);
+    t.moves.write_backs = m_write_backs.load(std::memory_order_relaxed);
+    for (const label_record* l : m_label_order)
+      t.labels.push_back({l->label(), l->runs(task_side::host), l->runs(task_side::device),
+                          l->seconds(task_side::host), l->seconds(task_side::device)});
+    return t;
+  }
+  void reset_statistics() {
+    for (counter* c : {&m_to_device, &m_to_host, &m_from_ranks, &m_to_ranks}) c->reset();
+    m_evictions.store(0, std::memory_order_relaxed);
+    m_write_backs.store(0, std::memory_order_relaxed);
+    for (label_record* l : m_label_order) l->reset_totals();
+  }
+
+  /// Counts a tile sent to or received from another rank.
+  void count_transfer(bool received, std::size_t bytes) noexcept {
+    (received ? m_from_ranks : m_to_ranks).add(bytes);
+  }
+
+  // --- any thread --------------------------------------------------------------------------
+
+  /// `n` became ready. A task with a host and a device body gets its side (where it would
+  /// finish first); a device task whose device is known starts moving its inputs there.
+  void ready(node& n, bool either) {
+    node_data& d = n.extra.data;
+    if (d.kind != data_node_kind::task) return;
+    if (either) n.kind = pick_side(n) == task_side::device ? node_kind::device : node_kind::cpu;
+    const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
+    if (d.label) {
+      const label_record::outlook o = d.label->peek(d.bytes);
+      const double s = o.seconds[static_cast<std::size_t>(side)];
+      d.estimate_ns = s > 0 ? static_cast<std::int64_t>(s * 1e9) : 0;
+      m_busy_ns[static_cast<std::size_t>(side)].fetch_add(d.estimate_ns, std::memory_order_relaxed);
+    }
+    if (side == task_side::device) {
+      const int slot = n.device >= 0 ? n.device : (m_slots.size() == 1 ? 0 : -1);
+      if (slot >= 0) prefetch(n, *m_slots[static_cast<std::size_t>(slot)]);
+    }
+  }
+
+  /// Before the body of `n` on `slot` (null: on the host): makes its data valid there and pins
+  /// it. Throws when a device memory can never hold the task's data.
+  void acquire(node& n, const device_slot* slot) {
+    node_data& d = n.extra.data;
+    const int place = slot ? 1 + slot->memory : host_place;
+    d.place = static_cast<std::int8_t>(place);
+    if (d.kind != data_node_kind::task) return;
+    std::size_t pinned = 0;
+    try {
+      bool retried_alone = false;
+      while (true) {
+        bool complete_set = true;
+        for (pinned = 0; pinned < d.uses.size(); ++pinned)
+          if (!make_usable(*d.uses[pinned].data, d.uses[pinned].mode, place, slot)) {
+            complete_set = false;
+            break;
+          }
+        if (complete_set) break;
+        // No room: what this task holds goes back, so that tasks starting on other instances of
+        // the memory cannot hold each other's room; running tasks free theirs when they end.
+        unpin(d, place, pinned);
+        pinned = 0;
+        device_memory& m = memory(place);
+        if (m.pinned.load(std::memory_order_acquire) == 0) {
+          if (retried_alone)
+            raise<invalid_argument>("task '", n.extra.label, "' needs ", d.bytes, " bytes in device memory ",
+                                    place - 1, ", which may hold ", m.capacity,
+                                    " (task_options::device_memory); allowed: tasks whose data fits the cap");
+          retried_alone = true;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    } catch (...) {
+      unpin(d, place, pinned);
+      throw;
+    }
+    if (slot) {
+      d.slot = static_cast<std::int16_t>(slot->index);
+      if (m_ops.host_memory) {
+        complete(slot->index);  // its moves land before its kernels run
+      } else {
+        slot_moves& q = *m_moves[static_cast<std::size_t>(slot->index)];
+        std::lock_guard lock(q.mutex);
+        d.moves_before = q.enqueued;  // its fence after the kernels completes these
+      }
+    }
+    d.acquired = true;
+    d.started_ns = steady_ns();
+  }
+
+  /// `n` finished (its body ran, and a device task was fenced, or it was skipped): new versions
+  /// become the current ones, its copies are released and its time recorded.
+  void finish(node& n) {
+    node_data& d = n.extra.data;
+    const int place = d.place;
+    if (d.kind == data_node_kind::task && d.acquired) {
+      const std::int64_t elapsed = steady_ns() - d.started_ns;
+      if (d.slot >= 0 && d.moves_before > 0) {  // the task's fence completed the moves before it
+        slot_moves& q = *m_moves[static_cast<std::size_t>(d.slot)];
+        std::uint64_t seen = q.completed.load(std::memory_order_relaxed);
+        while (seen < d.moves_before &&
+               !q.completed.compare_exchange_weak(seen, d.moves_before, std::memory_order_acq_rel)) {
+        }
+      }
+      for (const data_use& u : d.uses) {
+        std::unique_lock lock(u.data->mutex);
+        data_copy& c = u.data->copies[static_cast<std::size_t>(place)];
+        if (writes_new(u.mode)) {
+          for (int p = 0; p < max_places; ++p)
+            if (p != place) u.data->copies[static_cast<std::size_t>(p)].valid = false;
+          c.valid = true;
+        }
+        lock.unlock();
+      }
+      unpin(d, place, d.uses.size());
+      d.acquired = false;
+      if (d.label)
+        d.label->record(place == host_place ? task_side::host : task_side::device, d.bytes,
+                        static_cast<double>(elapsed) * 1e-9);
+    } else if (d.kind == data_node_kind::send_done) {
+      unpin(d, host_place, d.uses.size());
+    } else if (d.kind == data_node_kind::receive_done) {
+      data_state& s = *d.uses.front().data;
+      std::lock_guard lock(s.mutex);
+      for (int p = 0; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = p == host_place;
+    }
+    if (d.estimate_ns != 0) {
+      const auto side =
+          static_cast<std::size_t>(n.kind == node_kind::device ? task_side::device : task_side::host);
+      m_busy_ns[side].fetch_sub(d.estimate_ns, std::memory_order_relaxed);
+      d.estimate_ns = 0;
+    }
+    for (const data_use& u : d.uses) u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+  /// A send's start: the host copy of `s` holds the current version (moved back from a
+  /// device if needed) and stays pinned until the send completes (`finish` of its done node).
+  void* host_for_send(data_state& s) { return make_host_current(s, true); }
+
+  /// A receive's start: where the tile arrives.
+  static void* host_for_receive(data_state& s) noexcept { return s.copies[host_place].ptr; }
+
+ private:
+  [[nodiscard]] device_memory& memory(int place) const noexcept {
+    return *m_memories[static_cast<std::size_t>(place - 1)];
+  }
+
+  // The side a ready task with both bodies runs on.
+  task_side pick_side(node& n) {
+    node_data& d = n.extra.data;
+    if (d.bytes > device_capacity()) return task_side::host;
+    const int slots = static_cast<int>(m_slots.size());
+    std::array<double, 2> busy{
+        static_cast<double>(m_busy_ns[0].load(std::memory_order_relaxed)) * 1e-9 / m_workers,
+        static_cast<double>(m_busy_ns[1].load(std::memory_order_relaxed)) * 1e-9 / std::max(1, slots)};
+    std::size_t to_device = 0, to_host = 0;
+    for (const data_use& u : d.uses) {
+      if (!reads_old(u.mode)) continue;
+      std::lock_guard lock(u.data->mutex);
+      bool on_device = false;
+      for (int p = 1; p < max_places; ++p)
+        on_device = on_device || u.data->copies[static_cast<std::size_t>(p)].valid;
+      if (!on_device) to_device += u.data->bytes;
+      if (!u.data->copies[host_place].valid) to_host += u.data->bytes;
+    }
+    const std::array<double, 2> move{static_cast<double>(to_host) * m_seconds_per_byte[1].load(),
+                                     static_cast<double>(to_device) * m_seconds_per_byte[0].load()};
+    for (double& b : busy) b = std::max(0.0, b);
+    return choose_side(*d.label, d.bytes, busy, move);
+  }
+
+  // Starts moving the inputs of device task `n` to `slot`'s memory (nothing that would wait).
+  void prefetch(node& n, const device_slot& slot) {
+    const int place = 1 + slot.memory;
+    for (const data_use& u : n.extra.data.uses) {
+      if (!reads_old(u.mode)) continue;
+      data_state& s = *u.data;
+      std::unique_lock lock(s.mutex);
+      data_copy& c = s.copies[static_cast<std::size_t>(place)];
+      data_copy& h = s.copies[host_place];
+      if (c.valid || c.filling || h.filling || !h.valid) continue;
+      if (!arrived(c, m_moves) && c.arriving_slot != slot.index) continue;
+      c.filling = true;
+      ++h.pins;
+      lock.unlock();
+      void* to = nullptr;
+      std::uint64_t ticket = 0;
+      try {
+        to = c.ptr ? c.ptr : allocate(place, s, true);
+        if (to) ticket = enqueue_to_device(slot, to, h.ptr, s);
+      } catch (...) {  // a prefetch only helps: its task moves the data itself (and reports the error)
+        to = nullptr;
+      }
+      lock.lock();
+      --h.pins;
+      c.filling = false;
+      if (!to) continue;
+      c.ptr = to;
+      c.valid = true;
+      c.arriving_slot = static_cast<std::int16_t>(slot.index);
+      c.arriving_ticket = ticket;
+    }
+  }
+
+  // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
+  // pins it there. False when a device memory has no room now.
+  bool make_usable(data_state& s, data_mode mode, int place, const device_slot* slot) {
+    if (place == host_place) {
+      if (reads_old(mode)) return make_host_current(s, true) != nullptr;
+      std::lock_guard lock(s.mutex);
+      ++s.copies[host_place].pins;
+      return true;
+    }
+    std::unique_lock lock(s.mutex);
+    while (true) {
+      data_copy& c = s.copies[static_cast<std::size_t>(place)];
+      data_copy& h = s.copies[host_place];
+      if (c.filling) {
+        relock_later(lock);
+        continue;
+      }
+      // A move into this copy still travels on another instance's stream: it lands first.
+      if (!arrived(c, m_moves) && c.arriving_slot != slot->index) {
+        const int t = c.arriving_slot;
+        lock.unlock();
+        complete(t);
+        lock.lock();
+        continue;
+      }
+      if (!reads_old(mode) || c.valid) {
+        if (c.ptr) {
+          pin(s, c, place);
+          return true;
+        }
+        c.filling = true;
+        lock.unlock();
+        void* to = allocate(place, s);
+        lock.lock();
+        c.filling = false;
+        if (!to) return false;
+        c.ptr = to;
+        pin(s, c, place);
+        return true;
+      }
+      // The current version is elsewhere. From another device memory it goes through the host.
+      if (!h.valid || h.filling) {
+        lock.unlock();
+        (void)make_host_current(s, false);
+        lock.lock();
+        continue;
+      }
+      c.filling = true;
+      ++h.pins;
+      lock.unlock();
+      void* to = c.ptr ? c.ptr : allocate(place, s);
+      std::uint64_t ticket = 0;
+      if (to) ticket = enqueue_to_device(*slot, to, h.ptr, s);
+      lock.lock();
+      --h.pins;
+      c.filling = false;
+      if (!to) return false;
+      c.ptr = to;
+      c.valid = true;
+      c.arriving_slot = static_cast<std::int16_t>(slot->index);
+      c.arriving_ticket = ticket;
+      pin(s, c, place);
+      return true;
+    }
+  }
+
+  // Makes the host copy of `s` current (a move from the device holding the newest version, if
+  // needed); with `keep_pinned` it stays pinned. Returns the host copy.
+  void* make_host_current(data_state& s, bool keep_pinned) {
+    std::unique_lock lock(s.mutex);
+    while (true) {
+      data_copy& h = s.copies[host_place];
+      if (h.filling) {
+        relock_later(lock);
+        continue;
+      }
+      if (h.valid) {
+        if (keep_pinned) ++h.pins;
+        return h.ptr;
+      }
+      int from = -1;
+      for (int p = 1; p < max_places && from < 0; ++p)
+        if (s.copies[static_cast<std::size_t>(p)].valid) from = p;
+      if (from < 0)
+        raise<runtime_error>("task data '", s.name, "' has no current copy on rank ", m_rank,
+                             " (a bug of hetero: please report it)");
+      data_copy& c = s.copies[static_cast<std::size_t>(from)];
+      if (!arrived(c, m_moves)) {
+        const int t = c.arriving_slot;
+        lock.unlock();
+        complete(t);
+        lock.lock();
+        continue;
+      }
+      h.filling = true;
+      pin(s, c, from);
+      lock.unlock();
+      try {
+        copy_to_host(from, h.ptr, c.ptr, s);
+      } catch (...) {
+        lock.lock();
+        h.filling = false;
+        unpin_copy(s, c, from);
+        throw;
+      }
+      lock.lock();
+      h.filling = false;
+      h.valid = true;
+      unpin_copy(s, c, from);
+      if (keep_pinned) ++h.pins;
+      return h.ptr;
+    }
+  }
+
+  // Waits a moment for another thread's move, without holding the piece's mutex.
+  static void relock_later(std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+
+  // Pins copy `c` of `s` in `place` (the piece's mutex held).
+  void pin(data_state& s, data_copy& c, int place) {
+    if (c.pins++ == 0 && place != host_place) memory(place).pinned.fetch_add(s.bytes, std::memory_order_acq_rel);
+  }
+  void unpin_copy(data_state& s, data_copy& c, int place) {
+    if (--c.pins == 0 && place != host_place) memory(place).pinned.fetch_sub(s.bytes, std::memory_order_acq_rel);
+  }
+
+  // Releases the first `count` uses of `d` pinned in `place`; device copies become the most
+  // recently used.
+  void unpin(node_data& d, int place, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      data_state& s = *d.uses[i].data;
+      {
+        std::lock_guard lock(s.mutex);
+        unpin_copy(s, s.copies[static_cast<std::size_t>(place)], place);
+      }
+      if (place != host_place) touch(place, s);
+    }
+  }
+
+  void touch(int place, data_state& s) {
+    device_memory& m = memory(place);
+    std::lock_guard lock(m.mutex);
+    data_copy& c = s.copies[static_cast<std::size_t>(place)];
+    if (c.listed) m.recency.splice(m.recency.end(), m.recency, c.lru);
+  }
+
+  // Memory for `s` in device `place` (its copy claimed `filling` by the caller), evicting the
+  // least recently used copies no task uses; null when every copy is in use.
+  // A prefetch evicts only stale copies: the current ones may be what other ready tasks need.
+  void* allocate(int place, data_state& s, bool prefetching = false) {
+    device_memory& m = memory(place);
+    std::lock_guard lock(m.mutex);
+    if (s.bytes > m.capacity)
+      raise<invalid_argument>("task data '", s.name, "' has ", s.bytes, " bytes, more than device memory ",
+                              place - 1, " may hold (", m.capacity,
+                              " bytes, task_options::device_memory); allowed: pieces that fit the cap");
+    void* p = take_free_block(m, s.bytes);
+    bool flushed = false;
+    while (!p && m.used + s.bytes > m.capacity) {
+      if (!evict_one(place, m, s.bytes, false) && (prefetching || !evict_one(place, m, s.bytes, true))) {
+        if (!m.free_blocks.empty()) {
+          auto it = m.free_blocks.begin();  // room held by blocks of another size
+          m_ops.deallocate(it->second);
+          m.used -= it->first;
+          m.free_blocks.erase(it);
+        } else if (!prefetching && !flushed) {
+          // Copies still on their way (prefetches of tasks not started) become evictable.
+          for (int t : m.slots) complete(t);
+          flushed = true;
+        } else {
+          return nullptr;
+        }
+      }
+      p = take_free_block(m, s.bytes);
+    }
+    if (!p) {
+      p = m_ops.allocate(s.bytes);
+      m.used += s.bytes;
+    }
+    data_copy& c = s.copies[static_cast<std::size_t>(place)];
+    c.lru = m.recency.insert(m.recency.end(), &s);
+    c.listed = true;
+    return p;
+  }
+
+  static void* take_free_block(device_memory& m, std::size_t bytes) {
+    auto it = m.free_blocks.find(bytes);
+    if (it == m.free_blocks.end()) return nullptr;
+    void* p = it->second;
+    m.free_blocks.erase(it);
+    return p;
+  }
+
+  // Evicts the least recently used copy in `place` that no task uses (the memory's mutex
+  // held): a stale one, or with `current` one holding a current version (written back to the
+  // host first when no other copy is current). Its block becomes a free block when it has
+  // `bytes`, else it is freed.
+  bool evict_one(int place, device_memory& m, std::size_t bytes, bool current) {
+    for (auto it = m.recency.begin(); it != m.recency.end(); ++it) {
+      data_state& v = **it;
+      std::unique_lock lock(v.mutex, std::try_to_lock);
+      if (!lock.owns_lock()) continue;
+      data_copy& c = v.copies[static_cast<std::size_t>(place)];
+      if (c.pins > 0 || c.filling || !arrived(c, m_moves) || c.valid != current) continue;
+      data_copy& h = v.copies[host_place];
+      bool elsewhere = false;
+      for (int p = 0; p < max_places; ++p)
+        elsewhere = elsewhere || (p != place && v.copies[static_cast<std::size_t>(p)].valid);
+      if (c.valid && !elsewhere) {
+        if (h.filling || h.pins > 0) continue;
+        copy_to_host(place, h.ptr, c.ptr, v);
+        h.valid = true;
+        m_write_backs.fetch_add(1, std::memory_order_relaxed);
+      }
+      c.valid = false;
+      void* p = std::exchange(c.ptr, nullptr);
+      m.recency.erase(it);
+      c.listed = false;
+      lock.unlock();
+      if (v.bytes == bytes) {
+        m.free_blocks.emplace(v.bytes, p);
+      } else {
+        m_ops.deallocate(p);
+        m.used -= v.bytes;
+      }
+      m_evictions.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+  // Enqueues the move of `s` from host memory `from` to device memory `to` on `slot`; returns
+  // its number there.
+  std::uint64_t enqueue_to_device(const device_slot& slot, void* to, const void* from, data_state& s) {
+    slot_moves& q = *m_moves[static_cast<std::size_t>(slot.index)];
+    std::lock_guard lock(q.mutex);
+    const std::uint64_t ticket = ++q.enqueued;
+    m_to_device.add(s.bytes);
+    if (m_ops.host_memory) {
+      q.waiting.push_back({to, from, s.bytes, &s});
+    } else {
+      const region moving("task", "move", s.name);
+      m_ops.copy(to, from, s.bytes, true, slot.instance);
+    }
+    return ticket;
+  }
+
+  // Every move enqueued on slot `t` so far has arrived.
+  void complete(int t) {
+    slot_moves& q = *m_moves[static_cast<std::size_t>(t)];
+    std::lock_guard lock(q.mutex);
+    const std::uint64_t target = q.enqueued;
+    if (m_ops.host_memory) {
+      while (!q.waiting.empty()) {
+        const slot_moves::deferred& m = q.waiting.front();
+        const auto start = steady_ns();
+        {
+          const region moving("task", "move", m.data->name);
+          std::memcpy(m.to, m.from, m.bytes);
+        }
+        learn_rate(0, m.bytes, steady_ns() - start);
+        q.waiting.pop_front();
+      }
+    } else {
+      const device_slot& slot = *m_slots[static_cast<std::size_t>(t)];
+      slot.fence(slot.instance);
+    }
+    std::uint64_t seen = q.completed.load(std::memory_order_relaxed);
+    while (seen < target && !q.completed.compare_exchange_weak(seen, target, std::memory_order_acq_rel)) {
+    }
+  }
+
+  // Copies `s` from device `place` to host memory, complete on return.
+  void copy_to_host(int place, void* to, const void* from, data_state& s) {
+    const region moving("task", "move", s.name);
+    const auto start = steady_ns();
+    if (m_ops.host_memory) {
+      std::memcpy(to, from, s.bytes);
+    } else {
+      const int t = memory(place).slots.front();
+      const device_slot& slot = *m_slots[static_cast<std::size_t>(t)];
+      {
+        slot_moves& q = *m_moves[static_cast<std::size_t>(t)];
+        std::lock_guard lock(q.mutex);
+        m_ops.copy(to, from, s.bytes, false, slot.instance);
+      }
+      complete(t);
+    }
+    m_to_host.add(s.bytes);
+    learn_rate(1, s.bytes, steady_ns() - start);
+  }
+
+  // Seconds per byte of moves to the device (0) and to the host (1), for placement.
+  void learn_rate(int direction, std::size_t bytes, std::int64_t ns) noexcept {
+    if (bytes < 4096 || ns <= 0) return;
+    auto& rate = m_seconds_per_byte[static_cast<std::size_t>(direction)];
+    const double seen = static_cast<double>(ns) * 1e-9 / static_cast<double>(bytes);
+    rate.store(0.75 * rate.load(std::memory_order_relaxed) + 0.25 * seen, std::memory_order_relaxed);
+  }
+
+  // Drops `s` from this graph: with `write_back`, its newest version goes to its host memory
+  // first; its device copies are freed.
+  void forget(data_state& s, bool write_back) {
+    if (write_back && (s.owner < 0 || s.owner == m_rank)) {
+      try {
+        (void)make_host_current(s, false);
+      } catch (...) {  // best effort: the graph is going away
+      }
+    }
+    for (int p = 1; p < max_places; ++p) {
+      data_copy& c = s.copies[static_cast<std::size_t>(p)];
+      if (!c.ptr) continue;
+      device_memory& m = memory(p);
+      std::lock_guard lock(m.mutex);
+      if (c.listed) m.recency.erase(c.lru);
+      c.listed = false;
+      m_ops.deallocate(std::exchange(c.ptr, nullptr));
+      m.used -= s.bytes;
+      c.valid = false;
+    }
+    if (s.host_allocated) {
+      Kokkos::kokkos_free<Kokkos::HostSpace>(s.copies[host_place].ptr);
+      s.copies[host_place].ptr = nullptr;
+      s.host_allocated = false;
+    }
+    s.registry = nullptr;
+  }
+
+  data_ops m_ops;
+  std::vector<std::unique_ptr<device_slot>>& m_slots;
+  int m_workers;
+  int m_rank;
+  std::vector<std::unique_ptr<device_memory>> m_memories;
+  std::vector<std::unique_ptr<slot_moves>> m_moves;  // per slot
+  std::vector<std::shared_ptr<data_state>> m_states;
+  std::map<std::string, std::unique_ptr<label_record>, std::less<>> m_labels;
+  std::vector<label_record*> m_label_order;
+  std::string m_dropped;
+
+  std::array<std::atomic<std::int64_t>, 2> m_busy_ns{};                 // queued and running work per side
+  std::array<std::atomic<double>, 2> m_seconds_per_byte{1e-10, 1e-10};  // 10 GB/s until measured
+  counter m_to_device, m_to_host, m_from_ranks, m_to_ranks;
+  std::atomic<std::uint64_t> m_evictions{0};
+  std::atomic<std::uint64_t> m_write_backs{0};
+};
+
+}  // namespace hetero::detail
+
+#endif  // HETERO_TASK_DETAIL_DATA_REGISTRY_HPP

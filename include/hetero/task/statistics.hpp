@@ -1,0 +1,55 @@
+/// @file
+/// `hetero::task_statistics`: what a task graph's data moved and where its tasks ran, on this
+/// rank, since the graph was built (or since `task_graph::reset_statistics`).
+#ifndef HETERO_TASK_STATISTICS_HPP
+#define HETERO_TASK_STATISTICS_HPP
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetero {
+
+/// A number of moves and the bytes they carried.
+struct move_count {
+  std::uint64_t moves = 0;
+  std::uint64_t bytes = 0;
+};
+
+/// The moves of a graph's task data on this rank, per direction.
+struct data_moves {
+  move_count to_device;   ///< host memory to a device memory
+  move_count to_host;     ///< a device memory to host memory (a host task, `wait(data)`, the end of the graph)
+  move_count from_ranks;  ///< tiles received from their owner rank
+  move_count to_ranks;    ///< tiles sent to other ranks
+  std::uint64_t evictions = 0;  ///< device copies dropped to make room under the cap
+  std::uint64_t write_backs =
+      0;  ///< ... of them, the ones that held the only current version (moved to the host first)
+};
+
+/// Where the tasks of one label ran and how long their bodies took (tasks with data clauses or
+/// with a host and a device body; the time of a device task runs from its launch to its fence).
+struct label_statistics {
+  std::string label;
+  std::uint64_t host_runs = 0;
+  std::uint64_t device_runs = 0;
+  double host_seconds = 0;    ///< summed over the host runs
+  double device_seconds = 0;  ///< summed over the device runs
+};
+
+/// What `task_graph::statistics()` returns.
+struct task_statistics {
+  data_moves moves;
+  std::vector<label_statistics> labels;  ///< in the order the labels were first declared
+
+  /// The entry of `label`, or nullptr.
+  [[nodiscard]] const label_statistics* find(const std::string& label) const noexcept {
+    for (const auto& l : labels)
+      if (l.label == label) return &l;
+    return nullptr;
+  }
+};
+
+}  // namespace hetero
+
+#endif  // HETERO_TASK_STATISTICS_HPP
