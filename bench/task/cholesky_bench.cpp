@@ -4,7 +4,8 @@
 // and with the default work stealing, and replayed from a recording) against the same
 // left-looking version in OpenMP tasks (the baseline), the seed's Figure 7 shape in OpenMP
 // tasks (right-looking, one b x b x b call per task) and LAPACKE_?potrf with 2 OpenBLAS
-// threads, all in this binary; plus N = 4096 with b = 256 as extra families. With StarPU
+// threads, all in this binary; hetero_data is the same factorisation on task data (host tiles,
+// examples/cholesky/cholesky_data.hpp); plus N = 4096 with b = 256 as extra families. With StarPU
 // (libstarpu-dev), the families cholesky_starpu_* put hetero beside StarPU 1.3 on the same
 // tiles, kernels and number of workers, N = 4096 and 8192 (cholesky_starpu.hpp). Tile kernels
 // run one BLAS thread each. GFLOP/s = N^3/3 / time (docs/task.md).
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "bench_main.hpp"
+#include "cholesky_data.hpp"
 #include "cholesky_omp.hpp"
 #include "cholesky_omp_right_looking.hpp"
 #include "cholesky_tasklet.hpp"
@@ -70,6 +72,25 @@ void tasklets(benchmark::State& state) {
       factorization.declare();
       graph.wait();
     }
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+}
+
+// The same factorisation on task data (host tiles): the graph derives the dependencies from
+// the tiles each task reads and updates.
+template <cholesky::real T, int tile>
+void on_data(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  hetero::task_graph graph(
+      {.workers = threads, .comm = MPI_COMM_SELF, .window = cholesky::whole_graph_window(n / tile)});
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_SELF));
+  cholesky::data_factorization<T> factorization(graph, a);
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    const auto start = std::chrono::steady_clock::now();
+    factorization.declare();
+    graph.wait();
     hetero::bench::set_iteration_time(state, seconds_since(start));
   }
 }
@@ -157,6 +178,7 @@ int add_starpu(const std::string& family) {
   hetero::bench::add(family + "/starpu_left_looking", starpu_default<T, false, priority_mode::none>,
                      configure_starpu);
   hetero::bench::add(family + "/hetero", tasklets<T, 128, false>, configure_starpu);
+  hetero::bench::add(family + "/hetero_data", on_data<T, 128>, configure_starpu);
   return 0;
 }
 #endif
@@ -179,6 +201,7 @@ int add_precision(const std::string& family, const auto& sizes) {
   hetero::bench::add(family + "/lapacke_potrf", lapacke<T>, sizes);
   hetero::bench::add(family + "/hetero", tasklets<T, tile, false>, sizes);
   hetero::bench::add(family + "/hetero_replay", tasklets<T, tile, true>, sizes);
+  hetero::bench::add(family + "/hetero_data", on_data<T, tile>, sizes);
   if (tile == 128) hetero::bench::add(family + "/hetero_no_priority", tasklets<T, tile, false, false>, sizes);
   return 0;
 }

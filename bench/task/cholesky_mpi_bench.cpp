@@ -3,7 +3,8 @@
 // manner of the seed's Figure 9) against MPI+OpenMP (the baseline, the seed's other peer):
 // per panel, potrf, a broadcast of the diagonal tile, the trsms, an allgather of the panel and
 // the updates, the loops over a rank's tile rows shared by `workers` OpenMP threads, and no
-// overlap between steps (bulk-synchronous, as such codes are written).
+// overlap between steps (bulk-synchronous, as such codes are written); hetero_data is the same
+// factorisation on task data (examples/cholesky/cholesky_data.hpp: the graph moves the tiles).
 // The cholesky_2ranks_double_trace family measures hetero's trace (docs/trace.md): the same
 // tasklets with a `hetero::tracer` recording every task, wait and collective, against the same
 // tasklets untraced.
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "bench_main.hpp"
+#include "cholesky_data.hpp"
 #include "cholesky_tasklet.hpp"
 #include "tiles.hpp"
 
@@ -144,6 +146,25 @@ void tasklets(benchmark::State& state, bool traced) {
   check_factor(a, traced ? "hetero (traced)" : "hetero");
 }
 
+// The factorisation on task data (host tiles): the graph moves the tiles between the ranks.
+template <cholesky::real T>
+void on_data(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  hetero::task_graph graph({.workers = workers, .window = cholesky::whole_graph_window(n / tile)});
+  cholesky::tiles<T> a(n / tile, tile, hetero::communicator(MPI_COMM_WORLD));
+  cholesky::data_factorization<T> factorization(graph, a);
+  openblas_set_num_threads(1);
+  for (auto _ : state) {
+    a.fill();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto start = std::chrono::steady_clock::now();
+    factorization.declare();
+    graph.wait();
+    hetero::bench::set_iteration_time(state, seconds_since(start));
+  }
+  check_factor(a, "hetero on task data");
+}
+
 template <cholesky::real T>
 void tasklets_untraced(benchmark::State& state) {
   tasklets<T>(state, false);
@@ -164,6 +185,7 @@ int add_precision(const char* family) {
   const std::string f = family;
   hetero::bench::add(f + "/baseline_mpi_openmp", mpi_openmp<T>, configure);
   hetero::bench::add(f + "/hetero", tasklets_untraced<T>, configure);
+  hetero::bench::add(f + "/hetero_data", on_data<T>, configure);
   return 0;
 }
 

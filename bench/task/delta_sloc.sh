@@ -19,7 +19,7 @@ code() {
 code "$dir/cholesky_serial.hpp" >"$tmp/serial"
 printf '%-26s %6s %9s %6s %8s\n' version SLOC modified added deleted
 printf '%-26s %6d %9s %6s %8s\n' "serial (cholesky_serial)" "$(wc -l <"$tmp/serial")" - - -
-for version in omp tasklet; do
+for version in omp tasklet data; do
   code "$dir/cholesky_$version.hpp" >"$tmp/$version"
   { diff "$tmp/serial" "$tmp/$version" || true; } | awk -v name="$version (cholesky_$version)" -v sloc="$(wc -l <"$tmp/$version")" '
     /^[0-9]/ {

@@ -21,6 +21,11 @@
 
 namespace cholesky {
 
+/// One b x b tile, column-major, in memory the View does not own.
+template <real T>
+using tile_view =
+    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 /// A `task_options::window` that holds every task of the factorisation of `nt` x `nt` tiles
 /// (fewer than nt^2 (nt / width + 2): updates, diagonal and panel tasks, fetches), so that the
 /// whole graph is declared before the workers catch up with the declaration, as StarPU submits
@@ -60,13 +65,17 @@ class tiles {
   [[nodiscard]] T* local(int i, int k) const {
     return m_storage.local().data() + m_rows.to_local({i})[0] * m_storage.extents()[1] + k * tile_elements();
   }
+  /// The same tile as a b x b View (column-major, the memory of `local(i, k)`).
+  [[nodiscard]] tile_view<T> tile(std::int64_t i, std::int64_t k) const {
+    return tile_view<T>(local(static_cast<int>(i), static_cast<int>(k)), m_b, m_b);
+  }
 
   /// Copies tiles (i, k) to (i, last - 1) from their owner into `to`, side by side (a
   /// one-sided get, complete on return).
   void fetch(T* to, int i, int k, int last) const {
     const hetero::slice row = hetero::slice::at(m_rows.to_local({i})[0]),
                         columns{k * tile_elements(), last * tile_elements()};
-    m_storage.get(owner(i), {row, columns}, tile_view(to, (last - k) * tile_elements()));
+    m_storage.get(owner(i), {row, columns}, row_view(to, (last - k) * tile_elements()));
   }
   /// Copies tile (i, k) from its owner into `to`.
   void fetch(T* to, int i, int k) const { fetch(to, i, k, k + 1); }
@@ -89,7 +98,7 @@ class tiles {
 
  private:
   using tile_view_type = Kokkos::View<T**, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static tile_view_type tile_view(T* to, std::int64_t elements) { return tile_view_type(to, 1, elements); }
+  static tile_view_type row_view(T* to, std::int64_t elements) { return tile_view_type(to, 1, elements); }
 
   [[nodiscard]] double residual_on_rank0() const {
     std::vector<T> row(static_cast<std::size_t>(m_nt * tile_elements()));

@@ -1,8 +1,10 @@
 // Every Cholesky version of this directory on one rank, checked by its residual
 // ||A - L L^T|| / ||A||: the serial reference (the delta-SLOC baseline), the left-looking OpenMP
-// tasks, the Figure 7 OpenMP tasks, and the tasklets with update widths 1, 2 and 4 (chunks that
-// do and do not divide the number of tile columns), in declaration order and, at width 4, also
-// without priorities (the work-stealing order). Both precisions. Exits non-zero and names
+// tasks, the Figure 7 OpenMP tasks, the tasklets with update widths 1, 2 and 4 (chunks that do
+// and do not divide the number of tile columns), in declaration order and, at width 4, also
+// without priorities (the work-stealing order), and the version on task data with host tiles,
+// device tiles (the device a host space standing in for a GPU when there is none) and both
+// bodies, at widths 1 and 4. Both precisions. Exits non-zero and names
 // the version whose residual is too large. The benchmarks time these versions; this checks them.
 //   mpiexec -n 1 versions_check [n=768] [b=64]
 #include <hetero/comm/communicator.hpp>
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "cholesky_data.hpp"
 #include "cholesky_omp.hpp"
 #include "cholesky_omp_right_looking.hpp"
 #include "cholesky_serial.hpp"
@@ -35,6 +38,14 @@ bool check_all(int n, int b) {
       graph.wait();
     };
   };
+  const auto on_data = [](cholesky::tiles_on where, int width) {
+    return [where, width](cholesky::tiles<T>& a) {
+      hetero::task_graph graph({.workers = 2});
+      cholesky::data_factorization<T> factorization(graph, a, where, width);
+      factorization.declare();
+      graph.wait();
+    };
+  };
   const std::vector<std::pair<std::string, factorize>> versions{
       {"serial", [](cholesky::tiles<T>& a) { cholesky::factorize_serial(a); }},
       {"omp", [](cholesky::tiles<T>& a) { cholesky::factorize_omp(a, 2); }},
@@ -42,7 +53,12 @@ bool check_all(int n, int b) {
       {"tasklet_width1", tasklets(1)},
       {"tasklet_width2", tasklets(2)},
       {"tasklet_width4", tasklets(4)},
-      {"tasklet_unordered", tasklets(4, false)}};
+      {"tasklet_unordered", tasklets(4, false)},
+      {"data_host_width1", on_data(cholesky::tiles_on::host, 1)},
+      {"data_host_width4", on_data(cholesky::tiles_on::host, 4)},
+      {"data_device_width1", on_data(cholesky::tiles_on::device, 1)},
+      {"data_device_width4", on_data(cholesky::tiles_on::device, 4)},
+      {"data_either_width4", on_data(cholesky::tiles_on::either, 4)}};
   const double allowed = sizeof(T) == 8 ? 1e-12 : 1e-5;
   bool ok = true;
   for (const auto& [name, run] : versions) {

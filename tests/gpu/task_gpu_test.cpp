@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpu_support.hpp"
+#include "world.hpp"
 
 namespace {
 
@@ -196,7 +197,114 @@ void cross_rank_device_work() {
   mailbox.sync_all();
 }
 
+using host_ints = Kokkos::View<std::int64_t*, Kokkos::HostSpace>;
+using device_ints = hetero::data_view<device, host_ints>;
+using device_ints_read = hetero::data_view<device, host_ints, true>;
+
+// step r of a chain: x = (3 x + r + i) mod 1000003, on the GPU (kernel on the task's stream).
+void step_on_device(const device& space, device_ints x, std::int64_t r) {
+  Kokkos::parallel_for(
+      "step", Kokkos::RangePolicy<device>(space, 0, static_cast<std::int64_t>(x.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i) { x(i) = (3 * x(i) + r + i) % 1000003; });
+}
+
+// y = x + y on the GPU.
+void add_on_device(const device& space, device_ints_read x, device_ints y) {
+  Kokkos::parallel_for(
+      "add", Kokkos::RangePolicy<device>(space, 0, static_cast<std::int64_t>(y.extent(0))),
+      KOKKOS_LAMBDA(std::int64_t i) { y(i) = (x(i) + y(i)) % 1000003; });
+}
+
+void task_data_between_host_and_gpu() {
+  two_streams streams;
+  const std::int64_t n = 1 << 16;
+  host_ints x("x", n), y("y", n);
+  std::vector<std::int64_t> rx(static_cast<std::size_t>(n)), ry(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    x(i) = rx[static_cast<std::size_t>(i)] = i, y(i) = ry[static_cast<std::size_t>(i)] = 1;
+  const auto step = [&](std::vector<std::int64_t>& v, std::int64_t r) {
+    for (std::int64_t i = 0; i < n; ++i)
+      v[static_cast<std::size_t>(i)] = (3 * v[static_cast<std::size_t>(i)] + r + i) % 1000003;
+  };
+  {
+    graph_type graph({.workers = 4, .comm = MPI_COMM_SELF}, streams.instances());
+    auto dx = graph.data("x", x);
+    auto dy = graph.data("y", y);
+    for (std::int64_t r = 0; r < 12; ++r) {
+      // device, device on the other stream, host, either: every move between them
+      if (r % 4 == 0 || r % 4 == 1)
+        graph.spawn("device step", hetero::device(static_cast<int>(r % 2)), hetero::updates(dx),
+                    [r](const device& space, device_ints v) { step_on_device(space, v, r); });
+      if (r % 4 == 2)
+        graph.spawn("host step", hetero::updates(dx), [r, n](auto v) {
+          for (std::int64_t i = 0; i < n; ++i) v(i) = (3 * v(i) + r + i) % 1000003;
+        });
+      if (r % 4 == 3)
+        graph.spawn("either step", hetero::updates(dx),
+                    hetero::host_or_device(
+                        [r, n](auto v) {
+                          for (std::int64_t i = 0; i < n; ++i) v(i) = (3 * v(i) + r + i) % 1000003;
+                        },
+                        [r](const device& space, device_ints v) { step_on_device(space, v, r); }));
+      step(rx, r);
+      graph.spawn("add", hetero::device(), hetero::reads(dx), hetero::updates(dy), add_on_device);
+      for (std::int64_t i = 0; i < n; ++i)
+        ry[static_cast<std::size_t>(i)] =
+            (rx[static_cast<std::size_t>(i)] + ry[static_cast<std::size_t>(i)]) % 1000003;
+    }
+    graph.wait();
+    const auto stats = graph.statistics();
+    CHECK(stats.moves.to_device.moves > 0);
+    CHECK(stats.moves.to_host.moves > 0);
+  }
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    wrong += x(i) != rx[static_cast<std::size_t>(i)] || y(i) != ry[static_cast<std::size_t>(i)];
+  CHECK(wrong == 0);
+}
+
+void tiles_across_ranks_on_gpu() {
+  if (hetero::testing::world_size() < 2) SKIP("needs 2 or more ranks (a rank reads the next rank's tile)");
+  graph_type graph({.workers = 2});
+  const int p = graph.size(), me = graph.rank();
+  const std::int64_t n = 4096;
+  std::vector<host_ints> mine(static_cast<std::size_t>(p));
+  mine[static_cast<std::size_t>(me)] = host_ints("tile", n);
+  for (std::int64_t i = 0; i < n; ++i) mine[static_cast<std::size_t>(me)](i) = me * n + i;
+  auto tiles = graph.tiles(
+      "T", {p}, {n}, [](std::int64_t t) { return static_cast<int>(t); },
+      [&](std::int64_t t) { return mine[static_cast<std::size_t>(t)]; });
+  // In declaration order, tile r += tile r + 1 (the last adds the first, already updated), each
+  // on its owner's GPU.
+  for (int r = 0; r < p; ++r)
+    graph.spawn("add next", hetero::device(), hetero::reads(tiles((r + 1) % p)), hetero::updates(tiles(r)),
+                add_on_device);
+  graph.wait();
+  std::vector<std::vector<std::int64_t>> reference(static_cast<std::size_t>(p), std::vector<std::int64_t>(n));
+  for (int t = 0; t < p; ++t)
+    for (std::int64_t i = 0; i < n; ++i)
+      reference[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)] = t * n + i;
+  for (int r = 0; r < p; ++r)
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto& own = reference[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+      own = (own + reference[static_cast<std::size_t>((r + 1) % p)][static_cast<std::size_t>(i)]) % 1000003;
+    }
+  std::int64_t wrong = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    wrong += mine[static_cast<std::size_t>(me)](i) !=
+             reference[static_cast<std::size_t>(me)][static_cast<std::size_t>(i)];
+  CHECK(wrong == 0);
+}
+
 }  // namespace gpu_task_test
+
+TEST_CASE("task data moves between host memory and the GPU's, on two streams", "[gpu][task][data]") {
+  gpu_task_test::task_data_between_host_and_gpu();
+}
+
+TEST_CASE("tiles read on other ranks reach their GPUs", "[gpu][task][data]") {
+  gpu_task_test::tiles_across_ranks_on_gpu();
+}
 
 TEST_CASE("device tasks on two CUDA streams, from any worker, pinned or not, in dependency order", "[gpu][task]") {
   gpu_task_test::device_tasks_on_two_streams();

@@ -11,10 +11,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -289,4 +292,84 @@ TEST_CASE("a range of pieces in one clause reaches the body as a span of Views",
   data_test::word before = 0;
   for (std::size_t e = 0; e < 16; ++e) before += expected[e];
   CHECK(all == 2 * before);
+}
+
+namespace {
+
+// Busy for `us` microseconds (a body whose time the placement measures).
+void busy(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// Counts the regions "hetero:task:move:<name>" a graph opens.
+class move_regions : public hetero::observer {
+ public:
+  void region_begin(std::string_view module, std::string_view label, std::string_view part) noexcept override {
+    if (module == "task" && label == "move") {
+      std::lock_guard lock(m_mutex);
+      m_parts.emplace_back(part);
+    }
+  }
+  [[nodiscard]] hetero::observer_events events() const noexcept override {
+    return hetero::observer_events::regions;
+  }
+  [[nodiscard]] std::vector<std::string> parts() {
+    std::lock_guard lock(m_mutex);
+    return m_parts;
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::vector<std::string> m_parts;
+};
+
+}  // namespace
+
+TEST_CASE("a task with both bodies runs mostly where its label is faster, and both sides are tried",
+          "[task][data]") {
+  graph_type graph(task_test::local(2));
+  host_view x("x", 8), y("y", 8);
+  auto dx = graph.data("x", x);
+  auto dy = graph.data("y", y);
+  // A chain (each task updates x): one ready task at a time, the device 10x faster.
+  for (int t = 0; t < 40; ++t)
+    graph.spawn("fast device", hetero::updates(dx),
+                hetero::host_or_device([](auto v) { busy(2000), v(0) += 1; },
+                                       [](const Kokkos::Serial&, auto v) { busy(200), v(0) += 1; }));
+  // Equal sides.
+  for (int t = 0; t < 16; ++t)
+    graph.spawn("equal", hetero::updates(dy),
+                hetero::host_or_device([](auto v) { busy(300), v(0) += 1; },
+                                       [](const Kokkos::Serial&, auto v) { busy(300), v(0) += 1; }));
+  graph.wait();
+  CHECK(x(0) == 40);
+  CHECK(y(0) == 16);
+  const auto stats = graph.statistics();
+  const auto* fast = stats.find("fast device");
+  REQUIRE(fast != nullptr);
+  INFO("fast device: " << fast->device_runs << " on the device, " << fast->host_runs << " on the host");
+  // Calibration takes 3 runs of each side; after it the median of 5 runs decides, which one
+  // slow run cannot turn.
+  CHECK(fast->device_runs >= 34);
+  CHECK(fast->host_seconds / static_cast<double>(fast->host_runs) >
+        5 * fast->device_seconds / static_cast<double>(fast->device_runs));
+  const auto* equal = stats.find("equal");
+  REQUIRE(equal != nullptr);
+  CHECK(equal->host_runs >= 3);
+  CHECK(equal->device_runs >= 3);
+}
+
+TEST_CASE("moves are regions hetero:task:move:<data> of a trace", "[task][data]") {
+  auto regions = std::make_shared<move_regions>();
+  const hetero::scoped_observer listening(regions);
+  graph_type graph(task_test::local(2));
+  host_view x("x", 8);
+  auto dx = graph.data("x", x);
+  graph.spawn("device", hetero::device(), hetero::updates(dx), [](const Kokkos::Serial&, auto v) { v(0) = 1; });
+  graph.spawn("host", hetero::reads(dx), [](auto) {});
+  graph.wait();
+  const auto parts = regions->parts();
+  CHECK(parts == std::vector<std::string>{"x", "x"});  // to the device, and back for the host task
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hetero's GPU kit: runs every check and benchmark packed into this folder on the node's GPU,
-# with nothing installed on the node but a CUDA driver (and CUDA's cuBLAS, which the kit does
-# not carry). Made by `./hetero.sh gpu-kit` (tools/gpu/pack_kit.sh).
+# with nothing installed on the node but a CUDA driver (and CUDA's cuBLAS and cuSOLVER, which
+# the kit does not carry). Made by `./hetero.sh gpu-kit` (tools/gpu/pack_kit.sh).
 #
 #   ./run.sh [OUT]            unpack, check the libraries, run every check and benchmark; prints
 #                             a line per check and a closing "N passed, N failed" line, and
@@ -72,7 +72,18 @@ if [ -z "$cuda_libs" ]; then # a Python environment's CUDA wheels (nvidia-cublas
   [ -n "$found" ] && cuda_libs=$(dirname "$found")
 fi
 
-export LD_LIBRARY_PATH="$work/lib${cuda_libs:+:$cuda_libs}"
+# cuSOLVER (the Cholesky's device tiles) and what it loads, where they are not beside cuBLAS (a
+# Python environment keeps each library in a folder of its own).
+cuda_more=()
+for lib in libcusolver.so.12 libcusparse.so.12 libnvJitLink.so.13; do
+  [ -n "$cuda_libs" ] && [ -e "$cuda_libs/$lib" ] && continue
+  found=$(find /usr/lib /usr/local/lib /usr/local /opt -maxdepth 8 -name "$lib" 2>/dev/null | head -n 1)
+  [ -n "$found" ] && cuda_more+=("$(dirname "$found")")
+done
+more_path=""
+for d in "${cuda_more[@]}"; do more_path+=":$d"; done
+
+export LD_LIBRARY_PATH="$work/lib${cuda_libs:+:$cuda_libs}$more_path"
 export PATH="$work/bin:$PATH"
 export UCX_MODULE_DIR="$work/lib/ucx"
 export HYDRA_LAUNCHER=fork # one node: no ssh
@@ -142,7 +153,10 @@ for f in "$work"/bin/* "$work"/lib/ucx/*; do
     case "$path" in "$work"/lib/*) continue ;; esac
     case "$(node_library "$name")" in
       system) continue ;;
-      cuda) [ -n "$cuda_libs" ] && case "$path" in "$cuda_libs"/*) continue ;; esac ;;
+      cuda)
+        [ -n "$cuda_libs" ] && case "$path" in "$cuda_libs"/*) continue ;; esac
+        for d in "${cuda_more[@]}"; do case "$path" in "$d"/*) continue 2 ;; esac; done
+        ;;
     esac
     bad+=("$(basename "$f"): $name from $path")
   done < <(ldd "$f" 2>&1)

@@ -120,6 +120,19 @@ class task_data {
   detail::data_state* m_state = nullptr;
 };
 
+/// The View a task body running on execution space `Space` receives for task data registered
+/// as `View` (`ReadOnly`: in `reads`). Device bodies that launch kernels with KOKKOS_LAMBDA
+/// name it instead of `auto`: nvcc refuses extended lambdas inside generic lambdas.
+/// @code
+/// using x_view = hetero::data_view<Kokkos::Cuda, Kokkos::View<double*, Kokkos::HostSpace>>;
+/// graph.spawn("twice", hetero::device(), hetero::updates(x), [](const Kokkos::Cuda& space, x_view d) {
+///   Kokkos::parallel_for("twice", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, d.extent(0)),
+///                        KOKKOS_LAMBDA(int i) { d(i) *= 2; });
+/// });
+/// @endcode
+template <class Space, task_data_view View, bool ReadOnly = false>
+using data_view = typename task_data<View>::template view_in<typename Space::memory_space, ReadOnly>;
+
 /// Tiles of one matrix (or any array of equally shaped Views), `Rank` indices per tile, each
 /// tile owned by one rank: its owner holds its memory and alone runs the tasks that write it;
 /// the other ranks get copies of the versions they read. `L(i, k)` is tile (i, k) as task

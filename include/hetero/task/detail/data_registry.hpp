@@ -314,8 +314,6 @@ class data_registry {
       if (d.label)
         d.label->record(place == host_place ? task_side::host : task_side::device, d.bytes,
                         static_cast<double>(elapsed) * 1e-9);
-    } else if (d.kind == data_node_kind::send_done) {
-      unpin(d, host_place, d.uses.size());
     } else if (d.kind == data_node_kind::receive_done) {
       data_state& s = *d.uses.front().data;
       std::lock_guard lock(s.mutex);
@@ -330,9 +328,10 @@ class data_registry {
     for (const data_use& u : d.uses) u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
   }
 
-  /// A send's start: the host copy of `s` holds the current version (moved back from a
-  /// device if needed) and stays pinned until the send completes (`finish` of its done node).
-  void* host_for_send(data_state& s) { return make_host_current(s, true); }
+  /// A send's start: the host copy of `s` holds the current version (moved back from a device
+  /// if needed). It stays current while the send reads it: writers wait for the send's done
+  /// node, and a host copy is never evicted.
+  void* host_for_send(data_state& s) { return make_host_current(s, false); }
 
   /// A receive's start: where the tile arrives.
   static void* host_for_receive(data_state& s) noexcept { return s.copies[host_place].ptr; }

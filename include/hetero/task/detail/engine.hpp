@@ -587,6 +587,7 @@ class graph_engine {
   template <class SetBody>
   void declare_with_data(task_spec& spec, SetBody&& set_body) {
     check_declaring("task_graph::spawn");
+    HETERO_EXPECTS(!m_replaying, "task_graph::spawn during a replay: call wait() first");
     if (m_recording)
       raise<invalid_argument>("task '", spec.label,
                               "' has data clauses (reads, writes, updates) or a host_or_device body, which "
