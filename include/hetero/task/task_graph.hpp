@@ -135,11 +135,7 @@ class task_graph {
           if constexpr (Data::size > 0 || Kind == detail::body_kind::either) {
             constexpr int form = Kind == detail::body_kind::cpu ? 0 : Kind == detail::body_kind::device ? 1 : 2;
             m_engine->declare(spec, [&](detail::node& n) {
-              std::vector<const detail::data_state*> pieces;
-              for (std::size_t i = 0; i < spec.size(); ++i)
-                if (spec[i].data) pieces.push_back(spec[i].data);
-              detail::set_data_body<DeviceSpace, form, Data>(n, std::move(pieces), spec.data_args,
-                                                             std::forward<Body>(body));
+              detail::set_data_body<DeviceSpace, form, Data>(n, spec.data_args, std::forward<Body>(body));
             });
           } else {
             m_engine->declare(spec, [&](detail::node& n) {

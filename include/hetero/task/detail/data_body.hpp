@@ -17,10 +17,36 @@
 #include <utility>
 #include <vector>
 
+#include "hetero/core/error.hpp"
 #include "hetero/task/data.hpp"
 #include "hetero/task/detail/node.hpp"
 
 namespace hetero::detail {
+
+/// The Views of a range argument: up to 8 inline (the common case: no allocation per task),
+/// more on the heap.
+template <class V>
+class view_list {
+ public:
+  void reserve(std::size_t n) {
+    if (n > m_inline.size()) m_heap.reserve(n);
+  }
+  void push_back(const V& v) {
+    if (m_heap.capacity() > 0) {
+      m_heap.push_back(v);
+    } else {
+      m_inline[m_count++] = v;
+    }
+  }
+  [[nodiscard]] std::span<const V> span() const noexcept {
+    return m_heap.capacity() > 0 ? std::span<const V>(m_heap) : std::span<const V>(m_inline.data(), m_count);
+  }
+
+ private:
+  std::array<V, 8> m_inline{};
+  std::size_t m_count = 0;
+  std::vector<V> m_heap;
+};
 
 /// What a body receives for one argument: a View stays a View, the Views of a range become a
 /// span of them.
@@ -29,78 +55,82 @@ const V& as_argument(const V& v) noexcept {
   return v;
 }
 template <class V>
-std::span<const V> as_argument(const std::vector<V>& v) noexcept {
-  return {v.data(), v.size()};
+std::span<const V> as_argument(const view_list<V>& v) noexcept {
+  return v.span();
 }
 
 /// A body `Body` of kind `Kind` (0: cpu, 1: device, 2: either, a `host_or_device_body`)
-/// receiving the data `Args`: `pieces` in clause order, argument `a` made of pieces
-/// `first[a]` to `first[a + 1] - 1`.
+/// receiving the data `Args`: the node's data uses in clause order (`node_data::uses`),
+/// argument `a` made of uses `first[a]` to `first[a + 1] - 1`.
 template <class Space, int Kind, class Args, class Body>
 struct data_task {
   Body body;
-  std::vector<const data_state*> pieces;
-  std::array<std::uint32_t, Args::size + 1> first{};
+  std::array<std::uint16_t, Args::size + 1> first{};
 
   void operator()(node& self, const void* device) {
-    const int place = self.extra.data.place;
+    const node_data& d = self.extra.data;
     if constexpr (Kind == 0) {
-      call_host(body, place);
+      call_host(body, d);
     } else if constexpr (Kind == 1) {
-      call_device(body, *static_cast<const Space*>(device), place);
+      call_device(body, *static_cast<const Space*>(device), d);
     } else if (device) {
-      call_device(body.device, *static_cast<const Space*>(device), place);
+      call_device(body.device, *static_cast<const Space*>(device), d);
     } else {
-      call_host(body.host, place);
+      call_host(body.host, d);
     }
   }
 
  private:
-  // The View (or the Views of a range) of argument `I` in `place`, as `Memory` holds it.
+  // The View (or the Views of a range) of argument `I` where the node runs, as `Memory` holds it.
   template <class Memory, std::size_t I, class A>
-  auto argument(int place) const {
+  auto argument(const node_data& d) const {
     using view = arg_view<Memory, A>;
     if constexpr (A::range) {
-      std::vector<view> views;
+      view_list<view> views;
       views.reserve(first[I + 1] - first[I]);
-      for (std::uint32_t k = first[I]; k < first[I + 1]; ++k) views.push_back(data_view<view>(*pieces[k], place));
+      for (std::uint32_t k = first[I]; k < first[I + 1]; ++k)
+        views.push_back(data_view<view>(*d.uses[k].data, d.place));
       return views;
     } else {
-      return data_view<view>(*pieces[first[I]], place);
+      return data_view<view>(*d.uses[first[I]].data, d.place);
     }
   }
 
   template <class Memory, class... A>
-  auto arguments(data_args<A...>, int place) const {
+  auto arguments(data_args<A...>, const node_data& d) const {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::make_tuple(argument<Memory, I, A>(place)...);
+      return std::make_tuple(argument<Memory, I, A>(d)...);
     }
     (std::make_index_sequence<sizeof...(A)>{});
   }
 
   template <class F>
-  void call_host(F& f, int place) const {
-    auto values = arguments<Kokkos::HostSpace>(Args{}, place);
+  void call_host(F& f, const node_data& d) const {
+    auto values = arguments<Kokkos::HostSpace>(Args{}, d);
     std::apply([&](const auto&... v) { std::invoke(f, as_argument(v)...); }, values);
   }
   template <class F>
-  void call_device(F& f, const Space& space, int place) const {
-    auto values = arguments<typename Space::memory_space>(Args{}, place);
+  void call_device(F& f, const Space& space, const node_data& d) const {
+    auto values = arguments<typename Space::memory_space>(Args{}, d);
     std::apply([&](const auto&... v) { std::invoke(f, space, as_argument(v)...); }, values);
   }
 };
 
-/// Stores `body` as the body of `n`, receiving the Views of `pieces` (argument `a` made of
-/// `counts[a]` of them).
-template <class Space, int Kind, class Args, class Body>
-void set_data_body(node& n, std::vector<const data_state*> pieces, const std::vector<std::uint32_t>& counts,
-                   Body&& body) {
+/// Stores `body` as the body of `n`, receiving the Views of the node's data uses (argument `a`
+/// made of `counts[a]` of them).
+template <class Space, int Kind, class Args, class Body, std::size_t N>
+void set_data_body(node& n, const std::array<std::uint32_t, N>& counts, Body&& body) {
   using task_type = data_task<Space, Kind, Args, std::decay_t<Body>>;
   struct call {
     void operator()(task_type& b, node& self, const void* device) const { b(self, device); }
   };
-  task_type t{std::forward<Body>(body), std::move(pieces), {}};
-  for (std::size_t a = 0; a < Args::size; ++a) t.first[a + 1] = t.first[a] + counts[a];
+  task_type t{std::forward<Body>(body), {}};
+  std::size_t total = 0;
+  for (std::size_t a = 0; a < Args::size; ++a) {
+    total += counts[a];
+    HETERO_EXPECTS(total <= 65535, "a task names ", total, " pieces of task data; allowed: at most 65535");
+    t.first[a + 1] = static_cast<std::uint16_t>(total);
+  }
   store_body<call>(n, std::move(t));
 }
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -118,10 +119,24 @@ class data_registry {
     m_states.push_back(s);
   }
 
-  /// A tile of another rank is about to be received here for the first time: its host copy.
-  static void ensure_host_copy(data_state& s) {
+  /// A tile of another rank is about to be received here for the first time: its host copy
+  /// (declaring thread). Copies of tiles with neighbouring ids (tiles side by side in a row of
+  /// a tile array) are carved from one block of `slab_tiles`, in id order, so that a task
+  /// reading several of them gets them side by side, as the owner holds its own (one GEMM over
+  /// 4 tiles rather than 4).
+  void ensure_host_copy(data_state& s) {
     if (s.copies[host_place].ptr) return;
-    s.copies[host_place].ptr = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copy", s.bytes);
+    host_slab& slab = m_slabs[s.id / slab_tiles];
+    if (!slab.base) {
+      slab.bytes = s.bytes;
+      slab.base = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copies", slab_tiles * s.bytes);
+    }
+    if (slab.bytes == s.bytes) {
+      s.copies[host_place].ptr = static_cast<std::byte*>(slab.base) + (s.id % slab_tiles) * s.bytes;
+      ++slab.users;
+    } else {  // the block's first tile was of another array, of another size
+      s.copies[host_place].ptr = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copy", s.bytes);
+    }
     s.host_allocated = true;
   }
 
@@ -149,6 +164,10 @@ class data_registry {
   /// The error of a registration dropped too early, once (empty: none).
   [[nodiscard]] std::string take_drop_error() { return std::exchange(m_dropped, {}); }
 
+  /// A task with a host and a device body was declared: from now on the work queued on each
+  /// side is counted (the other tasks' expected times), for placing it.
+  void placing() noexcept { m_placing.store(true, std::memory_order_relaxed); }
+
   /// The record where tasks labelled `label` keep their times.
   label_record* label(std::string_view label) {
     auto it = m_labels.find(label);
@@ -175,7 +194,7 @@ class data_registry {
     for (const auto& s : m_states) {
       const bool mine = s->owner < 0 || s->owner == m_rank;
       if (mine) {
-        (void)make_host_current(*s, false);
+        (void)make_host_current(*s);
       }
       std::lock_guard lock(s->mutex);
       for (int p = 1; p < max_places; ++p) s->copies[static_cast<std::size_t>(p)].valid = false;
@@ -186,7 +205,7 @@ class data_registry {
   }
 
   /// `wait(data)`: the host copy is made current (the graph may go on using the others).
-  void read_back(data_state& s) { (void)make_host_current(s, false); }
+  void read_back(data_state& s) { (void)make_host_current(s); }
 
   /// What moved and where tasks ran.
   [[nodiscard]] task_statistics statistics() const {
@@ -223,7 +242,8 @@ class data_registry {
     if (d.kind != data_node_kind::task) return;
     if (either) n.kind = pick_side(n) == task_side::device ? node_kind::device : node_kind::cpu;
     const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
-    if (d.label) {
+    // The work queued on each side matters to tasks with both bodies only.
+    if (d.label && m_placing.load(std::memory_order_relaxed)) {
       const label_record::outlook o = d.label->peek(d.bytes);
       const double s = o.seconds[static_cast<std::size_t>(side)];
       d.estimate_ns = s > 0 ? static_cast<std::int64_t>(s * 1e9) : 0;
@@ -300,16 +320,18 @@ class data_registry {
         }
       }
       for (const data_use& u : d.uses) {
-        std::unique_lock lock(u.data->mutex);
-        data_copy& c = u.data->copies[static_cast<std::size_t>(place)];
-        if (writes_new(u.mode)) {
-          for (int p = 0; p < max_places; ++p)
-            if (p != place) u.data->copies[static_cast<std::size_t>(p)].valid = false;
-          c.valid = true;
+        {
+          std::lock_guard lock(u.data->mutex);
+          data_copy& c = u.data->copies[static_cast<std::size_t>(place)];
+          if (writes_new(u.mode)) {
+            for (int p = 0; p < max_places; ++p)
+              if (p != place) u.data->copies[static_cast<std::size_t>(p)].valid = false;
+            c.valid = true;
+          }
+          if (place != host_place) unpin_copy(*u.data, c, place);
         }
-        lock.unlock();
+        if (place != host_place) touch(place, *u.data);
       }
-      unpin(d, place, d.uses.size());
       d.acquired = false;
       if (d.label)
         d.label->record(place == host_place ? task_side::host : task_side::device, d.bytes,
@@ -331,7 +353,7 @@ class data_registry {
   /// A send's start: the host copy of `s` holds the current version (moved back from a device
   /// if needed). It stays current while the send reads it: writers wait for the send's done
   /// node, and a host copy is never evicted.
-  void* host_for_send(data_state& s) { return make_host_current(s, false); }
+  void* host_for_send(data_state& s) { return make_host_current(s); }
 
   /// A receive's start: where the tile arrives.
   static void* host_for_receive(data_state& s) noexcept { return s.copies[host_place].ptr; }
@@ -401,10 +423,15 @@ class data_registry {
   // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
   // pins it there. False when a device memory has no room now.
   bool make_usable(data_state& s, data_mode mode, int place, const device_slot* slot) {
+    // A host copy is never evicted and needs no pin: a task reading it keeps it current (writers
+    // wait for the task), and one writing it without reading makes the other copies stale at
+    // once, so that no eviction writes a device copy back over what it writes.
     if (place == host_place) {
-      if (reads_old(mode)) return make_host_current(s, true) != nullptr;
-      std::lock_guard lock(s.mutex);
-      ++s.copies[host_place].pins;
+      if (!reads_old(mode)) {
+        std::lock_guard lock(s.mutex);
+        for (int p = 1; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = false;
+      }
+      if (reads_old(mode)) (void)make_host_current(s);
       return true;
     }
     std::unique_lock lock(s.mutex);
@@ -441,7 +468,7 @@ class data_registry {
       // The current version is elsewhere. From another device memory it goes through the host.
       if (!h.valid || h.filling) {
         lock.unlock();
-        (void)make_host_current(s, false);
+        (void)make_host_current(s);
         lock.lock();
         continue;
       }
@@ -465,8 +492,8 @@ class data_registry {
   }
 
   // Makes the host copy of `s` current (a move from the device holding the newest version, if
-  // needed); with `keep_pinned` it stays pinned. Returns the host copy.
-  void* make_host_current(data_state& s, bool keep_pinned) {
+  // needed). Returns the host copy.
+  void* make_host_current(data_state& s) {
     std::unique_lock lock(s.mutex);
     while (true) {
       data_copy& h = s.copies[host_place];
@@ -475,7 +502,6 @@ class data_registry {
         continue;
       }
       if (h.valid) {
-        if (keep_pinned) ++h.pins;
         return h.ptr;
       }
       int from = -1;
@@ -507,13 +533,12 @@ class data_registry {
       h.filling = false;
       h.valid = true;
       unpin_copy(s, c, from);
-      if (keep_pinned) ++h.pins;
       return h.ptr;
     }
   }
 
   // Waits a moment for another thread's move, without holding the piece's mutex.
-  static void relock_later(std::unique_lock<std::mutex>& lock) {
+  static void relock_later(std::unique_lock<spin_mutex>& lock) {
     lock.unlock();
     std::this_thread::yield();
     lock.lock();
@@ -530,6 +555,7 @@ class data_registry {
   // Releases the first `count` uses of `d` pinned in `place`; device copies become the most
   // recently used.
   void unpin(node_data& d, int place, std::size_t count) {
+    if (place == host_place) return;  // host copies are not pinned
     for (std::size_t i = 0; i < count; ++i) {
       data_state& s = *d.uses[i].data;
       {
@@ -706,7 +732,7 @@ class data_registry {
   void forget(data_state& s, bool write_back) {
     if (write_back && (s.owner < 0 || s.owner == m_rank)) {
       try {
-        (void)make_host_current(s, false);
+        (void)make_host_current(s);
       } catch (...) {  // best effort: the graph is going away
       }
     }
@@ -722,12 +748,31 @@ class data_registry {
       c.valid = false;
     }
     if (s.host_allocated) {
-      Kokkos::kokkos_free<Kokkos::HostSpace>(s.copies[host_place].ptr);
+      auto it = m_slabs.find(s.id / slab_tiles);
+      const auto* in_slab = it == m_slabs.end() ? nullptr : static_cast<std::byte*>(it->second.base);
+      auto* p = static_cast<std::byte*>(s.copies[host_place].ptr);
+      if (in_slab && p >= in_slab && p < in_slab + slab_tiles * it->second.bytes) {
+        if (--it->second.users == 0) {
+          Kokkos::kokkos_free<Kokkos::HostSpace>(it->second.base);
+          m_slabs.erase(it);
+        }
+      } else {
+        Kokkos::kokkos_free<Kokkos::HostSpace>(p);
+      }
       s.copies[host_place].ptr = nullptr;
       s.host_allocated = false;
     }
     s.registry = nullptr;
   }
+
+  // Host copies of tiles of other ranks, carved in blocks of neighbouring ids.
+  static constexpr std::uint64_t slab_tiles = 8;
+  struct host_slab {
+    void* base = nullptr;
+    std::size_t bytes = 0;
+    int users = 0;
+  };
+  std::unordered_map<std::uint64_t, host_slab> m_slabs;
 
   data_ops m_ops;
   std::vector<std::unique_ptr<device_slot>>& m_slots;
@@ -740,6 +785,7 @@ class data_registry {
   std::vector<label_record*> m_label_order;
   std::string m_dropped;
 
+  std::atomic<bool> m_placing{false};
   std::array<std::atomic<std::int64_t>, 2> m_busy_ns{};                 // queued and running work per side
   std::array<std::atomic<double>, 2> m_seconds_per_byte{1e-10, 1e-10};  // 10 GB/s until measured
   counter m_to_device, m_to_host, m_from_ranks, m_to_ranks;

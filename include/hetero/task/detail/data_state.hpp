@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hetero/task/detail/event_state.hpp"
+#include "hetero/task/detail/spin_mutex.hpp"
 
 namespace hetero::detail {
 
@@ -72,7 +73,9 @@ struct data_state {
   data_registry* registry = nullptr;                  ///< null once the graph is gone
   bool host_allocated = false;                        ///< copies[host_place].ptr was allocated by hetero
 
-  std::mutex mutex;  ///< guards `copies`
+  /// Guards `copies`: taken a few times per task, for a few dozen instructions (a copy is made
+  /// outside it, its target marked `filling`).
+  spin_mutex mutex;
   std::array<data_copy, max_places> copies{};
 
   /// Tasks (and transfers) declared with it and not finished (any thread decrements).

@@ -16,6 +16,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -640,7 +641,10 @@ class graph_engine {
         d.bytes += a.data->bytes;
         a.data->unfinished.fetch_add(1, std::memory_order_relaxed);
       }
-      if (spec.either) n->kind = node_kind::cpu;
+      if (spec.either) {
+        n->kind = node_kind::cpu;
+        m_data.placing();
+      }
       mark(*n, spec.either);
       std::forward<SetBody>(set_body)(*n);
     }
@@ -682,13 +686,16 @@ class graph_engine {
   }
 
   // Two nodes per move: a start that posts it (a transfer: runs even in a cancelled graph, the
-  // other rank waits for it) and a done node, polled like an adopted operation.
+  // other rank waits for it) and a done node, which the channel completes with the operation.
   std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
-                                         data_mode mode, std::string label, std::unique_ptr<transfer_op> op) {
+                                         data_mode mode, std::string label) {
     node* start = acquire_node();
     start->kind = node_kind::transfer;
     start->sequence = ++m_declared;
     start->extra.label = label;
+    // Posting a move is short and another rank waits for it: it goes before every ready task.
+    start->urgent = true;
+    start->priority = std::numeric_limits<std::int32_t>::max();
     node* done = acquire_node();
     done->kind = node_kind::external;
     done->sequence = ++m_declared;
@@ -701,57 +708,52 @@ class graph_engine {
       mark(*x, false);
       s.unfinished.fetch_add(1, std::memory_order_relaxed);
     }
-    set_source(*done, transfer_source{std::move(op)});
     return {start, done};
   }
 
-  void declare_send(data_state& s, int to) {
-    auto op = std::make_unique<transfer_op>(false);
-    transfer_op* raw = op.get();
-    auto [start, done] = transfer_nodes(s, data_node_kind::send_start, data_node_kind::send_done, data_mode::read,
-                                        "send " + s.name + " to rank " + std::to_string(to), std::move(op));
-    set_body<void>(*start, [data = &m_data, piece = &s, raw, to, comm = m_data_comm.get()] {
-      void* host = nullptr;
+  // The body of a transfer's start: posts the move (a failed post still completes its done
+  // node, so that wait() ends and reports the failure).
+  template <class Buffer>
+  void set_transfer_body(node& start, node* done, data_state& s, bool receive, int peer, Buffer buffer) {
+    set_body<void>(start, [data = &m_data, channel = &m_channel, piece = &s, done, receive, peer, buffer,
+                           comm = m_data_comm.get()] {
+      MPI_Request request = MPI_REQUEST_NULL;
       try {
-        host = data->host_for_send(*piece);
-        raw->post(host, piece->bytes, to, tile_tag(piece->id), comm);
+        request = post_transfer(receive, buffer(*data, *piece), piece->bytes, peer, tile_tag(piece->id), comm);
       } catch (...) {
-        raw->abandon();
+        channel->add_transfer(done, MPI_REQUEST_NULL, receive);
         throw;
       }
-      data->count_transfer(false, piece->bytes);
+      channel->add_transfer(done, request, receive);
+      data->count_transfer(receive, piece->bytes);
     });
+  }
+
+  void declare_send(data_state& s, int to) {
+    auto [start, done] = transfer_nodes(s, data_node_kind::send_start, data_node_kind::send_done, data_mode::read,
+                                        "send " + s.name + " to rank " + std::to_string(to));
+    set_transfer_body(*start, done, s, false, to,
+                      [](data_registry& data, data_state& piece) { return data.host_for_send(piece); });
     start->append_successor(done);
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::read(h, start, false);
     const int done_edges = dependency_tracker::read(h, done, false);
     m_scheduler.add_waiting_remote(1);
-    m_channel.add_external(done);
     release(start, start_edges);
     release(done, done_edges + 2);  // + the start, + the operation
   }
 
   void declare_receive(data_state& s) {
-    data_registry::ensure_host_copy(s);
-    auto op = std::make_unique<transfer_op>(true);
-    transfer_op* raw = op.get();
+    m_data.ensure_host_copy(s);
     auto [start, done] =
         transfer_nodes(s, data_node_kind::receive_start, data_node_kind::receive_done, data_mode::write,
-                       "receive " + s.name + " from rank " + std::to_string(s.owner), std::move(op));
-    set_body<void>(*start, [data = &m_data, piece = &s, raw, comm = m_data_comm.get()] {
-      try {
-        raw->post(data_registry::host_for_receive(*piece), piece->bytes, piece->owner, tile_tag(piece->id), comm);
-      } catch (...) {
-        raw->abandon();
-        throw;
-      }
-      data->count_transfer(true, piece->bytes);
-    });
+                       "receive " + s.name + " from rank " + std::to_string(s.owner));
+    set_transfer_body(*start, done, s, true, s.owner,
+                      [](data_registry&, data_state& piece) { return data_registry::host_for_receive(piece); });
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::write(h, start, false);
     const int done_edges = dependency_tracker::write(h, done, false);  // after the start (output dependency)
     m_scheduler.add_waiting_remote(1);
-    m_channel.add_external(done);
     release(start, start_edges);
     release(done, done_edges + 1);  // + the operation
   }

@@ -101,6 +101,19 @@ class remote_channel {
 
   ~remote_channel() {
     if (mpi_finalized()) return;  // MPI is gone: nothing can be cancelled or freed any more
+    // Tile moves of a broken run: receives are cancelled, sends left to complete (their buffer
+    // is the tile, which outlives them in a correct program).
+    take_posted_transfers();
+    for (std::size_t i = 0; i < m_transfer_requests.size(); ++i) {
+      MPI_Request& r = m_transfer_requests[i];
+      if (r == MPI_REQUEST_NULL) continue;
+      if (m_transfers[i].receive) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request_free(&r);
+      }
+    }
     for (auto& r : m_requests) {
       if (r == MPI_REQUEST_NULL) continue;
       MPI_Cancel(&r);
@@ -154,6 +167,16 @@ class remote_channel {
   void add_external(node* n) {
     std::lock_guard lock(m_mutex);
     m_externals.push_back(n);
+    m_active.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Any thread: the move of a tile `n` stands for was posted as `request` (a receive or a
+  /// send); `n` arrives when it completes, found with the others by one MPI_Testsome per round.
+  /// A null request (the post failed) arrives at the next round.
+  void add_transfer(node* n, MPI_Request request, bool receive) {
+    std::lock_guard lock(m_transfer_mutex);
+    m_posted_transfers.push_back({n, request, receive});
+    m_transfers_in_flight.fetch_add(1, std::memory_order_release);
     m_active.fetch_add(1, std::memory_order_release);
   }
 
@@ -280,6 +303,8 @@ class remote_channel {
       if (!m_send_requests.empty()) progressed = test_sends() || progressed;
       if (m_rounds > 0 && !m_barrier_done.load(std::memory_order_relaxed)) advance_barrier();
     }
+    if (m_transfers_in_flight.load(std::memory_order_acquire) > 0)
+      progressed = progress_transfers(on_arrival) || progressed;
     for (std::size_t i = 0; i < m_externals.size();) {
       node* n = m_externals[i];
       if (n->poll(*n)) {
@@ -293,6 +318,64 @@ class remote_channel {
         ++i;
       }
     }
+    return progressed;
+  }
+
+  // Moves the transfers posted since the last round into the tested list.
+  void take_posted_transfers() {
+    std::lock_guard lock(m_transfer_mutex);
+    for (const transfer& t : m_posted_transfers) {
+      m_transfers.push_back(t);
+      m_transfer_requests.push_back(t.request);
+    }
+    m_posted_transfers.clear();
+  }
+
+  // One MPI_Testsome over the posted tile moves; the completed ones arrive.
+  template <class F>
+  bool progress_transfers(F& on_arrival) {
+    take_posted_transfers();
+    bool progressed = false;
+    const auto arrive = [&](std::size_t i) {
+      m_transfers[i].request = MPI_REQUEST_NULL;
+      m_transfers_in_flight.fetch_sub(1, std::memory_order_release);
+      m_active.fetch_sub(1, std::memory_order_release);
+      m_arrivals.fetch_add(1, std::memory_order_relaxed);
+      on_arrival(m_transfers[i].waiting, true, false);
+      progressed = true;
+    };
+    bool any_posted = false;
+    for (std::size_t i = 0; i < m_transfers.size(); ++i) {
+      if (m_transfers[i].waiting == nullptr) continue;
+      if (m_transfer_requests[i] == MPI_REQUEST_NULL) {  // a post that failed
+        arrive(i);
+        m_transfers[i].waiting = nullptr;
+      } else {
+        any_posted = true;
+      }
+    }
+    if (any_posted) {
+      int count = 0;
+      m_done_indices.resize(m_transfer_requests.size());
+      const request_errors_returned returned;
+      HETERO_MPI_CHECK(MPI_Testsome, static_cast<int>(m_transfer_requests.size()), m_transfer_requests.data(),
+                       &count, m_done_indices.data(), MPI_STATUSES_IGNORE);
+      for (int k = 0; count != MPI_UNDEFINED && k < count; ++k) {
+        const auto i = static_cast<std::size_t>(m_done_indices[static_cast<std::size_t>(k)]);
+        arrive(i);
+        m_transfers[i].waiting = nullptr;
+      }
+    }
+    // Drop the finished entries.
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < m_transfers.size(); ++i) {
+      if (m_transfers[i].waiting == nullptr) continue;
+      m_transfers[kept] = m_transfers[i];
+      m_transfer_requests[kept] = m_transfer_requests[i];
+      ++kept;
+    }
+    m_transfers.resize(kept);
+    m_transfer_requests.resize(kept);
     return progressed;
   }
 
@@ -408,6 +491,18 @@ class remote_channel {
   std::array<char, report_capacity> m_report_buffer{};
   std::unordered_map<remote_key, inbox_entry, remote_key_hash> m_inbox;
   std::vector<node*> m_externals;
+
+  // Tile moves (task data): posted by workers into m_posted_transfers, tested by the baton holder.
+  struct transfer {
+    node* waiting = nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    bool receive = false;
+  };
+  std::mutex m_transfer_mutex;  // guards m_posted_transfers
+  std::vector<transfer> m_posted_transfers;
+  std::vector<transfer> m_transfers;  // m_transfer_requests[i] belongs to m_transfers[i]
+  std::vector<MPI_Request> m_transfer_requests;
+  std::atomic<std::int64_t> m_transfers_in_flight{0};  // posted and not arrived
 
   std::vector<std::unique_ptr<send_slot>> m_send_slots;
   std::vector<send_slot*> m_free_slots;

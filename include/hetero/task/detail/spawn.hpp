@@ -120,13 +120,13 @@ template <data_mode Mode, class... Views>
 void collect(task_spec& spec, const data_clause<Mode, Views...>& c) {
   for (data_state* p : c.pieces()) {
     collect_piece<Mode>(spec, p);
-    spec.data_args.push_back(1);
+    spec.data_args[spec.data_arg_count++] = 1;
   }
 }
 template <data_mode Mode, class View>
 void collect(task_spec& spec, const data_range_clause<Mode, View>& c) {
   for (data_state* p : c.pieces()) collect_piece<Mode>(spec, p);
-  spec.data_args.push_back(static_cast<std::uint32_t>(c.pieces().size()));
+  spec.data_args[spec.data_arg_count++] = static_cast<std::uint32_t>(c.pieces().size());
 }
 template <class Label>
 requires label_like<Label>
@@ -161,6 +161,9 @@ void spawn_task(Declare&& declare, Args&&... args) {
   }
   (std::make_index_sequence<clauses>{});
   using data = typename clause_args<std::make_index_sequence<clauses>, Args...>::type;
+  static_assert(
+      data::size <= 16,
+      "hetero: a task takes at most 16 pieces or ranges of task data; pass a range (reads(vector)) for more");
   constexpr body_kind kind = classify_body<Space, body_type, is_device, data>();
   task_spec spec;
   [&]<std::size_t... I>(std::index_sequence<I...>) { (collect(spec, std::get<I>(all)), ...); }

@@ -27,6 +27,9 @@ class spin_mutex {
       }
     }
   }
+  bool try_lock() noexcept {
+    return !m_locked.load(std::memory_order_relaxed) && !m_locked.exchange(true, std::memory_order_acquire);
+  }
   void unlock() noexcept { m_locked.store(false, std::memory_order_release); }
 
  private:

@@ -36,8 +36,10 @@ struct task_spec {
   bool either = false;  ///< a host and a device body: the data registry picks the side
   int pinned = -1;
   int priority = 0;
-  std::size_t data = 0;                  ///< accesses of task data among the accesses
-  std::vector<std::uint32_t> data_args;  ///< how many pieces each argument of the body has
+  std::size_t data = 0;  ///< accesses of task data among the accesses
+  /// How many pieces each argument of the body has (`data_arg_count` of them).
+  std::array<std::uint32_t, 16> data_args{};
+  std::size_t data_arg_count = 0;
 
   void add(const access_spec& a) {
     if (a.data) ++data;
