@@ -367,10 +367,14 @@ class data_registry {
   task_side pick_side(node& n) {
     node_data& d = n.extra.data;
     if (d.bytes > device_capacity()) return task_side::host;
+    // A worker waits for each device task it launches: while the devices have work, that many
+    // workers are not host lanes.
     const int slots = static_cast<int>(m_slots.size());
+    const std::int64_t device_work = m_busy_ns[1].load(std::memory_order_relaxed);
+    const int host_lanes = device_work > 0 ? std::max(1, m_workers - slots) : m_workers;
     std::array<double, 2> busy{
-        static_cast<double>(m_busy_ns[0].load(std::memory_order_relaxed)) * 1e-9 / m_workers,
-        static_cast<double>(m_busy_ns[1].load(std::memory_order_relaxed)) * 1e-9 / std::max(1, slots)};
+        static_cast<double>(m_busy_ns[0].load(std::memory_order_relaxed)) * 1e-9 / host_lanes,
+        static_cast<double>(device_work) * 1e-9 / std::max(1, slots)};
     std::size_t to_device = 0, to_host = 0;
     for (const data_use& u : d.uses) {
       if (!reads_old(u.mode)) continue;
