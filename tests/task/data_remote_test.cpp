@@ -124,6 +124,13 @@ TEST_CASE("a task writing a tile on a rank that does not own it is refused there
   graph.wait();
   CHECK(ran == (me == 1 ? 1 : 0));
   if (me == 1) CHECK(mine[1](0) == 42);
+  // wait(data) reads a tile back on its owner only.
+  if (me != 1) {
+    CHECK_THROWS_WITH(graph.wait(tiles(1)), ContainsSubstring("wait(data) of tile W[1] on rank " +
+                                                              std::to_string(me) + ", which rank 1 owns"));
+  } else {
+    CHECK_NOTHROW(graph.wait(tiles(1)));
+  }
 }
 
 TEST_CASE("tile arrays made differently on different ranks are refused on every rank", "[task][data][mpi]") {

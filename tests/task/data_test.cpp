@@ -373,3 +373,25 @@ TEST_CASE("moves are regions hetero:task:move:<data> of a trace", "[task][data]"
   const auto parts = regions->parts();
   CHECK(parts == std::vector<std::string>{"x", "x"});  // to the device, and back for the host task
 }
+
+TEST_CASE("a device task whose pieces together exceed the cap, and a tile named after its graph, are refused",
+          "[task][data]") {
+  std::vector<host_view> views{host_view("a", 48), host_view("b", 48)};  // 384 bytes each
+  hetero::tile_array<host_view, 1> tiles;
+  {
+    graph_type graph({.workers = 2, .comm = MPI_COMM_SELF, .device_memory = 512});
+    auto a = graph.data("a", views[0]);
+    auto b = graph.data("b", views[1]);
+    CHECK_THROWS_WITH(
+        graph.spawn("both", hetero::device(), hetero::reads(a), hetero::updates(b),
+                    [](const Kokkos::Serial&, auto, auto) {}),
+        ContainsSubstring("device task 'both' uses 768 bytes of task data, more than a device memory may "
+                          "hold (512"));
+    tiles = graph.tiles(
+        "T", {2}, {48}, [](std::int64_t) { return 0; },
+        [&](std::int64_t t) { return views[static_cast<std::size_t>(t)]; });
+    (void)tiles(0);
+    graph.wait();
+  }
+  CHECK_THROWS_WITH((void)tiles(1), ContainsSubstring("belongs to a task_graph that no longer exists"));
+}

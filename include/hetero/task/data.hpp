@@ -100,7 +100,8 @@ class task_data {
 
   task_data() = default;
 
-  /// The name given at registration ("A", or "L[2][1]" for a tile).
+  /// The name given at registration ("A", or "L[2][1]" for a tile). The accessors need a
+  /// handle that names data (`operator bool`).
   [[nodiscard]] const std::string& name() const { return m_state->name; }
   /// The rank owning this tile, or -1 for data local to each rank (`graph.data`).
   [[nodiscard]] int owner() const noexcept { return m_state->owner; }
@@ -152,10 +153,10 @@ class tile_array {
   [[nodiscard]] std::int64_t extent(std::size_t d) const noexcept { return d < Rank ? m_shared->count[d] : 0; }
   /// The name given at creation.
   [[nodiscard]] const std::string& name() const noexcept { return m_shared->name; }
-  /// The rank owning tile `(indices...)`.
+  /// The rank owning tile `(indices...)` (registers the tile, as `operator()` does).
   template <std::integral... Index>
   requires(sizeof...(Index) == Rank) [[nodiscard]] int owner(Index... indices) const {
-    return m_shared->owner_of({static_cast<std::int64_t>(indices)...});
+    return m_shared->tile({static_cast<std::int64_t>(indices)...})->owner;
   }
 
   /// What a tile array shares among its handles (made by the graph).
@@ -171,6 +172,7 @@ class tile_array {
     int ranks = 1;
     const void* graph = nullptr;
     detail::data_registry* registry = nullptr;
+    std::weak_ptr<int> alive;  ///< expires with the registry (the graph)
     std::thread::id declaring;
     std::shared_ptr<detail::data_registration> registration = std::make_shared<detail::data_registration>();
 
@@ -190,7 +192,7 @@ class tile_array {
             "tile array '", name,
             "': a tile is named for the first time on a thread other than the one that "
             "made the graph; name tiles where tasks are declared");
-      if (!registry)
+      if (alive.expired())
         detail::raise<invalid_argument>("tile array '", name, "' belongs to a task_graph that no longer exists");
       auto s = std::make_shared<detail::data_state>();
       s->name = name;

@@ -22,10 +22,9 @@ struct host_or_device_body {
 /// the task's data Views in clause order (host memory Views for `host`, device memory Views
 /// after the instance for `device`).
 /// @code
-/// graph.spawn("gemm", hetero::reads(a, b), hetero::updates(c),
-///             hetero::host_or_device([](auto a, auto b, auto c) { host_gemm(a, b, c); },
-///                                    [](const auto& space, auto a, auto b, auto c) { device_gemm(space, a, b, c);
-///                                    }));
+/// const auto on_host = [](auto a, auto b, auto c) { host_gemm(a, b, c); };
+/// const auto on_device = [](const auto& space, auto a, auto b, auto c) { device_gemm(space, a, b, c); };
+/// graph.spawn("gemm", hetero::reads(a, b), hetero::updates(c), hetero::host_or_device(on_host, on_device));
 /// @endcode
 template <class HostBody, class DeviceBody>
 [[nodiscard]] host_or_device_body<std::decay_t<HostBody>, std::decay_t<DeviceBody>> host_or_device(

@@ -18,17 +18,25 @@ struct move_count {
 
 /// The moves of a graph's task data on this rank, per direction.
 struct data_moves {
-  move_count to_device;   ///< host memory to a device memory
-  move_count to_host;     ///< a device memory to host memory (a host task, `wait(data)`, the end of the graph)
-  move_count from_ranks;  ///< tiles received from their owner rank
-  move_count to_ranks;    ///< tiles sent to other ranks
-  std::uint64_t evictions = 0;  ///< device copies dropped to make room under the cap
-  std::uint64_t write_backs =
-      0;  ///< ... of them, the ones that held the only current version (moved to the host first)
+  /// Host memory to a device memory.
+  move_count to_device;
+  /// A device memory to host memory: for a host task, `wait(data)`, the end of the graph, a send
+  /// to another rank, or a write-back before an eviction.
+  move_count to_host;
+  /// Tiles received from their owner rank.
+  move_count from_ranks;
+  /// Tiles sent to other ranks.
+  move_count to_ranks;
+  /// Device copies dropped to make room under the cap.
+  std::uint64_t evictions = 0;
+  /// Of them, the ones that held the only current version (moved to the host first).
+  std::uint64_t write_backs = 0;
 };
 
 /// Where the tasks of one label ran and how long their bodies took (tasks with data clauses or
-/// with a host and a device body; the time of a device task runs from its launch to its fence).
+/// with a host and a device body, "(no label)" for those without one). A body's time runs from
+/// when its data is in place to its end (its device's fence for a device task, which on a GPU
+/// includes the task's own moves still on the stream).
 struct label_statistics {
   std::string label;
   std::uint64_t host_runs = 0;

@@ -57,8 +57,8 @@ inline int current_device() noexcept { return detail::t_current_device; }
 inline bool inside_task() noexcept { return detail::t_inside_task; }
 
 /// A task graph over the ranks of a communicator, with CPU workers and `DeviceSpace` devices.
-/// Constructing it is collective over `options.comm`; so are `remote_events`, `record` and
-/// `wait()` (which returns on every rank once every rank's tasks finished).
+/// Constructing it is collective over `options.comm`; so are `remote_events`, `tiles`, `record`
+/// and `wait()` (which returns on every rank once every rank's tasks finished).
 /// @code
 /// hetero::task_graph graph;                      // every rank, host threads as workers
 /// auto ea = graph.remote_events("EA", nt, nt);   // collective
@@ -113,17 +113,21 @@ class task_graph {
   }
 
   /// Declares a task: an optional label, clauses (`on`, `in`, `out`, `inout`, `device`,
-  /// `priority`) and the body last, called as `body()` (CPU task), `body(device_instance)`
-  /// (device task) or `body(subgraph)` (a task declaring inner tasks: its `out` events are
-  /// written once they all finished, see `hetero::subgraph`); or `hetero::compose(recording)`,
-  /// a recording of this graph run as one task. Every rank declares every task; the ranks of
-  /// `on` (default: all) run it. May run tasks itself when `task_options::window` tasks are
-  /// pending.
+  /// `priority`, and the task data clauses `reads`, `writes`, `updates`) and the body last,
+  /// called as `body()` (CPU task), `body(device_instance)` (device task) or `body(subgraph)` (a
+  /// task declaring inner tasks: its `out` events are written once they all finished, see
+  /// `hetero::subgraph`); or `hetero::compose(recording)`, a recording of this graph run as one
+  /// task; or `hetero::host_or_device(host, device)`, run on the side where it finishes first.
+  /// With data clauses the body also receives one View per piece (a span per range), in clause
+  /// order, after the device instance for a device body. Every rank declares every task; the
+  /// ranks of `on` run it (default: all, or the owner of the tile it writes). May run tasks
+  /// itself when `task_options::window` tasks are pending.
   /// @code
   /// graph.spawn("gemm", hetero::in(a, b), hetero::out(c), [=] { gemm(a_tile, b_tile, c_tile); });
   /// graph.spawn(hetero::device(), hetero::in(c), [=](const Kokkos::OpenMP& space) { kernel(space); });
   /// graph.spawn("block", hetero::out(c), [&](hetero::subgraph<Kokkos::OpenMP>& sg) { declare_inner(sg); });
   /// graph.spawn("step", hetero::inout(c), hetero::compose(step_recording));
+  /// graph.spawn("axpy", hetero::reads(x), hetero::updates(y), [](auto x, auto y) { axpy(x, y); });
   /// @endcode
   template <class... Args>
   void spawn(Args&&... args) {
@@ -156,8 +160,7 @@ class task_graph {
   /// @code
   /// Kokkos::View<double*, Kokkos::HostSpace> x("x", n);
   /// auto data = graph.data("x", x);
-  /// graph.spawn("scale", hetero::updates(data), [](auto x) { for (std::size_t i = 0; i < x.size(); ++i) x(i) *=
-  /// 2; });
+  /// graph.spawn("scale", hetero::updates(data), [](auto v) { v(0) *= 2; });
   /// @endcode
   template <task_data_view View>
   [[nodiscard]] task_data<View> data(std::string name, View view) {
@@ -175,10 +178,11 @@ class task_graph {
 
   /// Tiles spread over the ranks, `count` tiles per dimension, each a View of `extents`: rank
   /// `owner_of(i, ...)` owns tile (i, ...) and holds it in `view_of(i, ...)` (called on the owner
-  /// only, the first time the tile is named); tasks that write a tile run on its owner (unless
-  /// their on(...) says otherwise, which must name the owner), and a rank reading a tile it does
-  /// not own gets the version its writer made, moved once per version and rank. Collective:
-  /// every rank makes the same tile arrays in the same order (checked).
+  /// only, the first time the tile is named); tasks that write a tile run on its owner (an
+  /// on(...) of such a task must name only the owner), and a rank reading a tile it does not own
+  /// gets the version its writer made, moved once per version and rank in a graph. Collective:
+  /// every rank makes the same tile arrays in the same order (checked). Tiles that move between
+  /// ranks have at most 2^31 - 1 bytes, and a graph numbers at most MPI's tag bound of tiles.
   /// @code
   /// auto L = graph.tiles("L", {nt, nt}, {b, b}, [&](std::int64_t i, std::int64_t) { return int(i % p); },
   ///                      [&](std::int64_t i, std::int64_t k) { return my_tile(i, k); });
@@ -227,6 +231,7 @@ class task_graph {
     shared->ranks = size();
     shared->graph = m_engine.get();
     shared->registry = &m_engine->data();
+    shared->alive = m_engine->data().alive();
     shared->declaring = std::this_thread::get_id();
     shared->registration->pieces.resize(static_cast<std::size_t>(total));
     return array_type(std::move(shared));
@@ -234,7 +239,8 @@ class task_graph {
 
   /// Runs tasks until the last task writing `data` declared so far finished (on this rank),
   /// then makes the registered View hold its newest version (the read-back of one piece while
-  /// the graph goes on).
+  /// the graph goes on). Call it where tasks are declared; for a tile, on its owner
+  /// (`invalid_argument` elsewhere).
   template <task_data_view View>
   void wait(const task_data<View>& data) {
     HETERO_EXPECTS(static_cast<bool>(data), "task_graph::wait(data) of an empty task_data");
@@ -270,7 +276,10 @@ class task_graph {
   /// collective). Rethrows the first exception a task of this rank threw (the tasks not
   /// started when it was thrown are skipped, on every rank); raises `hetero::error` on the
   /// other ranks, and `hetero::deadlock_error` on every rank after
-  /// `task_options::no_progress_timeout` without progress.
+  /// `task_options::no_progress_timeout` without progress. Task data: every registered View (and
+  /// owned tile) holds its newest version on return, the device copies and the copies of other
+  /// ranks' tiles are stale (the next graph moves them again); `invalid_argument` names data
+  /// whose handle was destroyed while tasks used it.
   void wait() { m_engine->wait(); }
   /// Runs tasks until the last task (or remote notification) writing `e` declared so far
   /// finished; local to this rank.

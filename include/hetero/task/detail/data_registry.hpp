@@ -2,14 +2,15 @@
 /// The task data of one graph on this rank: which copy of each piece is current, and the moves
 /// that make a task's data valid where it runs. A move happens only when a copy is stale; a
 /// write makes the other copies stale; nothing moves back to the host before a host task,
-/// `wait(data)` or the end of the graph needs it. A device task's inputs start moving when it
+/// `wait(data)`, a send, an eviction or the end of the graph needs it. A device task's inputs start moving when it
 /// becomes ready (prefetch), enqueued on its device instance ahead of its kernels. Device
 /// memories have a cap: the least recently used copy that no task uses is evicted to make room
 /// (written back to the host first when it holds the only current version).
 ///
 /// Locks, always taken in this order: a device memory's mutex, a piece's mutex, a slot's move
-/// queue. No thread waits for a move while holding a piece's mutex: a copy being filled is
-/// marked `filling`, and the others look again.
+/// queue. No thread waits for a move while holding a piece's mutex (a copy being filled is
+/// marked `filling`, and the others look again), except an eviction's write-back, which holds
+/// the memory's and the victim's locks while the only current copy goes to the host.
 #ifndef HETERO_TASK_DETAIL_DATA_REGISTRY_HPP
 #define HETERO_TASK_DETAIL_DATA_REGISTRY_HPP
 
@@ -105,6 +106,10 @@ class data_registry {
     } catch (...) {  // a broken device: its copies are lost
     }
     for (const auto& s : m_states) forget(*s, true);
+    if (m_keep_host_copies) {
+      static std::vector<std::shared_ptr<data_state>> kept;  // read by sends MPI still holds
+      kept.insert(kept.end(), m_states.begin(), m_states.end());
+    }
     for (auto& m : m_memories)
       for (auto& [bytes, ptr] : m->free_blocks) m_ops.deallocate(ptr);
   }
@@ -144,22 +149,53 @@ class data_registry {
   /// uses any more go back to their host memory and leave; the others are named in the error
   /// `wait()` raises (the graph keeps them until then).
   void drop(const std::vector<std::shared_ptr<data_state>>& pieces) {
-    bool left = false;
+    if (std::this_thread::get_id() != m_declaring) {  // a task body held the last handle
+      std::lock_guard lock(m_late_mutex);
+      m_late.insert(m_late.end(), pieces.begin(), pieces.end());
+      return;
+    }
     for (const auto& s : pieces) {
       if (s->registry != this) continue;
       const std::int64_t pending = s->unfinished.load(std::memory_order_acquire);
-      if (pending > 0) {
-        if (m_dropped.empty())
-          m_dropped = "task data '" + s->name + "' was destroyed while " + std::to_string(pending) +
-                      " task(s) or transfer(s) using it had not finished; keep its handle (task_data, tile_array) "
-                      "alive until task_graph::wait() returned";
-        continue;
+      if (pending > 0 && m_dropped.empty())
+        m_dropped = "task data '" + s->name + "' was destroyed while " + std::to_string(pending) +
+                    " task(s) or transfer(s) using it had not finished; keep its handle (task_data, tile_array) "
+                    "alive until task_graph::wait() returned";
+      m_unregistered.push_back(s);
+    }
+    release_unregistered();
+  }
+
+  /// The pieces whose registration was dropped and that no task uses any more leave the graph
+  /// (declaring thread): their newest version goes to their host memory, the moves still
+  /// queued for them (a skipped task's prefetch) land first.
+  void release_unregistered() {
+    {
+      std::lock_guard lock(m_late_mutex);
+      m_unregistered.insert(m_unregistered.end(), m_late.begin(), m_late.end());
+      m_late.clear();
+    }
+    bool flushed = false, left = false;
+    for (const auto& s : m_unregistered) {
+      if (s->registry != this || s->unfinished.load(std::memory_order_acquire) > 0) continue;
+      if (!flushed) {
+        for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
+        flushed = true;
       }
       forget(*s, true);
       left = true;
     }
-    if (left) std::erase_if(m_states, [](const auto& s) { return s->registry == nullptr; });
+    if (!left) return;
+    std::erase_if(m_unregistered, [this](const auto& s) { return s->registry != this; });
+    std::erase_if(m_states, [](const auto& s) { return s->registry == nullptr; });
   }
+
+  /// A send of a broken run was left to MPI: the pieces (the Views they keep alive, which a send
+  /// reads) and host copies outlive the graph, kept until the process ends.
+  void keep_host_copies() noexcept { m_keep_host_copies = true; }
+
+  /// A token that lives as long as the registry (tile arrays check it before naming a tile).
+  [[nodiscard]] std::weak_ptr<int> alive() const noexcept { return m_alive; }
 
   /// The error of a registration dropped too early, once (empty: none).
   [[nodiscard]] std::string take_drop_error() { return std::exchange(m_dropped, {}); }
@@ -202,6 +238,7 @@ class data_registry {
       s->fetched = data_state::none;
       std::fill(s->sent.begin(), s->sent.end(), data_state::none);
     }
+    release_unregistered();
   }
 
   /// `wait(data)`: the host copy is made current (the graph may go on using the others).
@@ -264,7 +301,11 @@ class data_registry {
     if (d.kind != data_node_kind::task) return;
     std::size_t pinned = 0;
     try {
-      bool retried_alone = false;
+      if (place != host_place && d.bytes > memory(place).capacity)
+        raise<invalid_argument>("task '", n.extra.label, "' needs ", d.bytes, " bytes in device memory ",
+                                place - 1, ", which may hold ", memory(place).capacity,
+                                " (task_options::device_memory); allowed: tasks whose data fits the cap");
+      unsigned attempt = 0;
       while (true) {
         bool complete_set = true;
         for (pinned = 0; pinned < d.uses.size(); ++pinned)
@@ -273,19 +314,12 @@ class data_registry {
             break;
           }
         if (complete_set) break;
-        // No room: what this task holds goes back, so that tasks starting on other instances of
-        // the memory cannot hold each other's room; running tasks free theirs when they end.
+        // No room now: what this task holds goes back, so that tasks starting on other instances
+        // of the memory cannot hold each other's room; running tasks free theirs when they end.
+        // Waits of different lengths, so that two such tasks do not retry in step.
         unpin(d, place, pinned);
         pinned = 0;
-        device_memory& m = memory(place);
-        if (m.pinned.load(std::memory_order_acquire) == 0) {
-          if (retried_alone)
-            raise<invalid_argument>("task '", n.extra.label, "' needs ", d.bytes, " bytes in device memory ",
-                                    place - 1, ", which may hold ", m.capacity,
-                                    " (task_options::device_memory); allowed: tasks whose data fits the cap");
-          retried_alone = true;
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        std::this_thread::sleep_for(std::chrono::microseconds(20 + 37 * (++attempt % 8) + (slot->index % 4) * 11));
       }
     } catch (...) {
       unpin(d, place, pinned);
@@ -405,23 +439,35 @@ class data_registry {
       c.filling = true;
       ++h.pins;
       lock.unlock();
-      void* to = nullptr;
       std::uint64_t ticket = 0;
       try {
-        to = c.ptr ? c.ptr : allocate(place, s, true);
-        if (to) ticket = enqueue_to_device(slot, to, h.ptr, s);
+        ticket = fill(s, place, slot, true);
       } catch (...) {  // a prefetch only helps: its task moves the data itself (and reports the error)
-        to = nullptr;
+        ticket = 0;
       }
       lock.lock();
       --h.pins;
       c.filling = false;
-      if (!to) continue;
-      c.ptr = to;
+      if (ticket == 0) continue;
       c.valid = true;
       c.arriving_slot = static_cast<std::int16_t>(slot.index);
       c.arriving_ticket = ticket;
     }
+  }
+
+  // With copy `c` of `s` in device `place` claimed (`filling`, so that nobody else touches it)
+  // and the host copy pinned: gives the copy memory (evicting others; a prefetch evicts only
+  // stale copies) and enqueues the move on `slot`. Returns its number there, 0 when there is no
+  // room now. The memory is the copy's once given, whatever throws after.
+  std::uint64_t fill(data_state& s, int place, const device_slot& slot, bool prefetching) {
+    data_copy& c = s.copies[static_cast<std::size_t>(place)];
+    if (!c.ptr) {
+      void* to = allocate(place, s, prefetching);
+      if (!to) return 0;
+      std::lock_guard lock(s.mutex);
+      c.ptr = to;
+    }
+    return enqueue_to_device(slot, c.ptr, s.copies[host_place].ptr, s);
   }
 
   // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
@@ -461,7 +507,14 @@ class data_registry {
         }
         c.filling = true;
         lock.unlock();
-        void* to = allocate(place, s);
+        void* to = nullptr;
+        try {
+          to = allocate(place, s);
+        } catch (...) {
+          lock.lock();
+          c.filling = false;
+          throw;
+        }
         lock.lock();
         c.filling = false;
         if (!to) return false;
@@ -479,14 +532,19 @@ class data_registry {
       c.filling = true;
       ++h.pins;
       lock.unlock();
-      void* to = c.ptr ? c.ptr : allocate(place, s);
       std::uint64_t ticket = 0;
-      if (to) ticket = enqueue_to_device(*slot, to, h.ptr, s);
+      try {
+        ticket = fill(s, place, *slot, false);
+      } catch (...) {
+        lock.lock();
+        --h.pins;
+        c.filling = false;
+        throw;
+      }
       lock.lock();
       --h.pins;
       c.filling = false;
-      if (!to) return false;
-      c.ptr = to;
+      if (ticket == 0) return false;
       c.valid = true;
       c.arriving_slot = static_cast<std::int16_t>(slot->index);
       c.arriving_ticket = ticket;
@@ -740,18 +798,19 @@ class data_registry {
       } catch (...) {  // best effort: the graph is going away
       }
     }
-    for (int p = 1; p < max_places; ++p) {
+    for (int p = 1; p <= static_cast<int>(m_memories.size()); ++p) {
       data_copy& c = s.copies[static_cast<std::size_t>(p)];
-      if (!c.ptr) continue;
       device_memory& m = memory(p);
-      std::lock_guard lock(m.mutex);
+      std::lock_guard memory_lock(m.mutex);  // an allocation may be evicting this copy right now
+      std::lock_guard lock(s.mutex);
+      if (!c.ptr) continue;
       if (c.listed) m.recency.erase(c.lru);
       c.listed = false;
       m_ops.deallocate(std::exchange(c.ptr, nullptr));
       m.used -= s.bytes;
       c.valid = false;
     }
-    if (s.host_allocated) {
+    if (s.host_allocated && !m_keep_host_copies) {
       auto it = m_slabs.find(s.id / slab_tiles);
       const auto* in_slab = it == m_slabs.end() ? nullptr : static_cast<std::byte*>(it->second.base);
       auto* p = static_cast<std::byte*>(s.copies[host_place].ptr);
@@ -779,6 +838,12 @@ class data_registry {
   std::unordered_map<std::uint64_t, host_slab> m_slabs;
 
   data_ops m_ops;
+  std::thread::id m_declaring = std::this_thread::get_id();
+  bool m_keep_host_copies = false;
+  std::shared_ptr<int> m_alive = std::make_shared<int>(0);
+  std::vector<std::shared_ptr<data_state>> m_unregistered;  // dropped by the user, still used
+  std::mutex m_late_mutex;
+  std::vector<std::shared_ptr<data_state>> m_late;  // dropped on another thread
   std::vector<std::unique_ptr<device_slot>>& m_slots;
   int m_workers;
   int m_rank;

@@ -110,13 +110,17 @@ class graph_engine {
   // Tasks not started are cancelled; running ones (and the notifications of the cancelled ones,
   // which other ranks wait for) are finished before the workers stop.
   ~graph_engine() {
-    if (m_broken || mpi_finalized()) return;
-    m_scheduler.cancel();
-    try {
-      (void)m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
-      (void)m_scheduler.take_error();
-    } catch (...) {  // nothing may escape a destructor; the graph is going away anyway
+    if (!m_broken && !mpi_finalized()) {
+      m_scheduler.cancel();
+      try {
+        (void)m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
+        (void)m_scheduler.take_error();
+      } catch (...) {  // nothing may escape a destructor; the graph is going away anyway
+      }
     }
+    // Tile moves still in flight (a broken run) end before the copies they use are freed.
+    m_scheduler.stop();
+    if (m_channel.cancel_transfers()) m_data.keep_host_copies();
   }
 
   [[nodiscard]] int rank() const noexcept { return m_channel.rank(); }
@@ -235,6 +239,11 @@ class graph_engine {
     if (s.registry != &m_data)
       raise<invalid_argument>("task_graph::wait(data) names task data '", s.name,
                               "' of another task_graph (or of one that no longer exists)");
+    if (s.owner >= 0 && s.owner != rank())
+      raise<invalid_argument>("task_graph::wait(data) of tile ", s.name, " on rank ", rank(), ", which rank ",
+                              s.owner,
+                              " owns; allowed: wait(data) on the owner of a tile, or of data local to each rank "
+                              "(graph.data)");
     wait(s.event());
     m_data.read_back(s);
   }
@@ -628,6 +637,15 @@ class graph_engine {
                                   a.data->bytes, " bytes, more than a device memory may hold (",
                                   m_data.device_capacity(), " bytes, task_options::device_memory)");
       }
+    if (runs_here && spec.device) {
+      std::size_t total = 0;
+      for (std::size_t i = 0; i < spec.size(); ++i)
+        if (spec[i].data) total += spec[i].data->bytes;
+      if (total > m_data.device_capacity())
+        raise<invalid_argument>("device task '", spec.label, "' uses ", total,
+                                " bytes of task data, more than a device memory may hold (",
+                                m_data.device_capacity(), " bytes, task_options::device_memory)");
+    }
     declare_tile_moves(spec);
     node* n = begin_task(spec);
     if (n) {
@@ -773,7 +791,7 @@ class graph_engine {
   std::uint64_t m_next_plan = 0;
   bool m_broken = false;
   bool m_declared_since_wait = false;
-  owned_comm m_data_comm;  // tiles moving between ranks; freed after the pool's transfers cancelled theirs
+  owned_comm m_data_comm;  // tiles moving between ranks (their requests live in m_channel)
   std::uint64_t m_next_tile_id = 0;
   node_pool m_pool;
   std::vector<std::unique_ptr<device_slot>> m_devices;

@@ -75,10 +75,16 @@ class label_record {
   }
 
   /// The side with fewer runs of this size so far (calibration), the device on a tie.
+  /// Counts the decision for it: tasks decided while the first ones still run spread over both
+  /// sides rather than all going to one.
   [[nodiscard]] task_side less_tried(std::size_t bytes) {
     std::lock_guard lock(m_mutex);
-    const auto& e = m_by_size[size_class(bytes)];
-    return e[0].samples < e[1].samples ? task_side::host : task_side::device;
+    auto& e = m_by_size[size_class(bytes)];
+    const task_side side = std::max(e[0].samples, e[0].tried) < std::max(e[1].samples, e[1].tried)
+                               ? task_side::host
+                               : task_side::device;
+    ++e[static_cast<std::size_t>(side)].tried;
+    return side;
   }
 
   /// Runs and summed seconds on `side` (for the statistics).
@@ -102,6 +108,7 @@ class label_record {
   struct estimate {
     std::array<double, 5> last{};
     std::uint64_t samples = 0;
+    std::uint64_t tried = 0;  ///< decisions for this side during calibration
     [[nodiscard]] double median() const {
       const std::size_t n = std::min<std::uint64_t>(samples, last.size());
       std::array<double, 5> sorted = last;

@@ -101,19 +101,7 @@ class remote_channel {
 
   ~remote_channel() {
     if (mpi_finalized()) return;  // MPI is gone: nothing can be cancelled or freed any more
-    // Tile moves of a broken run: receives are cancelled, sends left to complete (their buffer
-    // is the tile, which outlives them in a correct program).
-    take_posted_transfers();
-    for (std::size_t i = 0; i < m_transfer_requests.size(); ++i) {
-      MPI_Request& r = m_transfer_requests[i];
-      if (r == MPI_REQUEST_NULL) continue;
-      if (m_transfers[i].receive) {
-        MPI_Cancel(&r);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Request_free(&r);
-      }
-    }
+    (void)cancel_transfers();
     for (auto& r : m_requests) {
       if (r == MPI_REQUEST_NULL) continue;
       MPI_Cancel(&r);
@@ -178,6 +166,35 @@ class remote_channel {
     m_posted_transfers.push_back({n, request, receive});
     m_transfers_in_flight.fetch_add(1, std::memory_order_release);
     m_active.fetch_add(1, std::memory_order_release);
+  }
+
+  /// The graph goes away (its workers stopped): tile receives still pending are cancelled,
+  /// sends get a second to complete and are then left to MPI. Returns whether a send was left
+  /// (its buffer must then outlive the graph).
+  bool cancel_transfers() {
+    if (mpi_finalized()) return false;
+    std::lock_guard lock(m_mutex);
+    take_posted_transfers();
+    bool left = false;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (std::size_t i = 0; i < m_transfer_requests.size(); ++i) {
+      MPI_Request& r = m_transfer_requests[i];
+      if (r == MPI_REQUEST_NULL) continue;
+      if (m_transfers[i].receive) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        continue;
+      }
+      int done = 0;
+      while (!done && std::chrono::steady_clock::now() < give_up) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (!done) {
+        MPI_Request_free(&r);
+        left = true;
+      }
+    }
+    m_transfers.clear();
+    m_transfer_requests.clear();
+    return left;
   }
 
   /// Finishing thread: tells the targets of `n`'s remote writes that they happened.
