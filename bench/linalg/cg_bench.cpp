@@ -4,6 +4,11 @@
 //  - cg: 3-D Poisson matrices of 16^3, 32^3 and 64^3 rows, 20 fixed iterations per timing;
 //  - cg_1000: the seed's mode (seed 003): 1000 fixed iterations, time per iteration, on the
 //    SuiteSparse matrices of data/matrices (argument: the index in `matrices` below).
+//  - cg_solve/<preconditioner>: the time to solve to 1e-8 (b = A * ones, x = 0 first, the default
+//    variant and kernels) with each preconditioner, on the same matrices and a 32^3 Poisson
+//    matrix; counters: iterations, the relative true residual, the IC(0) shift. PETSc's CG with
+//    its default preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh solve:
+//    another program, since Debian's PETSc is built on Open MPI).
 // Variants: allgather, halo, pipelined, and automatic (what cg_solver<> does by default: its
 // measured choice of variant and of kernels, hetero::cg_kernels). Each benchmark iteration reports the time of one
 // CG iteration (the slowest rank's). Before timing, each problem checks once that plain CG and hetero's allgather
@@ -109,6 +114,32 @@ void check_same_iterates(const problem& p, std::int64_t family, std::int64_t arg
                              " iterations by " + std::to_string(worst));
 }
 
+// cg_solve: the matrices of cg_1000 and a 32^3 Poisson matrix (the last argument).
+constexpr long solve_cases = static_cast<long>(std::size(matrices)) + 1;
+
+template <hetero::cg_preconditioner P>
+void run_solve(benchmark::State& state) {
+  const bool poisson = state.range(0) == solve_cases - 1;
+  const auto p = poisson ? problem_for(0, 32) : problem_for(1, state.range(0));
+  const auto a = distributed(p);
+  hetero::cg_solver<> cg(a, {.preconditioner = P, .tolerance = 1e-8, .max_iterations = 100000});
+  auto ones = a.make_halo_vector("ones"), b = a.make_vector("b"), x = a.make_vector("x");
+  Kokkos::deep_copy(ones, 1.0);
+  a.multiply_halo(ones, b);  // b = A * ones, as PETSc's rtol mode
+  hetero::cg_result r;
+  for (auto _ : state) {
+    Kokkos::deep_copy(x, 0.0);
+    r = cg.solve(b, x);  // r.seconds: the slowest rank's already
+    hetero::bench::set_iteration_time(state, r.seconds);
+  }
+  state.counters["iterations"] = r.iterations;
+  state.counters["residual"] = r.residual;
+  state.counters["converged"] = r.converged ? 1 : 0;
+  state.counters["shift"] = cg.preconditioner_shift();
+  state.counters["rows"] = static_cast<double>(a.global_rows());
+  state.SetLabel(poisson ? "poisson3d-32" : matrices[static_cast<std::size_t>(state.range(0))]);
+}
+
 void run_plain(benchmark::State& state, std::int64_t family) {
   const auto p = problem_for(family, state.range(0));
   check_same_iterates(p, family, state.range(0));
@@ -159,7 +190,16 @@ const auto files = [](benchmark::internal::Benchmark* b) {
   for (long i = 0; i < count; ++i) b->Arg(i);
 };
 
+const auto solves = [](benchmark::internal::Benchmark* b) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(hetero::bench::smoke_run() ? 1 : 5);
+  const long count = hetero::bench::smoke_run() ? 1 : solve_cases;
+  for (long i = 0; i < count; ++i) b->Arg(i);
+};
+
 const int registered[] = {
+    hetero::bench::add("cg_solve/none", run_solve<hetero::cg_preconditioner::none>, solves),
+    hetero::bench::add("cg_solve/jacobi", run_solve<hetero::cg_preconditioner::jacobi>, solves),
+    hetero::bench::add("cg_solve/block_ic0", run_solve<hetero::cg_preconditioner::block_ic0>, solves),
     hetero::bench::add(
         "cg/baseline_plain_mpi", [](benchmark::State& s) { run_plain(s, 0); }, grids),
     hetero::bench::add(

@@ -1,10 +1,12 @@
-/* PETSc baseline for hetero's CG benchmark: KSPCG with no preconditioner (PCNONE) on the symmetric
+/* PETSc baseline for hetero's CG benchmark: KSPCG with no preconditioner (PCNONE) or PETSc's default one
+ * (--pc default: block Jacobi with ILU(0) per rank on several ranks, ILU(0) on one) on the symmetric
  * Matrix Market matrices of data/matrices, with the rows split over the ranks as hetero splits them
  * (contiguous blocks whose sizes differ by at most one, the first n % P ranks holding one more row).
  *
  * Modes:
  *   --fixed K   exactly K iterations (rtol = atol = 0, KSPConvergedSkip), the seed's mode with K = 1000;
- *   --rtol T    solve until ||r_k|| / ||b|| <= T (PETSc's default test; x0 = 0, so ||r_0|| = ||b||).
+ *   --rtol T    solve until ||r_k|| / ||b|| <= T (PETSc's default test on the unpreconditioned residual, as
+ *               hetero's CG stops; x0 = 0, so ||r_0|| = ||b||).
  * Each matrix is solved once as warm-up, then `--rounds` times; each round's time is the slowest rank's
  * KSPSolve time (MPI_Wtime) divided by the iterations it took. x0 = 0; b = ones with --fixed (as
  * hetero's cg_1000), b = A * ones with --rtol.
@@ -37,6 +39,7 @@ typedef struct {
   PetscInt iterations; /* fixed mode: iterations; rtol mode: the maximum */
   double rtol;
   int rounds;
+  int default_pc; /* 1: PETSc's default preconditioner, 0: PCNONE */
 } options;
 
 /* The rows [*begin, *end) of rank `rank` of `ranks`: hetero::block_rows. */
@@ -49,11 +52,13 @@ static void block_rows(PetscInt rows, int ranks, int rank, PetscInt* begin, Pets
 static void usage(FILE* out, const char* program) {
   fprintf(out,
           "usage: %s --matrix PATH [--matrix PATH ...] [--fixed K | --rtol T] [--rounds R] [--max-it N]\n"
+          "          [--pc none|default]\n"
           "  --matrix PATH  symmetric Matrix Market file (.mtx or gzip-compressed .mtx.gz); repeatable\n"
           "  --fixed K      run exactly K CG iterations (default: --fixed 1000)\n"
           "  --rtol T       solve until ||r|| / ||b|| <= T\n"
           "  --max-it N     iteration limit of --rtol (default 100000)\n"
           "  --rounds R     timed solves after one warm-up solve (default 7)\n"
+          "  --pc P         none (PCNONE, the default) or default (PETSc's own choice for KSPCG)\n"
           "Other arguments starting with '-' are PETSc options.\n",
           program);
 }
@@ -77,6 +82,7 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
   o->iterations = 1000;
   o->rtol = 0;
   o->rounds = 7;
+  o->default_pc = 0;
   *petsc_argc = 0;
   petsc_argv[(*petsc_argc)++] = argv[0];
   for (int i = 1; i < argc; ++i) {
@@ -84,13 +90,19 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
     const int has_value = i + 1 < argc;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 2;
     if (strcmp(a, "--matrix") == 0 || strcmp(a, "--fixed") == 0 || strcmp(a, "--rtol") == 0 ||
-        strcmp(a, "--rounds") == 0 || strcmp(a, "--max-it") == 0) {
+        strcmp(a, "--rounds") == 0 || strcmp(a, "--max-it") == 0 || strcmp(a, "--pc") == 0) {
       if (!has_value) {
         snprintf(message, MESSAGE_LENGTH, "%s needs a value", a);
         return 0;
       }
       const char* value = argv[++i];
-      if (strcmp(a, "--matrix") == 0) {
+      if (strcmp(a, "--pc") == 0) {
+        if (strcmp(value, "none") != 0 && strcmp(value, "default") != 0) {
+          snprintf(message, MESSAGE_LENGTH, "--pc %s: expected none or default", value);
+          return 0;
+        }
+        o->default_pc = strcmp(value, "default") == 0;
+      } else if (strcmp(a, "--matrix") == 0) {
         if (o->matrix_count == MAX_MATRICES) {
           snprintf(message, MESSAGE_LENGTH, "at most %d --matrix arguments", MAX_MATRICES);
           return 0;
@@ -398,13 +410,14 @@ static PetscErrorCode run(const char* path, const entries* e, const options* o, 
   PetscCall(KSPSetOperators(ksp, A, A));
   PetscCall(KSPSetType(ksp, KSPCG));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCNONE));
+  if (!o->default_pc) PetscCall(PCSetType(pc, PCNONE));
   PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_FALSE)); /* x0 = 0 */
   if (o->fixed) {
     PetscCall(KSPSetTolerances(ksp, 0.0, 0.0, PETSC_MAX_REAL, o->iterations));
     PetscCall(KSPSetConvergenceTest(ksp, KSPConvergedSkip, NULL, NULL));
   } else {
     PetscCall(KSPSetTolerances(ksp, o->rtol, 0.0, PETSC_DEFAULT, o->iterations));
+    PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
   }
   PetscCall(KSPSetFromOptions(ksp)); /* -ksp_* options of the command line, if any */
   PetscCall(KSPSetUp(ksp));
@@ -435,18 +448,20 @@ static PetscErrorCode run(const char* path, const entries* e, const options* o, 
   PetscCall(VecNorm(b, NORM_2, &b_norm));
 
   matrix_name(path, name, sizeof(name));
-  char mode[64];
+  char mode[128];
+  PCType pc_type = NULL;
+  PetscCall(PCGetType(pc, &pc_type));
   if (o->fixed)
     snprintf(mode, sizeof(mode), "fixed");
   else
-    snprintf(mode, sizeof(mode), "rtol=%g", o->rtol);
+    snprintf(mode, sizeof(mode), "rtol=%g,pc=%s", o->rtol, o->default_pc ? "default" : "none");
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "%s\t%d\t%" PetscInt_FMT "\t%.0f\t%s\t%" PetscInt_FMT "\t%.3f\t%.3f\t%.3e\n", name,
                         (int)ranks, e->rows, (double)info.nz_used, mode, iterations, median * 1e6, worst * 1e6,
                         (double)(r_norm / b_norm)));
   PetscCall(PetscFPrintf(PETSC_COMM_WORLD, stderr,
-                         "petsc_cg: %s, %d rank(s), %s: %s after %" PetscInt_FMT " iterations\n", name, (int)ranks,
-                         mode, KSPConvergedReasons[reason], iterations));
+                         "petsc_cg: %s, %d rank(s), %s (PC %s): %s after %" PetscInt_FMT " iterations\n", name,
+                         (int)ranks, mode, pc_type ? pc_type : "?", KSPConvergedReasons[reason], iterations));
   if (o->fixed && iterations != o->iterations && reason == KSP_CONVERGED_ATOL) {
     /* KSPCG stops when the residual norm is exactly 0, whatever the convergence test: the
      * solve is exact in floating point (gr_30_30 after ~720 iterations). The time per iteration

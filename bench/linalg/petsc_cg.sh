@@ -3,9 +3,14 @@
 # iterations, microseconds per iteration, on the SuiteSparse matrices of data/matrices, with 1 and 2 ranks and the
 # same row blocks as hetero (petsc_cg.c).
 #
-# usage: bench/linalg/petsc_cg.sh <build dir> <results dir> [rounds]
-#   builds <build dir>/petsc/petsc_cg, writes <results dir>/petsc_cg.tsv (and petsc_cg.log: the solver's messages)
-#   and prints the TSV. rounds: timed solves per matrix after one warm-up solve (default 7).
+# With --solve, the baseline of cg_bench's cg_solve instead: solves to ||r|| / ||b|| <= 1e-8 (b = A * ones), with
+# PETSc's default preconditioner (block Jacobi, ILU(0) per rank) and with none, on 1, 2 and 4 ranks; the TSV's
+# iterations column is then the iterations to the tolerance, and the time per iteration times it the time to solve.
+#
+# usage: bench/linalg/petsc_cg.sh [--solve] <build dir> <results dir> [rounds]
+#   builds <build dir>/petsc/petsc_cg, writes <results dir>/petsc_cg.tsv (--solve: petsc_cg_solve.tsv; and the .log
+#   beside it: the solver's messages) and prints the TSV. rounds: timed solves per matrix after one warm-up solve
+#   (default 7).
 #
 # Debian's PETSc is built on Open MPI while hetero builds with MPICH, so this is a separate program compiled with
 # mpicc.openmpi and launched with mpiexec.openmpi; never with the unversioned mpicc/mpiexec (those stay MPICH's).
@@ -17,9 +22,14 @@ RANKS="1 2"
 ITERATIONS=1000
 
 usage() {
-  echo "usage: $0 <build dir> <results dir> [rounds]" >&2
+  echo "usage: $0 [--solve] <build dir> <results dir> [rounds]" >&2
   exit 2
 }
+solve=0
+if [[ ${1:-} == --solve ]]; then
+  solve=1
+  shift
+fi
 [[ $# -eq 2 || $# -eq 3 ]] || usage
 build_dir=$1
 results_dir=$2
@@ -67,21 +77,30 @@ mpicc.openmpi -O2 -o "$program" "$source_file" $(pkg-config --cflags --libs "$pe
 launcher=(mpiexec.openmpi --oversubscribe)
 [[ $(id -u) -ne 0 ]] || launcher+=(--allow-run-as-root) # Open MPI refuses to run as root without it
 
-tsv=$results_dir/petsc_cg.tsv
-log=$results_dir/petsc_cg.log
+name=petsc_cg
+modes=("--fixed $ITERATIONS")
+if ((solve)); then
+  name=petsc_cg_solve
+  RANKS="1 2 4"
+  modes=("--rtol 1e-8 --pc default" "--rtol 1e-8 --pc none")
+fi
+tsv=$results_dir/$name.tsv
+log=$results_dir/$name.log
 partial=$tsv.partial
 columns=(matrix ranks rows nnz mode iterations median_us_per_iteration worst_us_per_iteration relative_residual)
 (IFS=$'\t' && echo "${columns[*]}") > "$partial"
 : > "$log"
-echo "PETSc $(pkg-config --modversion "$petsc") ($petsc), $(mpiexec.openmpi --version 2>&1 | sed -n 1p), $ITERATIONS" \
-  "fixed iterations, $rounds rounds" >> "$log"
+echo "PETSc $(pkg-config --modversion "$petsc") ($petsc), $(mpiexec.openmpi --version 2>&1 | sed -n 1p)," \
+  "modes: ${modes[*]}, $rounds rounds" >> "$log"
 for r in $RANKS; do
-  if ! "${launcher[@]}" -n "$r" "$program" "${paths[@]}" --fixed "$ITERATIONS" --rounds "$rounds" \
-    >> "$partial" 2>> "$log"; then
-    cat "$log" >&2
-    echo "petsc_cg.sh: petsc_cg failed with $r rank(s); see $log" >&2
-    exit 1
-  fi
+  for mode in "${modes[@]}"; do
+    # shellcheck disable=SC2086 # a mode is several arguments
+    if ! "${launcher[@]}" -n "$r" "$program" "${paths[@]}" $mode --rounds "$rounds" >> "$partial" 2>> "$log"; then
+      cat "$log" >&2
+      echo "petsc_cg.sh: petsc_cg failed with $r rank(s), $mode; see $log" >&2
+      exit 1
+    fi
+  done
 done
 mv "$partial" "$tsv"
 cat "$tsv"

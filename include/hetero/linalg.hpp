@@ -11,6 +11,7 @@
 #include "hetero/linalg/matrix_market.hpp"
 #include "hetero/linalg/matrix_market_rows.hpp"
 #include "hetero/linalg/poisson.hpp"
+#include "hetero/linalg/preconditioner.hpp"
 #include "hetero/linalg/row_block.hpp"
 
 #endif  // HETERO_LINALG_HPP

@@ -1,5 +1,6 @@
 // linalg on Kokkos::Cuda: the CSR matrix and its halo plan in CudaSpace (halo packed by a device
-// kernel and staged through host buffers), the SpMV and vector kernels, CG in all three variants.
+// kernel and staged through host buffers), the SpMV and vector kernels, CG in all three
+// variants, with each preconditioner.
 #include <hetero/linalg.hpp>
 
 #include "instantiate.hpp"
@@ -17,5 +18,10 @@ void cuda_check::linalg() {
     Kokkos::deep_copy(x, 0.0);
     const hetero::cg_result r = cg.solve(b, x);
     (void)r;
+    for (const auto pc : {hetero::cg_preconditioner::jacobi, hetero::cg_preconditioner::block_ic0}) {
+      hetero::cg_solver<device> preconditioned(a, {.variant = variant, .preconditioner = pc, .tolerance = 1e-10});
+      Kokkos::deep_copy(x, 0.0);
+      (void)preconditioned.solve(b, x);
+    }
   }
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "paired_matrix.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 using matrix = hetero::distributed_csr<>;
 
@@ -140,14 +142,7 @@ TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]
 TEST_CASE("a matrix that is not positive definite stops the solve on every rank", "[linalg][cg][errors]") {
   hetero::communicator comm;
   // Symmetric and indefinite: diagonal 1, off-diagonal 2 couples pairs of rows.
-  const std::int64_t n = 40;
-  std::vector<hetero::matrix_entry<double>> entries;
-  for (std::int64_t i = 0; i < n; ++i) entries.push_back({i, i, 1.0});
-  for (std::int64_t i = 0; i + 1 < n; i += 2) {
-    entries.push_back({i, i + 1, 2.0});
-    entries.push_back({i + 1, i, 2.0});
-  }
-  const matrix a(comm, hetero::csr_matrix<double>(n, n, 0, n, std::move(entries)));
+  const matrix a(comm, paired_matrix(40, 1.0, 2.0));
   for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
     INFO(hetero::to_string(v));
     CHECK_THROWS_WITH(solve(a, {.variant = v}),

@@ -155,3 +155,26 @@ TEST_CASE("a file rank 0 cannot read raises on every rank with its message", "[l
                                         "': cannot open the matrix file"));
   CHECK(comm.allreduce(hetero::send_buf(1), hetero::op(hetero::ops::sum{})) == comm.size());  // in step
 }
+
+TEST_CASE("the diagonal block holds this rank's rows' entries in its own columns", "[linalg][distributed_csr]") {
+  hetero::communicator comm;
+  const hetero::csr_matrix<double> global = random_matrix(203);
+  const hetero::distributed_csr<> a(comm, global);
+  const hetero::csr_matrix<double> block = a.diagonal_block();
+  const hetero::row_block rows = a.rows();
+  REQUIRE(block.local_rows() == rows.size());
+  REQUIRE(block.cols() == rows.size());
+  for (std::int64_t i = 0; i < rows.size(); ++i) {
+    // The serial reference: row rows.begin + i of the global matrix, its columns inside the block.
+    std::vector<std::pair<std::int64_t, double>> expected, got;
+    const auto g = static_cast<std::size_t>(rows.begin + i);
+    for (auto k = global.row_ptr()[g]; k < global.row_ptr()[g + 1]; ++k) {
+      const std::int64_t c = global.col_idx()[static_cast<std::size_t>(k)];
+      if (rows.contains(c)) expected.emplace_back(c - rows.begin, global.values()[static_cast<std::size_t>(k)]);
+    }
+    for (auto k = block.row_ptr()[static_cast<std::size_t>(i)];
+         k < block.row_ptr()[static_cast<std::size_t>(i) + 1]; ++k)
+      got.emplace_back(block.col_idx()[static_cast<std::size_t>(k)], block.values()[static_cast<std::size_t>(k)]);
+    CHECK(got == expected);  // columns ascending, every value
+  }
+}

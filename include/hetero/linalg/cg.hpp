@@ -1,12 +1,14 @@
 /// @file
-/// `hetero::cg_solver`: conjugate gradients (no preconditioner) on a `distributed_csr`, in three
+/// `hetero::cg_solver`: preconditioned conjugate gradients on a `distributed_csr`
+/// (`cg_options::preconditioner`: none, Jacobi or block IC(0), preconditioner.hpp), in three
 /// variants that differ in their communication per iteration:
 ///  - `allgather`: an allgather of the direction vector before the product (the simplest scheme),
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
 ///  - `pipelined` (predict-and-recompute, Chen & Carson): one non-blocking allreduce of four dot
-///    products per iteration, overlapped with two products (and their halo exchanges); it
-///    follows the classic variants' iterations and accuracy on hard matrices.
+///    products per iteration (five with a preconditioner), overlapped with two products (and
+///    their halo exchanges); it follows the classic variants' iterations and accuracy on hard
+///    matrices, with a preconditioner too.
 /// Every variant stops with a `cg_status`: converged, out of iterations, diverged or stagnated.
 /// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space;
 /// a dot product gives the same bits on every space and thread count (`detail::dot`).
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -34,6 +37,7 @@
 #include "hetero/core/observer.hpp"
 #include "hetero/linalg/detail/vector_kernels.hpp"
 #include "hetero/linalg/distributed_csr.hpp"
+#include "hetero/linalg/preconditioner.hpp"
 
 namespace hetero {
 
@@ -96,10 +100,13 @@ constexpr std::string_view to_string(cg_status s) noexcept {
 /// What a solve does.
 struct cg_options {
   cg_variant variant = cg_variant::automatic;
+  /// M in M A x = M b (preconditioner.hpp): none, the inverse diagonal, or block Jacobi over the
+  /// ranks with IC(0) blocks.
+  cg_preconditioner preconditioner = cg_preconditioner::none;
   /// Where the kernels run (a matrix in device memory always uses its space; `serial` is then
   /// refused).
   cg_kernels kernels = cg_kernels::automatic;
-  /// Stop when ||r|| / ||b|| falls below this (r the recurrence residual).
+  /// Stop when ||r|| / ||b|| falls below this (r the recurrence residual, not the preconditioned one).
   double tolerance = 1e-8;
   /// Iterations at most (the solve then reports `converged` false unless the tolerance was met).
   int max_iterations = 10000;
@@ -120,7 +127,8 @@ struct cg_options {
   int stagnation_iterations = 0;
 };
 
-/// What a solve did.
+/// What a solve did. A solve that does not converge returns the iterate with the smallest
+/// residual it saw (within 10 %), which is not always the last.
 struct cg_result {
   int iterations = 0;
   /// ||b - A x|| / ||b|| of the returned x, computed afresh at the end.
@@ -141,7 +149,8 @@ struct cg_result {
 /// allocated once; `solve` may be called many times.
 /// @code
 /// hetero::distributed_csr<> a(comm, hetero::poisson_3d(64));
-/// hetero::cg_solver<> cg(a, {.variant = hetero::cg_variant::pipelined});
+/// hetero::cg_solver<> cg(a, {.variant = hetero::cg_variant::pipelined,
+///                           .preconditioner = hetero::cg_preconditioner::block_ic0});
 /// auto b = a.make_vector(), x = a.make_vector();   // fill b; x is the initial guess
 /// hetero::cg_result r = cg.solve(b, x);
 /// @endcode
@@ -172,6 +181,7 @@ class cg_solver {
     m_r = a.make_halo_vector("hetero::cg r");  // halo room: the pipelined variant multiplies r
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
+    m_best = a.make_vector("hetero::cg best x");
     m_partials = partials_type("hetero::cg dot partials", detail::dot_chunks(a.local_rows()));
     m_host_partials = Kokkos::create_mirror_view(m_partials);
     HETERO_EXPECTS(options.kernels != cg_kernels::serial || serial_possible, "cg_options: kernels = serial needs ",
@@ -189,6 +199,14 @@ class cg_solver {
       m_w = a.make_vector("hetero::cg w");
       m_u = a.make_vector("hetero::cg u");
       m_s = a.make_halo_vector("hetero::cg s");
+    }
+    // Without a preconditioner z = M r is r itself and q = M s is s (the same Views).
+    m_precondition = detail::cg_preconditioner_data<typename vector_type::memory_space>(a, options.preconditioner);
+    m_z = preconditioned() ? a.make_halo_vector("hetero::cg z") : m_r;
+    m_ms = m_s;
+    if (preconditioned() && m_options.variant == cg_variant::pipelined) {
+      m_ms = a.make_halo_vector("hetero::cg q");
+      m_mw = a.make_vector("hetero::cg m");
     }
   }
 
@@ -208,6 +226,7 @@ class cg_solver {
     }
     const auto start = std::chrono::steady_clock::now();
     m_monitor = monitor(m_options, m_a.global_rows());
+    m_best_rr = std::numeric_limits<double>::infinity();
     result.iterations =
         m_options.variant == cg_variant::pipelined ? pipelined(b, x, b_norm, result) : classic(b, x, b_norm);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -217,6 +236,16 @@ class cg_solver {
     // The true residual of the returned x.
     residual(b, x);
     result.residual = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
+    if (result.residual > m_options.tolerance && m_best_rr < std::numeric_limits<double>::infinity()) {
+      // Not converged: the remembered iterate, when its true residual is smaller (a CG past
+      // its attainable accuracy can wander far from it before a stop rule notices).
+      residual(b, m_best);
+      const double best = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
+      if (best < result.residual) {
+        copy(x, m_best);
+        result.residual = best;
+      }
+    }
     // The true residual decides convergence; otherwise why the iteration stopped.
     result.converged = result.residual <= m_options.tolerance;
     result.status = result.converged ? cg_status::converged
@@ -229,6 +258,11 @@ class cg_solver {
   [[nodiscard]] const cg_options& options() const noexcept { return m_options; }
   /// The variant the solver runs (the choice of `automatic`).
   [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
+  /// The preconditioner it applies.
+  [[nodiscard]] cg_preconditioner preconditioner() const noexcept { return m_options.preconditioner; }
+  /// block_ic0: the largest diagonal shift a rank's block needed to factor (0: none; see
+  /// preconditioner.hpp); 0 for the others.
+  [[nodiscard]] double preconditioner_shift() const noexcept { return m_precondition.shift(); }
   /// Where its kernels run (the choice of `cg_kernels::automatic`: `space` or `serial`).
   [[nodiscard]] cg_kernels kernels() const noexcept { return m_options.kernels; }
   /// What `automatic` measured (zero when a variant was named): seconds of one allreduce of two
@@ -331,41 +365,59 @@ class cg_solver {
   // `automatic` considers the allgather variant up to this many rows (a 32 MiB vector per rank).
   static constexpr std::int64_t max_rows_to_gather = std::int64_t{1} << 22;
 
-  // The classic CG, used by the allgather and halo variants: one exchange and two allreduces
-  // per iteration. (r'r is not recomputed at the top of each iteration, which would be a third
-  // allreduce: it equals the previous iteration's, so that one is kept.)
+  // The classic (preconditioned) CG, used by the allgather and halo variants: one exchange and
+  // two allreduces per iteration. (r'z and r'r are not recomputed at the top of each iteration,
+  // which would be a third allreduce: they equal the previous iteration's, so those are kept.)
   int classic(const vector_type& b, const vector_type& x, double b_norm) {
     residual(b, x);
-    copy(m_p, m_r);
-    double rho = allreduce(dot(m_r, m_r));
+    precondition(m_r, m_z);
+    copy(m_p, m_z);
+    auto [rho, rr] = residual_dots();  // r'z and r'r
     int k = 0;
     bool replaced = true;  // r was just computed from its definition
     for (; k < m_options.max_iterations; ++k) {
-      if (!m_options.fixed_iterations && std::sqrt(rho) <= m_options.tolerance * b_norm) {
+      if (!m_options.fixed_iterations && std::sqrt(rr) <= m_options.tolerance * b_norm) {
         if (replaced) break;
         // The recurrence residual met the tolerance: check with the true one, and go on from it
         // when it has not (rounding separates the two on ill-conditioned matrices).
         residual(b, x);
-        const double true_rho = allreduce(dot(m_r, m_r));
+        precondition(m_r, m_z);
+        const auto [true_rho, true_rr] = residual_dots();
         replaced = true;
-        if (std::sqrt(true_rho) <= m_options.tolerance * b_norm) break;
-        xpby(m_p, m_r, true_rho / rho);
+        if (std::sqrt(true_rr) <= m_options.tolerance * b_norm) break;
+        xpby(m_p, m_z, true_rho / rho);
         rho = true_rho;
+        rr = true_rr;
       }
       replaced = false;
-      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rho), k)) break;
+      remember(x, rr);
+      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rr), k)) break;
       multiply(m_p, m_q);
       const double pq = allreduce(dot(m_p, m_q));
-      if (!(pq > 0) && at_rounding_level(std::sqrt(rho), b_norm)) break;  // nothing left to reduce
+      if (!(pq > 0) && at_rounding_level(std::sqrt(rr), b_norm)) break;  // nothing left to reduce
       if (!(pq > 0)) not_positive_definite(pq, k);
       const double alpha = rho / pq;
       update_x_r(x, alpha);
-      const double rho_next = allreduce(dot(m_r, m_r));
-      xpby(m_p, m_r, rho_next / rho);  // p = r + beta p
+      precondition(m_r, m_z);
+      const auto [rho_next, rr_next] = residual_dots();
+      xpby(m_p, m_z, rho_next / rho);  // p = z + beta p
       rho = rho_next;
+      rr = rr_next;
       mark_phase();
     }
     return k;
+  }
+
+  // r'z and r'r summed over the ranks, in one allreduce (one dot product without a
+  // preconditioner, where z is r).
+  std::pair<double, double> residual_dots() {
+    if (!preconditioned()) {
+      const double rr = allreduce(dot(m_r, m_r));
+      return {rr, rr};
+    }
+    std::array<double, 2> dots{dot(m_r, m_z), dot(m_r, m_r)};
+    m_a.comm().allreduce(send_recv_buf(dots), op(ops::sum{}));
+    return {dots[0], dots[1]};
   }
 
   // Pipelined predict-and-recompute CG without preconditioner (Chen & Carson 2020, pipe-PR-CG):
@@ -384,6 +436,11 @@ class cg_solver {
   // the tolerance (the solve ends only when a freshly computed residual meets it). A p'Ap <= 0
   // (rounding, or a matrix that is not SPD) restarts from x with p = r; right after a restart,
   // or after too many, it means the matrix is not SPD.
+  // With a preconditioner M (z = M r, q = M s) the same scheme carries r, z, p, s and q: the
+  // allreduce takes r'z, p's, r'q, s'q and r'r (r'r for the stopping test only), overlapped
+  // with u = A q and w = A z (w recomputed); the step predicts r'z as r'z - 2 alpha r'q +
+  // alpha^2 s'q (M symmetric: s'z = q'r), and after x, r, z and w move one application
+  // m = M w gives the new q = m + beta q besides p = z + beta p and s = w + beta s.
   int pipelined(const vector_type& b, const vector_type& x, double b_norm, cg_result& result) {
     restart(b, x);
     double rayleigh_max = 0;
@@ -395,22 +452,28 @@ class cg_solver {
       replaced = true;
       since_replacement = 0;
     };
+    const bool pc = preconditioned();
     while (k < m_options.max_iterations) {
-      std::array<double, 4> dots{dot(m_r, m_r), dot(m_p, m_s), dot(m_r, m_s), dot(m_s, m_s)};
-      auto request = m_a.comm().iallreduce(send_recv_buf(dots), op(ops::sum{}));
-      multiply(m_s, m_u);  // u = A s and w = A r, overlapping the allreduce
-      multiply(m_r, m_w);
+      // Without a preconditioner z is r and q is s: r'r, p's, r's, s's (the fifth left out).
+      std::array<double, 5> dots{dot(m_r, m_z), dot(m_p, m_s), dot(m_r, m_ms), dot(m_s, m_ms),
+                                 pc ? dot(m_r, m_r) : 0.0};
+      auto request =
+          m_a.comm().iallreduce(send_recv_buf(std::span<double>(dots.data(), pc ? 5 : 4)), op(ops::sum{}));
+      multiply(m_ms, m_u);  // u = A q and w = A z, overlapping the allreduce
+      multiply(m_z, m_w);
       request.wait();
       const double rho = dots[0], pap = dots[1], rs = dots[2], ss = dots[3];
-      if (pap > 0) rayleigh_max = std::max(rayleigh_max, ss / pap);  // (Ap)'Ap / p'Ap <= the largest eigenvalue
+      const double rr = pc ? dots[4] : rho;
+      if (pap > 0) rayleigh_max = std::max(rayleigh_max, ss / pap);  // <= the largest eigenvalue of M A
       const bool fresh = since_restart == 0;
-      const bool small = !m_options.fixed_iterations && std::sqrt(rho) <= m_options.tolerance * b_norm;
+      remember(x, rr);
+      const bool small = !m_options.fixed_iterations && std::sqrt(rr) <= m_options.tolerance * b_norm;
       if (small && replaced) break;  // a true residual met the tolerance
       if (small) {                   // the recurrence says so: check with the true residual
         replace_now();
         continue;
       }
-      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rho), k)) {
+      if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rr), k)) {
         if (replaced) break;
         replace_now();  // judge divergence and stagnation on a true residual
         m_monitor.stop.reset();
@@ -420,7 +483,7 @@ class cg_solver {
         // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient seen times r'r, or
         // the residual is: nothing left to reduce. Else the matrix is not SPD.
         const bool rounding =
-            std::abs(pap) <= 1e-10 * rayleigh_max * rho || at_rounding_level(std::sqrt(rho), b_norm);
+            std::abs(pap) <= 1e-10 * rayleigh_max * rho || at_rounding_level(std::sqrt(rr), b_norm);
         if (rounding && (m_options.fixed_iterations || ++result.restarts > max_restarts)) {
           if (!m_options.fixed_iterations) m_monitor.stop = cg_status::stagnated;
           break;
@@ -436,7 +499,11 @@ class cg_solver {
       }
       const double alpha = rho / pap;
       const double rho_next = rho - 2 * alpha * rs + alpha * alpha * ss;  // predicted, for beta only
-      pipelined_update(x, alpha, rho_next / rho);
+      if (pc) {
+        preconditioned_update(x, alpha, rho_next / rho);
+      } else {
+        pipelined_update(x, alpha, rho_next / rho);
+      }
       ++since_restart;
       ++k;
       replaced = false;
@@ -453,17 +520,44 @@ class cg_solver {
   // Restarts of the pipelined variant after p'Ap <= 0 that are still put down to rounding.
   static constexpr int max_restarts = 8;
 
-  // r = b - A x, p = r and s = A r: the pipelined variant's (re)start.
+  // r = b - A x, z = M r, p = z, s = A z and q = M s: the pipelined variant's (re)start.
   void restart(const vector_type& b, const vector_type& x) {
     residual(b, x);
-    copy(m_p, m_r);
-    multiply(m_r, m_s);
+    precondition(m_r, m_z);
+    copy(m_p, m_z);
+    multiply(m_z, m_s);
+    precondition(m_s, m_ms);
   }
 
-  // Residual replacement: r = b - A x and s = A p (w and u are recomputed at the next step).
+  // Residual replacement: r = b - A x, z = M r, s = A p and q = M s (w and u are recomputed at
+  // the next step).
   void replace(const vector_type& b, const vector_type& x) {
     residual(b, x);
+    precondition(m_r, m_z);
     multiply(m_p, m_s);
+    precondition(m_s, m_ms);
+  }
+
+  // Keeps a copy of x whenever its (recurrence) residual r'r is 10 % below the last one kept: a
+  // solve that does not converge returns the best of the two (as MATLAB's pcg returns the
+  // iterate of smallest residual). Not while timing fixed iterations.
+  void remember(const vector_type& x, double rr) {
+    if (m_options.fixed_iterations || !(rr < 0.81 * m_best_rr)) return;
+    copy(m_best, x);
+    m_best_rr = rr;
+  }
+
+  [[nodiscard]] bool preconditioned() const noexcept { return m_precondition.kind() != cg_preconditioner::none; }
+
+  // z = M r on this rank's rows (nothing without a preconditioner: z is r).
+  void precondition(const vector_type& r, const vector_type& z) {
+    if (m_precondition.kind() == cg_preconditioner::jacobi) {
+      const auto d = m_precondition.inverse_diagonal();
+      kernel_policy([&](const auto& policy) { return (detail::scale(policy, z, d, r), 0); });
+    } else if (m_precondition.kind() == cg_preconditioner::block_ic0) {
+      ExecutionSpace().fence();  // r's last kernel, before the host reads it
+      m_precondition.solve_block(r, z);
+    }
   }
 
   // r = b - A x (the scratch vector's halo room carries x through the product).
@@ -553,6 +647,14 @@ class cg_solver {
     const detail::pipelined_vectors<vector_type> v{x, m_r, m_w, m_p, m_s, m_u};
     kernel_policy([&](const auto& policy) { return (detail::pipelined_update(policy, v, alpha, beta), 0); });
   }
+  // x += alpha p, r -= alpha s, z -= alpha q, w -= alpha u; m = M w; p = z + beta p,
+  // s = w + beta s, q = m + beta q.
+  void preconditioned_update(const vector_type& x, double alpha, double beta) {
+    const detail::preconditioned_vectors<vector_type> v{x, m_r, m_z, m_w, m_p, m_s, m_ms, m_u, m_mw};
+    kernel_policy([&](const auto& policy) { return (detail::preconditioned_update(policy, v, alpha), 0); });
+    precondition(m_w, m_mw);
+    kernel_policy([&](const auto& policy) { return (detail::preconditioned_directions(policy, v, beta), 0); });
+  }
 
   // Calls `kernel` with the range policy over this rank's rows on the space the kernels run on
   // (cg_kernels): the matrix's space, or Serial. 64-bit indices: a device space's default
@@ -570,6 +672,12 @@ class cg_solver {
   cg_options m_options;
   bool m_serial = false;  // kernels on Serial (cg_kernels)
   vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
+  // Preconditioned: z = M r, q = M s (pipelined), m = M w (pipelined); without one z is m_r and
+  // q is m_s.
+  vector_type m_z, m_ms, m_mw;
+  vector_type m_best;  // the iterate of smallest residual so far (remember), its r'r below
+  double m_best_rr = std::numeric_limits<double>::infinity();
+  detail::cg_preconditioner_data<typename vector_type::memory_space> m_precondition;
   using partials_type = Kokkos::View<double*, typename vector_type::memory_space>;
   partials_type m_partials;  // a dot product's partial sums (detail::dot), and their host copy
   decltype(Kokkos::create_mirror_view(std::declval<partials_type>())) m_host_partials;

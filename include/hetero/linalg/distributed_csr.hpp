@@ -80,6 +80,27 @@ class distributed_csr {
   [[nodiscard]] std::size_t halo_size() const noexcept { return m_halo.ghosts(); }
   [[nodiscard]] std::size_t neighbours() const noexcept { return m_halo.neighbours(); }
 
+  /// This rank's diagonal block (the entries whose columns are this rank's rows), in host
+  /// memory with columns counted from the block's first row: what a block preconditioner
+  /// factors.
+  [[nodiscard]] csr_matrix<double> diagonal_block() const {
+    const auto ptr = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_row_ptr);
+    const auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_local_cols);
+    const auto values = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, m_values);
+    const auto n = static_cast<std::int64_t>(local_rows());
+    std::vector<std::int64_t> row_ptr{0}, block_cols;
+    std::vector<double> block_values;
+    for (std::int64_t r = 0; r < n; ++r) {
+      for (auto k = ptr(static_cast<std::size_t>(r)); k < ptr(static_cast<std::size_t>(r) + 1); ++k)
+        if (cols(static_cast<std::size_t>(k)) < n) {  // else a halo entry
+          block_cols.push_back(cols(static_cast<std::size_t>(k)));
+          block_values.push_back(values(static_cast<std::size_t>(k)));
+        }
+      row_ptr.push_back(static_cast<std::int64_t>(block_cols.size()));
+    }
+    return {n, n, 0, std::move(row_ptr), std::move(block_cols), std::move(block_values)};
+  }
+
   /// A vector of this rank's rows.
   [[nodiscard]] vector_type make_vector(const char* label = "hetero::vector") const {
     return vector_type(std::string(label), local_rows());

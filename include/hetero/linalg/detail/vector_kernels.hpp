@@ -100,6 +100,46 @@ void pipelined_update(const Policy& policy, const pipelined_vectors<Vector>& v, 
       });
 }
 
+/// z = d r, entry by entry (Jacobi: d the inverse diagonal)
+template <class Policy, class Vector, class Diagonal>
+void scale(const Policy& policy, const Vector& z, const Diagonal& d, const Vector& r) {
+  Kokkos::parallel_for(
+      "hetero::cg jacobi", policy, KOKKOS_LAMBDA(const std::size_t i) { z(i) = d(i) * r(i); });
+}
+
+/// The vectors of preconditioned pipe-PR-CG: z = M r, w = A z, s = A p, q = M s, u = A q, and
+/// m = M w after the first update.
+template <class Vector>
+struct preconditioned_vectors {
+  Vector x, r, z, w, p, s, q, u, m;
+};
+
+/// x += alpha p; r -= alpha s; z -= alpha q; w -= alpha u (w predicted for the new s; the
+/// preconditioner then gives m = M w)
+template <class Policy, class Vector>
+void preconditioned_update(const Policy& policy, const preconditioned_vectors<Vector>& v, double alpha) {
+  const auto x = v.x, r = v.r, z = v.z, w = v.w, p = v.p, s = v.s, q = v.q, u = v.u;
+  Kokkos::parallel_for(
+      "hetero::cg preconditioned update", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        x(i) += alpha * p(i);
+        r(i) -= alpha * s(i);
+        z(i) -= alpha * q(i);
+        w(i) -= alpha * u(i);
+      });
+}
+
+/// p = z + beta p; s = w + beta s; q = m + beta q
+template <class Policy, class Vector>
+void preconditioned_directions(const Policy& policy, const preconditioned_vectors<Vector>& v, double beta) {
+  const auto z = v.z, w = v.w, p = v.p, s = v.s, q = v.q, m = v.m;
+  Kokkos::parallel_for(
+      "hetero::cg preconditioned directions", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        p(i) = z(i) + beta * p(i);
+        s(i) = w(i) + beta * s(i);
+        q(i) = m(i) + beta * q(i);
+      });
+}
+
 /// y = A x for CSR rows (`row_ptr`, `cols`, `values`) over the policy's rows.
 template <class Policy, class RowPtr, class Columns, class Values, class Vector>
 void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, const Values& values, const Vector& x,

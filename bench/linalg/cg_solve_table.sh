@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The table of docs/linalg.md's "Which preconditioner": for each matrix and rank count, the
+# iterations to ||b - A x|| / ||b|| <= 1e-8 and the time to solve of hetero's cg_solve cases
+# (bench_linalg_cg, one JSON per rank count: medians over its rounds) beside PETSc's CG with its
+# default preconditioner and with none (petsc_cg.sh --solve's TSV: median time per iteration
+# times the iterations). A solve that did not reach the tolerance shows its true residual in
+# brackets; so does PETSc's, whose own stopping test reads the recurrence residual.
+#   bench/linalg/cg_solve_table.sh <petsc_cg_solve.tsv> <ranks>=<cg.json> [<ranks>=<cg.json> ...]
+set -euo pipefail
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 <petsc_cg_solve.tsv> <ranks>=<cg.json> [<ranks>=<cg.json> ...]" >&2
+  exit 2
+fi
+petsc=$1
+shift
+{
+  for arg in "$@"; do
+    ranks=${arg%%=*}
+    json=${arg#*=}
+    # ranks, matrix, preconditioner, iterations, median ms, converged, residual
+    jq -r --arg ranks "$ranks" '
+      def median: sort | .[length / 2 | floor];
+      [.benchmarks[] | select(.name | startswith("cg_solve/"))]
+      | group_by(.run_name)
+      | map({pc: (.[0].name | split("/")[1]), matrix: .[0].label, iterations: .[0].iterations,
+             converged: .[0].converged, residual: .[0].residual, ms: ([.[].real_time] | median)})
+      | .[] | [$ranks, .matrix, .pc, .iterations, .ms, .converged, .residual] | @tsv' "$json"
+  done
+  # PETSc: the same columns, preconditioner petsc_default / petsc_none.
+  awk -F'\t' 'NR > 1 {
+      split($5, mode, "pc="); ms = $6 * $7 / 1000
+      printf "%s\t%s\tpetsc_%s\t%s\t%.3f\t%d\t%s\n", $2, $1, mode[2], $6, ms, ($9 <= 1e-8), $9
+    }' "$petsc"
+} | awk -F'\t' '
+  function cell(key) {
+    if (!(key in iters)) return "-"
+    text = sprintf("%d, %.2f ms", iters[key], ms[key])
+    if (!ok[key]) text = text sprintf(" (%.1e)", res[key])
+    return text
+  }
+  {
+    key = $1 SUBSEP $2 SUBSEP $3
+    iters[key] = $4; ms[key] = $5; ok[key] = $6; res[key] = $7
+    if (!(($1 SUBSEP $2) in seen)) { seen[$1 SUBSEP $2] = 1; order[++n] = $1 SUBSEP $2 }
+  }
+  END {
+    print "| ranks | matrix | none | jacobi | block_ic0 | PETSc default (bjacobi + ILU(0)) | PETSc none |"
+    print "|---|---|---|---|---|---|---|"
+    for (i = 1; i <= n; ++i) {
+      split(order[i], k, SUBSEP)
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", k[1], k[2], cell(order[i] SUBSEP "none"),
+             cell(order[i] SUBSEP "jacobi"), cell(order[i] SUBSEP "block_ic0"),
+             cell(order[i] SUBSEP "petsc_default"), cell(order[i] SUBSEP "petsc_none")
+    }
+  }'

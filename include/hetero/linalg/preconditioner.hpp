@@ -1,0 +1,131 @@
+/// @file
+/// The preconditioners of `cg_solver` (`cg_options::preconditioner`):
+///  - `jacobi`: the inverse of A's diagonal, an entry-by-entry product in the matrix's memory;
+///  - `block_ic0`: block Jacobi over the ranks with an incomplete Cholesky IC(0) of each rank's
+///    diagonal block (PETSc's default for CG on several ranks is the same shape with ILU(0)),
+///    its triangular solves on the host (a matrix in device memory copies the vector there
+///    and back for each application: a triangular solve runs row after row, and a level-
+///    scheduled or SpSV version for the GPU is not built yet). A block that breaks down is
+///    factored with its diagonal scaled by 1 + shift (`cg_solver::preconditioner_shift`).
+/// Both need a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
+/// naming the first such row.
+#ifndef HETERO_LINALG_PRECONDITIONER_HPP
+#define HETERO_LINALG_PRECONDITIONER_HPP
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "hetero/comm/communicator.hpp"
+#include "hetero/core/error.hpp"
+#include "hetero/linalg/detail/incomplete_cholesky.hpp"
+
+namespace hetero {
+
+/// How `cg_solver` preconditions (see the file comment).
+enum class cg_preconditioner { none, jacobi, block_ic0 };
+
+/// "none", "jacobi" or "block_ic0".
+constexpr std::string_view to_string(cg_preconditioner p) noexcept {
+  return p == cg_preconditioner::none ? "none" : p == cg_preconditioner::jacobi ? "jacobi" : "block_ic0";
+}
+
+namespace detail {
+
+/// What a preconditioner keeps: the inverse diagonal (jacobi) or the IC(0) factor of this
+/// rank's block (block_ic0).
+template <class MemorySpace>
+class cg_preconditioner_data {
+ public:
+  using vector_type = Kokkos::View<double*, MemorySpace>;
+
+  cg_preconditioner_data() = default;
+
+  /// Builds `kind` for `a` (a `distributed_csr`); collective over its ranks, which all raise the
+  /// same error when one of them cannot build its part.
+  template <class Matrix>
+  cg_preconditioner_data(const Matrix& a, cg_preconditioner kind) : m_kind(kind) {
+    if (kind == cg_preconditioner::none) return;
+    const csr_matrix<double> block = a.diagonal_block();
+    const std::int64_t first = a.rows().begin;
+    // The first row (global) with a diagonal entry <= 0, on any rank.
+    std::int64_t bad = std::numeric_limits<std::int64_t>::max();
+    double bad_value = 0;
+    std::vector<double> diagonal(static_cast<std::size_t>(block.local_rows()), 0.0);
+    for (std::int64_t i = 0; i < block.local_rows(); ++i) {
+      for (auto k = block.row_ptr()[static_cast<std::size_t>(i)];
+           k < block.row_ptr()[static_cast<std::size_t>(i) + 1]; ++k)
+        if (block.col_idx()[static_cast<std::size_t>(k)] == i)
+          diagonal[static_cast<std::size_t>(i)] = block.values()[static_cast<std::size_t>(k)];
+      if (!(diagonal[static_cast<std::size_t>(i)] > 0) && bad == std::numeric_limits<std::int64_t>::max()) {
+        bad = first + i;
+        bad_value = diagonal[static_cast<std::size_t>(i)];
+      }
+    }
+    const std::int64_t first_bad = a.comm().allreduce(send_buf(bad), op(ops::min{}));
+    if (first_bad != std::numeric_limits<std::int64_t>::max()) {
+      const double value = a.comm().allreduce(send_buf(bad == first_bad ? bad_value : 0.0), op(ops::sum{}));
+      raise<invalid_argument>("cg preconditioner ", to_string(kind), ": row ", first_bad, "'s diagonal entry is ",
+                              value, " (none stored counts as 0); jacobi and block_ic0 need a positive diagonal, ",
+                              "which a symmetric positive definite matrix has (allowed otherwise: none)");
+    }
+    if (kind == cg_preconditioner::jacobi) {
+      for (double& d : diagonal) d = 1 / d;
+      m_inverse_diagonal =
+          vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::cg jacobi"), diagonal.size());
+      Kokkos::deep_copy(m_inverse_diagonal,
+                        Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(diagonal.data(),
+                                                                                                diagonal.size()));
+      return;
+    }
+    ic0_failure failure;
+    std::optional<ic0_factor> factor = ic0_factorize(block, failure);
+    const std::int64_t failed = factor ? std::numeric_limits<std::int64_t>::max() : first + failure.row;
+    const std::int64_t first_failed = a.comm().allreduce(send_buf(failed), op(ops::min{}));
+    if (first_failed != std::numeric_limits<std::int64_t>::max())
+      raise<invalid_argument>(
+          "cg preconditioner block_ic0: the incomplete Cholesky factorisation of the diagonal ",
+          "block holding row ", first_failed, " breaks down there even with its diagonal ", "scaled by 1 + ",
+          ic0_max_shift, "; allowed for such a matrix: jacobi or none");
+    m_factor = std::move(*factor);
+    m_shift = a.comm().allreduce(send_buf(m_factor.shift), op(ops::max{}));
+    m_host = std::vector<double>(block.local_rows() > 0 ? static_cast<std::size_t>(block.local_rows()) : 0);
+  }
+
+  [[nodiscard]] cg_preconditioner kind() const noexcept { return m_kind; }
+  /// block_ic0: the largest diagonal shift any rank's block needed (0: none).
+  [[nodiscard]] double shift() const noexcept { return m_shift; }
+  [[nodiscard]] const vector_type& inverse_diagonal() const noexcept { return m_inverse_diagonal; }
+
+  /// block_ic0: z = (L L')^-1 r on this rank's rows, on the host (copying through host memory
+  /// when the vectors are elsewhere).
+  void solve_block(const vector_type& r, const vector_type& z) {
+    const std::size_t n = m_host.size();
+    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
+      ic0_solve(m_factor, r.data(), z.data(), n);
+    } else {
+      using host_view = Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+      const host_view staging(m_host.data(), n);
+      Kokkos::deep_copy(staging, Kokkos::subview(r, std::pair<std::size_t, std::size_t>(0, n)));
+      ic0_solve(m_factor, m_host.data(), m_host.data(), n);
+      Kokkos::deep_copy(Kokkos::subview(z, std::pair<std::size_t, std::size_t>(0, n)), staging);
+    }
+  }
+
+ private:
+  cg_preconditioner m_kind = cg_preconditioner::none;
+  vector_type m_inverse_diagonal;
+  ic0_factor m_factor;
+  double m_shift = 0;
+  std::vector<double> m_host;  // the rows' staging for solve_block, its length the rows
+};
+
+}  // namespace detail
+}  // namespace hetero
+
+#endif  // HETERO_LINALG_PRECONDITIONER_HPP
