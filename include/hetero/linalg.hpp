@@ -6,6 +6,7 @@
 #define HETERO_LINALG_HPP
 
 #include "hetero/linalg/cg.hpp"
+#include "hetero/linalg/cg_options.hpp"
 #include "hetero/linalg/csr_matrix.hpp"
 #include "hetero/linalg/distributed_csr.hpp"
 #include "hetero/linalg/matrix_market.hpp"

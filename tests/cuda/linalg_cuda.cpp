@@ -18,7 +18,8 @@ void cuda_check::linalg() {
     Kokkos::deep_copy(x, 0.0);
     const hetero::cg_result r = cg.solve(b, x);
     (void)r;
-    for (const auto pc : {hetero::cg_preconditioner::jacobi, hetero::cg_preconditioner::block_ic0}) {
+    for (const auto pc : {hetero::cg_preconditioner::jacobi, hetero::cg_preconditioner::chebyshev,
+                          hetero::cg_preconditioner::block_ic0}) {
       hetero::cg_solver<device> preconditioned(a, {.variant = variant, .preconditioner = pc, .tolerance = 1e-10});
       Kokkos::deep_copy(x, 0.0);
       (void)preconditioned.solve(b, x);

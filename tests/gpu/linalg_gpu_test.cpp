@@ -78,7 +78,10 @@ TEST_CASE("CG on the GPU computes the host's iterates and converges like it, eve
                                hetero::cg_variant::pipelined, hetero::cg_variant::automatic}) {
       INFO(m.global_rows() << " rows, variant " << name_of(variant) << ", phase " << phase);
       for (const int k : {3, 20}) {
-        const hetero::cg_options fixed{.variant = variant, .max_iterations = k, .fixed_iterations = true};
+        const hetero::cg_options fixed{.variant = variant,
+                                       .preconditioner = hetero::cg_preconditioner::none,
+                                       .max_iterations = k,
+                                       .fixed_iterations = true};
         const auto on_gpu = solve_on<gpu_test::device>(comm, m, phase, fixed);
         const auto on_host = solve_on<gpu_test::host>(comm, m, phase, fixed);
         INFO(k << " fixed iterations");
@@ -86,7 +89,8 @@ TEST_CASE("CG on the GPU computes the host's iterates and converges like it, eve
         CHECK(on_host.result.iterations == k);
         CHECK(relative_difference(comm, on_gpu.x, on_host.x) < 1e-10);
       }
-      const hetero::cg_options converge{.variant = variant, .tolerance = 1e-10};
+      const hetero::cg_options converge{
+          .variant = variant, .preconditioner = hetero::cg_preconditioner::none, .tolerance = 1e-10};
       const auto on_gpu = solve_on<gpu_test::device>(comm, m, phase, converge);
       const auto on_host = solve_on<gpu_test::host>(comm, m, phase, converge);
       CHECK(on_gpu.result.converged);
@@ -109,7 +113,8 @@ TEST_CASE("preconditioned CG on the GPU computes the host's iterates", "[gpu][li
   auto gen = hetero::testing::rng(302);
   const double phase = std::uniform_real_distribution<double>(0, 6.28)(gen);
   const hetero::poisson_matrix m = hetero::poisson_3d(24);
-  for (const auto pc : {hetero::cg_preconditioner::jacobi, hetero::cg_preconditioner::block_ic0}) {
+  for (const auto pc : {hetero::cg_preconditioner::jacobi, hetero::cg_preconditioner::chebyshev,
+                        hetero::cg_preconditioner::block_ic0}) {
     for (const auto variant : {hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
       INFO(hetero::to_string(pc) << ", variant " << name_of(variant) << ", phase " << phase);
       const hetero::cg_options fixed{
@@ -127,6 +132,18 @@ TEST_CASE("preconditioned CG on the GPU computes the host's iterates", "[gpu][li
                     solved.result.iterations, solved.result.seconds_per_iteration * 1e6);
     }
   }
+  // The default (automatic) on the GPU: converges; what it chose goes to the kit's log.
+  const hetero::distributed_csr<gpu_test::device> a(comm, m);
+  hetero::cg_solver<gpu_test::device> cg(a);
+  const auto solved = solve_on<gpu_test::device>(comm, m, phase, {.tolerance = 1e-10});
+  CHECK(solved.result.converged);
+  if (comm.rank() == 0)
+    for (const hetero::cg_trial& t : cg.trials())
+      std::printf("kit: cg automatic on %lld rows, GPU: %s %d iterations, %.1f us each, estimated %.3f ms%s\n",
+                  static_cast<long long>(m.global_rows()),
+                  std::string(hetero::to_string(t.preconditioner)).c_str(), t.iterations,
+                  t.seconds_per_iteration * 1e6, t.estimated_seconds * 1e3,
+                  t.preconditioner == cg.preconditioner() ? " (chosen)" : "");
 }
 
 TEST_CASE("the halo product of a matrix in GPU memory equals the host's", "[gpu][linalg]") {

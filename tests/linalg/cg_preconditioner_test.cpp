@@ -6,13 +6,16 @@
 #include <hetero/core.hpp>
 #include <hetero/linalg.hpp>
 
+#include <lapacke.h>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paired_matrix.hpp"
@@ -24,12 +27,13 @@ using hetero::cg_variant;
 
 namespace {
 
-// A serial block-Jacobi preconditioner: the inverse diagonal, or per rank block an IC(0) from a
-// dense copy of the block (its stored pattern), shifted as preconditioner.hpp says when a pivot
-// is not positive.
+// A serial preconditioner: the inverse diagonal; the Chebyshev iteration of Saad's Algorithm
+// 12.1 on a given interval; or per rank block an IC(0) from a dense copy of the block (its
+// stored pattern), shifted as preconditioner.hpp says when a pivot is not positive.
 class serial_preconditioner {
  public:
-  serial_preconditioner(const hetero::csr_matrix<double>& a, cg_preconditioner kind, int ranks) : m_kind(kind) {
+  serial_preconditioner(const hetero::csr_matrix<double>& a, cg_preconditioner kind, int ranks)
+      : m_a(a), m_kind(kind) {
     const std::int64_t n = a.global_rows();
     m_diagonal.assign(static_cast<std::size_t>(n), 0.0);
     for (std::int64_t i = 0; i < n; ++i)
@@ -39,6 +43,12 @@ class serial_preconditioner {
           m_diagonal[static_cast<std::size_t>(i)] = a.values()[static_cast<std::size_t>(k)];
     if (kind != cg_preconditioner::block_ic0) return;
     for (int r = 0; r < ranks; ++r) m_blocks.push_back(factor(a, hetero::block_rows(n, ranks, r)));
+  }
+
+  /// chebyshev: the polynomial's interval and degree.
+  void polynomial(std::pair<double, double> interval, int degree) {
+    m_interval = interval;
+    m_degree = degree;
   }
 
   [[nodiscard]] double shift() const {
@@ -52,6 +62,23 @@ class serial_preconditioner {
     if (m_kind == cg_preconditioner::none) return r;
     if (m_kind == cg_preconditioner::jacobi) {
       for (std::size_t i = 0; i < r.size(); ++i) z[i] = r[i] / m_diagonal[i];
+      return z;
+    }
+    if (m_kind == cg_preconditioner::chebyshev) {
+      const auto [lower, upper] = m_interval;
+      const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
+      std::vector<double> d(r.size()), q(r.size());
+      for (std::size_t i = 0; i < r.size(); ++i) z[i] = d[i] = r[i] / m_diagonal[i] / theta;
+      double rho = 1 / sigma;
+      for (int k = 1; k < m_degree; ++k) {
+        m_a.multiply(z, q);
+        const double next = 1 / (2 * sigma - rho);
+        for (std::size_t i = 0; i < r.size(); ++i) {
+          d[i] = next * rho * d[i] + 2 * next / delta * (r[i] - q[i]) / m_diagonal[i];
+          z[i] += d[i];
+        }
+        rho = next;
+      }
       return z;
     }
     for (const block& b : m_blocks) {
@@ -116,7 +143,10 @@ class serial_preconditioner {
     return {};
   }
 
+  const hetero::csr_matrix<double>& m_a;
   cg_preconditioner m_kind;
+  std::pair<double, double> m_interval{0, 0};
+  int m_degree = 1;
   std::vector<double> m_diagonal;
   std::vector<block> m_blocks;
 };
@@ -204,8 +234,14 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
   constexpr int k = 12;
   for (const auto& global : matrices) {
     const matrix a(comm, global);
-    for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::block_ic0}) {
-      const serial_preconditioner m(global, pc, comm.size());
+    for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
+                    cg_preconditioner::block_ic0}) {
+      serial_preconditioner m(global, pc, comm.size());
+      const int degree = 4;
+      if (pc == cg_preconditioner::chebyshev)
+        m.polynomial(
+            hetero::cg_solver<>(a, {.preconditioner = pc, .polynomial_degree = degree}).preconditioner_interval(),
+            degree);
       const std::vector<double> b = random_vector(comm, global.global_rows());
       const std::vector<double> reference = serial_pcg(global, m, b, k);
       for (auto v : {cg_variant::allgather, cg_variant::halo, cg_variant::pipelined}) {
@@ -214,6 +250,7 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
                                     << hetero::to_string(kernels));
           hetero::cg_solver<> cg(a, {.variant = v,
                                      .preconditioner = pc,
+                                     .polynomial_degree = degree,
                                      .kernels = kernels,
                                      .max_iterations = k,
                                      .fixed_iterations = true});
@@ -275,7 +312,7 @@ TEST_CASE("bad diagonals and factorisations that break down are named on every r
   };
   const matrix negative(comm, tridiagonal(-1.0, true));
   const matrix missing(comm, tridiagonal(0.0, false));
-  for (auto pc : {cg_preconditioner::jacobi, cg_preconditioner::block_ic0}) {
+  for (auto pc : {cg_preconditioner::jacobi, cg_preconditioner::chebyshev, cg_preconditioner::block_ic0}) {
     INFO(hetero::to_string(pc));
     CHECK_THROWS_WITH(hetero::cg_solver<>(negative, {.preconditioner = pc}),
                       ContainsSubstring("row 7's diagonal entry is -1") && ContainsSubstring("positive diagonal"));
@@ -297,5 +334,100 @@ TEST_CASE("bad diagonals and factorisations that break down are named on every r
   CHECK(r.converged);
   CHECK(hetero::to_string(cg_preconditioner::none) == "none");
   CHECK(hetero::to_string(cg_preconditioner::jacobi) == "jacobi");
+  CHECK(hetero::to_string(cg_preconditioner::chebyshev) == "chebyshev");
+  CHECK_THROWS_WITH(
+      hetero::cg_solver<>(k, {.preconditioner = cg_preconditioner::chebyshev, .polynomial_degree = 0}),
+      ContainsSubstring("polynomial_degree is 0; allowed: 1 to 64"));
   CHECK(hetero::to_string(cg_preconditioner::block_ic0) == "block_ic0");
+}
+
+TEST_CASE("the Chebyshev interval covers the spectrum of D^-1 A", "[linalg][cg][preconditioner]") {
+  hetero::communicator comm;
+  const std::string dir = HETERO_MATRIX_DIR;
+  for (const auto& global :
+       {whole(hetero::poisson_2d(24)), hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz"),
+        hetero::read_matrix_market_file(dir + "/1138_bus.mtx.gz")}) {
+    const matrix a(comm, global);
+    const auto [lower, upper] =
+        hetero::cg_solver<>(a, {.preconditioner = cg_preconditioner::chebyshev}).preconditioner_interval();
+    // The serial reference: the largest eigenvalue of D^-1/2 A D^-1/2 (that of D^-1 A), LAPACK's
+    // dsyevr on the dense matrix.
+    const auto n = static_cast<std::size_t>(global.global_rows());
+    std::vector<double> diagonal(n), dense(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (auto k = global.row_ptr()[i]; k < global.row_ptr()[i + 1]; ++k)
+        if (global.col_idx()[static_cast<std::size_t>(k)] == static_cast<std::int64_t>(i))
+          diagonal[i] = global.values()[static_cast<std::size_t>(k)];
+    for (std::size_t i = 0; i < n; ++i)
+      for (auto k = global.row_ptr()[i]; k < global.row_ptr()[i + 1]; ++k) {
+        const auto j = static_cast<std::size_t>(global.col_idx()[static_cast<std::size_t>(k)]);
+        dense[i * n + j] = global.values()[static_cast<std::size_t>(k)] / std::sqrt(diagonal[i] * diagonal[j]);
+      }
+    lapack_int found = 0;
+    std::vector<double> eigenvalues(n);
+    std::vector<lapack_int> support(2 * n);
+    const auto size = static_cast<lapack_int>(n);
+    REQUIRE(LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'L', size, dense.data(), size, 0, 0, size, size, 0, &found,
+                           eigenvalues.data(), nullptr, size, support.data()) == 0);
+    const double largest = eigenvalues[0];
+    INFO(global.global_rows() << " rows: upper " << upper << ", largest eigenvalue " << largest);
+    // Lanczos' Ritz value (upper / 1.1) lies below the largest eigenvalue, and not far.
+    CHECK(upper >= largest);
+    CHECK(upper / 1.1 <= largest * (1 + 1e-12));
+    CHECK(lower == upper / 30);
+  }
+}
+
+TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on every rank",
+          "[linalg][cg][preconditioner]") {
+  hetero::communicator comm;
+  const std::string dir = HETERO_MATRIX_DIR;
+  // The issue's case: bcsstk14, b = 1, tolerance 1e-8, the default options.
+  const matrix a(comm, hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz", {.require_spd = true}));
+  hetero::cg_solver<> cg(a);
+  auto b = a.make_vector(), x = a.make_halo_vector();
+  Kokkos::deep_copy(b, 1.0);
+  const hetero::cg_result r = cg.solve(b, x);
+  CHECK(r.converged);
+  CHECK(r.residual <= 1e-8);
+  CHECK(cg.preconditioner() != cg_preconditioner::automatic);
+  REQUIRE(cg.trials().size() == 4);
+  const cg_preconditioner order[] = {cg_preconditioner::block_ic0, cg_preconditioner::jacobi,
+                                     cg_preconditioner::chebyshev, cg_preconditioner::none};
+  double least = std::numeric_limits<double>::infinity();
+  cg_preconditioner fastest = cg_preconditioner::none;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const hetero::cg_trial& t = cg.trials()[i];
+    INFO(hetero::to_string(t.preconditioner) << ": " << t.iterations << " iterations, residual " << t.residual
+                                             << ", estimated " << t.estimated_seconds << " s");
+    CHECK(t.preconditioner == order[i]);
+    CHECK(t.available);
+    CHECK(t.setup_seconds >= 0);
+    CHECK(t.iterations > 0);
+    CHECK(t.estimated_seconds == hetero::estimated_seconds(t, 1e-8));
+    if (t.estimated_seconds < least) {
+      least = t.estimated_seconds;
+      fastest = t.preconditioner;
+    }
+  }
+  CHECK(cg.preconditioner() == fastest);
+  // Every rank chose the same.
+  const int mine = static_cast<int>(cg.preconditioner());
+  CHECK(comm.allreduce(hetero::send_buf(mine), hetero::op(hetero::ops::min{})) == mine);
+  CHECK(comm.allreduce(hetero::send_buf(mine), hetero::op(hetero::ops::max{})) == mine);
+  // A named preconditioner runs no race.
+  CHECK(hetero::cg_solver<>(a, {.preconditioner = cg_preconditioner::jacobi}).trials().empty());
+}
+
+TEST_CASE("a candidate's estimated time to the tolerance", "[linalg][cg][preconditioner]") {
+  hetero::cg_trial t{.setup_seconds = 0.5, .iterations = 10, .seconds_per_iteration = 0.1, .residual = 1e-2};
+  // 10 iterations gave 2 decades: 40 give the 8 of 1e-8.
+  CHECK(std::abs(hetero::estimated_seconds(t, 1e-8) - (0.5 + 40 * 0.1)) < 1e-12);
+  t.residual = 1e-9;  // converged: its own iterations
+  CHECK(hetero::estimated_seconds(t, 1e-8) == 0.5 + 10 * 0.1);
+  t.residual = 1.5;  // no progress
+  CHECK(hetero::estimated_seconds(t, 1e-8) == std::numeric_limits<double>::infinity());
+  t.residual = 1e-2;
+  t.available = false;
+  CHECK(hetero::estimated_seconds(t, 1e-8) == std::numeric_limits<double>::infinity());
 }

@@ -69,7 +69,9 @@ TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
       for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
         INFO(a->global_rows() << " rows, variant " << hetero::to_string(v) << ", kernels "
                               << hetero::to_string(k));
-        const outcome o = solve(*a, {.variant = v, .kernels = k, .tolerance = 1e-10});
+        const outcome o = solve(
+            *a,
+            {.variant = v, .preconditioner = hetero::cg_preconditioner::none, .kernels = k, .tolerance = 1e-10});
         CHECK(o.result.converged);
         CHECK(o.result.residual < 1e-9);
         CHECK(o.error < 1e-5);
@@ -106,8 +108,12 @@ TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
   CHECK(hetero::to_string(hetero::cg_kernels::serial) == "serial");
   // The same iterates on both, bit for bit, whatever the space's thread count (detail::dot):
   // both reach the known solution.
-  const outcome on_space = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::space});
-  const outcome on_serial = solve(a, {.variant = hetero::cg_variant::halo, .kernels = hetero::cg_kernels::serial});
+  const outcome on_space = solve(a, {.variant = hetero::cg_variant::halo,
+                                     .preconditioner = hetero::cg_preconditioner::none,
+                                     .kernels = hetero::cg_kernels::space});
+  const outcome on_serial = solve(a, {.variant = hetero::cg_variant::halo,
+                                      .preconditioner = hetero::cg_preconditioner::none,
+                                      .kernels = hetero::cg_kernels::serial});
   CHECK(on_space.result.converged);
   CHECK(on_serial.result.converged);
   CHECK(on_space.error < 1e-5);

@@ -1,7 +1,8 @@
 /// @file
 /// `hetero::cg_solver`: preconditioned conjugate gradients on a `distributed_csr`
-/// (`cg_options::preconditioner`: none, Jacobi or block IC(0), preconditioner.hpp), in three
-/// variants that differ in their communication per iteration:
+/// (`cg_options::preconditioner`: none, Jacobi, Chebyshev or block IC(0), by default the one a
+/// race on the matrix finds fastest; preconditioner.hpp), in three variants that differ in their
+/// communication per iteration (cg_options.hpp has the options and results):
 ///  - `allgather`: an allgather of the direction vector before the product (the simplest scheme),
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
@@ -27,35 +28,22 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/config.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/linalg/cg_options.hpp"
 #include "hetero/linalg/detail/vector_kernels.hpp"
 #include "hetero/linalg/distributed_csr.hpp"
 #include "hetero/linalg/preconditioner.hpp"
 
 namespace hetero {
-
-/// How a CG iteration communicates (see the file comment). `automatic` measures, when the
-/// solver is made, one allreduce, one halo product and (on several ranks, up to 2^22 rows) one
-/// allgather product on this matrix and these ranks, and takes `pipelined` where the allreduces
-/// of an iteration cost more than the halo product (latency rules, as across many nodes), else
-/// the faster of `allgather` and `halo` (on one node, small matrices gather faster through
-/// hetero's shared-memory allgather than they exchange halos point to point).
-enum class cg_variant { allgather, halo, pipelined, automatic };
-
-/// "allgather", "halo", "pipelined" or "automatic".
-constexpr std::string_view to_string(cg_variant v) noexcept {
-  return v == cg_variant::allgather   ? "allgather"
-         : v == cg_variant::halo      ? "halo"
-         : v == cg_variant::pipelined ? "pipelined"
-                                      : "automatic";
-}
 
 namespace detail {
 // The space of cg_kernels::serial where Kokkos has it (else never used: serial_possible is false).
@@ -65,85 +53,6 @@ using cg_serial_space = Kokkos::Serial;
 using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
 #endif
 }  // namespace detail
-
-/// Where a solver's kernels run when the matrix is in host memory. A Kokkos kernel on a
-/// threaded space costs a launch (0.4 to 1.1 us with Kokkos 3.4's OpenMP) whatever its size,
-/// and an iteration has five or more: on a few thousand rows per rank that is most of the
-/// iteration, and one thread does better.
-enum class cg_kernels {
-  automatic,  ///< the faster of the two below, measured on this matrix when the solver is made
-  space,      ///< the matrix's execution space (e.g. every thread of Kokkos::OpenMP)
-  serial      ///< Kokkos::Serial on the calling thread (host memory only)
-};
-
-/// "automatic", "space" or "serial".
-constexpr std::string_view to_string(cg_kernels k) noexcept {
-  return k == cg_kernels::automatic ? "automatic" : k == cg_kernels::space ? "space" : "serial";
-}
-
-/// How a solve ended.
-enum class cg_status {
-  converged,       ///< ||b - A x|| / ||b|| met the tolerance
-  max_iterations,  ///< stopped at `max_iterations` (or ran the fixed count) without meeting it
-  diverged,        ///< the residual grew past `divergence` times its best, or overflowed
-  stagnated        ///< the best residual did not improve for `stagnation_iterations` iterations
-};
-
-/// "converged", "max_iterations", "diverged" or "stagnated".
-constexpr std::string_view to_string(cg_status s) noexcept {
-  return s == cg_status::converged        ? "converged"
-         : s == cg_status::max_iterations ? "max_iterations"
-         : s == cg_status::diverged       ? "diverged"
-                                          : "stagnated";
-}
-
-/// What a solve does.
-struct cg_options {
-  cg_variant variant = cg_variant::automatic;
-  /// M in M A x = M b (preconditioner.hpp): none, the inverse diagonal, or block Jacobi over the
-  /// ranks with IC(0) blocks.
-  cg_preconditioner preconditioner = cg_preconditioner::none;
-  /// Where the kernels run (a matrix in device memory always uses its space; `serial` is then
-  /// refused).
-  cg_kernels kernels = cg_kernels::automatic;
-  /// Stop when ||r|| / ||b|| falls below this (r the recurrence residual, not the preconditioned one).
-  double tolerance = 1e-8;
-  /// Iterations at most (the solve then reports `converged` false unless the tolerance was met).
-  int max_iterations = 10000;
-  /// Run exactly `max_iterations` iterations whatever the residual (benchmarks commonly time 1000 fixed
-  /// iterations).
-  bool fixed_iterations = false;
-  /// Pipelined variant: recompute r = b - A x and s = A p from their definitions every this
-  /// many iterations (residual replacement; 2 extra products each time), besides whenever the
-  /// recurrence residual meets the tolerance. 0 (the default): only then. Periodic replacement
-  /// disturbs the recurrence: every 10 iterations, it cost 1.05-1.42x the iterations on the
-  /// matrices of data/ (docs/comm.md).
-  int replacement_interval = 0;
-  /// Stop as diverged when the residual exceeds this factor times the best residual seen, or is
-  /// not finite.
-  double divergence = 1e8;
-  /// Stop as stagnated when the best residual has not fallen by 1 % for this many iterations;
-  /// 0: 10 times the matrix's rows, at least 1000.
-  int stagnation_iterations = 0;
-};
-
-/// What a solve did. A solve that does not converge returns the iterate with the smallest
-/// residual it saw (within 10 %), which is not always the last.
-struct cg_result {
-  int iterations = 0;
-  /// ||b - A x|| / ||b|| of the returned x, computed afresh at the end.
-  double residual = 0;
-  /// How the solve ended.
-  cg_status status = cg_status::max_iterations;
-  /// `status == cg_status::converged`: the true residual met the tolerance.
-  bool converged = false;
-  /// Pipelined variant: residual replacements and restarts (after p'Ap <= 0 from rounding).
-  int replacements = 0;
-  int restarts = 0;
-  /// Wall time of the iterations (all ranks: the slowest), and per iteration.
-  double seconds = 0;
-  double seconds_per_iteration = 0;
-};
 
 /// Solves A x = b for a symmetric positive definite `distributed_csr` A. Work vectors are
 /// allocated once; `solve` may be called many times.
@@ -178,6 +87,8 @@ class cg_solver {
                    " and stagnation_iterations ", options.stagnation_iterations, " must not be negative");
     HETERO_EXPECTS(options.divergence > 1, "cg_options: divergence is ", options.divergence,
                    "; allowed: a factor > 1");
+    HETERO_EXPECTS(options.polynomial_degree >= 1 && options.polynomial_degree <= 64,
+                   "cg_options: polynomial_degree is ", options.polynomial_degree, "; allowed: 1 to 64");
     m_r = a.make_halo_vector("hetero::cg r");  // halo room: the pipelined variant multiplies r
     m_q = a.make_vector("hetero::cg q");
     m_p = a.make_halo_vector("hetero::cg p");  // halo room for the halo variant; a block otherwise
@@ -200,13 +111,10 @@ class cg_solver {
       m_u = a.make_vector("hetero::cg u");
       m_s = a.make_halo_vector("hetero::cg s");
     }
-    // Without a preconditioner z = M r is r itself and q = M s is s (the same Views).
-    m_precondition = detail::cg_preconditioner_data<typename vector_type::memory_space>(a, options.preconditioner);
-    m_z = preconditioned() ? a.make_halo_vector("hetero::cg z") : m_r;
-    m_ms = m_s;
-    if (preconditioned() && m_options.variant == cg_variant::pipelined) {
-      m_ms = a.make_halo_vector("hetero::cg q");
-      m_mw = a.make_vector("hetero::cg m");
+    if (options.preconditioner == cg_preconditioner::automatic) {
+      choose_preconditioner();
+    } else {
+      use(preconditioner_data(a, options.preconditioner));
     }
   }
 
@@ -258,11 +166,18 @@ class cg_solver {
   [[nodiscard]] const cg_options& options() const noexcept { return m_options; }
   /// The variant the solver runs (the choice of `automatic`).
   [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
-  /// The preconditioner it applies.
+  /// The preconditioner it applies (the choice of `cg_preconditioner::automatic`).
   [[nodiscard]] cg_preconditioner preconditioner() const noexcept { return m_options.preconditioner; }
+  /// What `cg_preconditioner::automatic` measured of each candidate, in the order tried (none,
+  /// jacobi, chebyshev, block_ic0); empty when a preconditioner was named.
+  [[nodiscard]] const std::vector<cg_trial>& trials() const noexcept { return m_trials; }
   /// block_ic0: the largest diagonal shift a rank's block needed to factor (0: none; see
   /// preconditioner.hpp); 0 for the others.
   [[nodiscard]] double preconditioner_shift() const noexcept { return m_precondition.shift(); }
+  /// chebyshev: the interval [a, b] of D^-1 A's spectrum its polynomial covers (0, 0 for the others).
+  [[nodiscard]] std::pair<double, double> preconditioner_interval() const noexcept {
+    return m_precondition.interval();
+  }
   /// Where its kernels run (the choice of `cg_kernels::automatic`: `space` or `serial`).
   [[nodiscard]] cg_kernels kernels() const noexcept { return m_options.kernels; }
   /// What `automatic` measured (zero when a variant was named): seconds of one allreduce of two
@@ -403,7 +318,7 @@ class cg_solver {
       xpby(m_p, m_z, rho_next / rho);  // p = z + beta p
       rho = rho_next;
       rr = rr_next;
-      mark_phase();
+      if (!m_trial) mark_phase();
     }
     return k;
   }
@@ -509,7 +424,7 @@ class cg_solver {
       replaced = false;
       if (m_options.replacement_interval > 0 && ++since_replacement >= m_options.replacement_interval)
         replace_now();
-      mark_phase();
+      if (!m_trial) mark_phase();
     }
     return k;
   }
@@ -547,6 +462,143 @@ class cg_solver {
     m_best_rr = rr;
   }
 
+  // z = p(D^-1 A) D^-1 r: `polynomial_degree` steps of the Chebyshev iteration for A z = r from
+  // z = 0 with Jacobi scaling (Saad, Iterative Methods, Algorithm 12.1), on the interval of
+  // preconditioner_interval(); each step after the first is one halo product.
+  void chebyshev(const vector_type& r, const vector_type& z) {
+    const auto [lower, upper] = m_precondition.interval();
+    const double theta = (upper + lower) / 2, delta = (upper - lower) / 2, sigma = theta / delta;
+    const auto d = m_precondition.inverse_diagonal();
+    kernel_policy([&](const auto& policy) {
+      return (detail::chebyshev_first(policy, m_chebyshev_z, m_chebyshev_d, d, r, 1 / theta), 0);
+    });
+    double rho = 1 / sigma;
+    for (int k = 1; k < m_options.polynomial_degree; ++k) {
+      multiply_halo_here(m_chebyshev_z, m_chebyshev_q);
+      const double next = 1 / (2 * sigma - rho);
+      kernel_policy([&](const auto& policy) {
+        return (detail::chebyshev_step(policy, m_chebyshev_z, m_chebyshev_d, d, r, m_chebyshev_q, next * rho,
+                                       2 * next / delta),
+                0);
+      });
+      rho = next;
+    }
+    copy(z, m_chebyshev_z);
+  }
+
+  using preconditioner_data = detail::cg_preconditioner_data<typename vector_type::memory_space>;
+
+  // Iterations each candidate of `cg_preconditioner::automatic` runs at most, and those that
+  // time one iteration of it first.
+  static constexpr int trial_iterations = 1000;
+  static constexpr int calibration_iterations = 5;
+
+  // Applies `data` from now on, with the vectors it needs (without a preconditioner z = M r is
+  // r itself and q = M s is s: the same Views).
+  void use(preconditioner_data data) {
+    m_precondition = std::move(data);
+    m_options.preconditioner = m_precondition.kind();
+    const bool pc = preconditioned(), pipelined = m_options.variant == cg_variant::pipelined;
+    const auto keep = [&](vector_type& v, bool needed, bool halo, const char* label) {
+      if (!needed) v = vector_type();
+      if (needed && v.extent(0) == 0) v = halo ? m_a.make_halo_vector(label) : m_a.make_vector(label);
+    };
+    keep(m_own_z, pc, true, "hetero::cg z");
+    keep(m_own_ms, pc && pipelined, true, "hetero::cg q");
+    keep(m_mw, pc && pipelined, false, "hetero::cg m");
+    const bool polynomial = m_precondition.kind() == cg_preconditioner::chebyshev;
+    keep(m_chebyshev_z, polynomial, true, "hetero::cg chebyshev z");
+    keep(m_chebyshev_d, polynomial, false, "hetero::cg chebyshev d");
+    keep(m_chebyshev_q, polynomial, false, "hetero::cg chebyshev q");
+    m_z = pc ? m_own_z : m_r;
+    m_ms = pc && pipelined ? m_own_ms : m_s;
+  }
+
+  // `cg_preconditioner::automatic`: a race to the tolerance on b = A y from x = 0 (y's entries
+  // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
+  // the order block_ic0, jacobi, chebyshev, none (the strongest first, so that the bar is low
+  // early); each is built, timed over `calibration_iterations`, then given as many iterations
+  // as fit in the best time so far (at most `trial_iterations`). One that converges takes its
+  // measured time; one that does not, its setup plus the iterations a steady rate from its
+  // last residual would need (`estimated_seconds`), which counts only while no candidate has
+  // converged. The least wins; none where nothing made progress. Every rank sees the same
+  // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
+  // (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part says it and
+  // its time).
+  void choose_preconditioner() {
+    auto y = m_a.make_halo_vector("hetero::cg trial y");
+    auto b = m_a.make_vector("hetero::cg trial b"), x = m_a.make_vector("hetero::cg trial x");
+    {
+      auto h = Kokkos::create_mirror_view(y);
+      for (std::size_t i = 0; i < m_a.local_rows(); ++i) {
+        const double t = std::sin(12.9898 * static_cast<double>(m_a.rows().begin + static_cast<std::int64_t>(i)));
+        h(i) = 2 * (t * 43758.5453 - std::floor(t * 43758.5453)) - 1;
+      }
+      Kokkos::deep_copy(y, h);
+    }
+    m_a.multiply_halo(y, b);
+    const cg_options requested = m_options;
+    const double tolerance = requested.tolerance > 0 ? requested.tolerance : 1e-8;
+    m_options.tolerance = tolerance;
+    m_options.fixed_iterations = false;
+    const auto run = [&](int iterations) {
+      m_options.max_iterations = iterations;
+      Kokkos::deep_copy(x, 0.0);
+      m_trial = true;
+      const cg_result r = solve(b, x);
+      m_trial = false;
+      return r;
+    };
+    std::array<preconditioner_data, 4> built;
+    std::size_t best = 3;  // none
+    double best_seconds = std::numeric_limits<double>::infinity();
+    bool best_converged = false;
+    m_trials.clear();
+    for (const auto kind : {cg_preconditioner::block_ic0, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
+                            cg_preconditioner::none}) {
+      const region trying("linalg", "cg preconditioner trial", to_string(kind));
+      cg_trial t{.preconditioner = kind};
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        use(preconditioner_data(m_a, kind));
+      } catch (const invalid_argument&) {  // every rank refuses alike
+        t.available = false;
+      }
+      t.setup_seconds = m_a.comm().allreduce(
+          send_buf(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
+          op(ops::max{}));
+      if (t.available) {
+        const cg_result calibration = run(calibration_iterations);
+        double budget = trial_iterations;
+        if (calibration.seconds_per_iteration > 0)
+          budget = std::min(budget, (best_seconds - t.setup_seconds) / calibration.seconds_per_iteration);
+        budget = std::min<double>(budget, requested.max_iterations);
+        const cg_result r = budget >= 1 ? run(static_cast<int>(budget)) : calibration;
+        t.iterations = r.iterations;
+        t.seconds_per_iteration = r.seconds_per_iteration;
+        t.residual = r.residual;
+        built[m_trials.size()] = std::move(m_precondition);
+      }
+      t.estimated_seconds = estimated_seconds(t, tolerance);
+      // One that did not converge in the best time so far is slower than that one, whatever
+      // its estimate says (CG's early rate flatters it); estimates decide only while none did.
+      const bool converged = t.available && t.residual <= tolerance;
+      if ((converged || !best_converged) && t.estimated_seconds < best_seconds) {
+        best_seconds = t.estimated_seconds;
+        best = m_trials.size();
+        best_converged = converged;
+      }
+      m_trials.push_back(t);
+    }
+    m_options = requested;
+    use(std::move(built[best]));
+    if (regions_observed()) {
+      const std::string why = std::string(to_string(m_options.preconditioner)) + ", " +
+                              std::to_string(best_seconds) + " s to the tolerance in its trial";
+      const region chosen("linalg", "cg preconditioner chosen", why);
+    }
+  }
+
   [[nodiscard]] bool preconditioned() const noexcept { return m_precondition.kind() != cg_preconditioner::none; }
 
   // z = M r on this rank's rows (nothing without a preconditioner: z is r).
@@ -554,6 +606,8 @@ class cg_solver {
     if (m_precondition.kind() == cg_preconditioner::jacobi) {
       const auto d = m_precondition.inverse_diagonal();
       kernel_policy([&](const auto& policy) { return (detail::scale(policy, z, d, r), 0); });
+    } else if (m_precondition.kind() == cg_preconditioner::chebyshev) {
+      chebyshev(r, z);
     } else if (m_precondition.kind() == cg_preconditioner::block_ic0) {
       ExecutionSpace().fence();  // r's last kernel, before the host reads it
       m_precondition.solve_block(r, z);
@@ -672,12 +726,15 @@ class cg_solver {
   cg_options m_options;
   bool m_serial = false;  // kernels on Serial (cg_kernels)
   vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
-  // Preconditioned: z = M r, q = M s (pipelined), m = M w (pipelined); without one z is m_r and
-  // q is m_s.
-  vector_type m_z, m_ms, m_mw;
+  // Preconditioned: z = M r, q = M s (pipelined), m = M w (pipelined), held in m_own_z and
+  // m_own_ms; without one z is m_r and q is m_s.
+  vector_type m_z, m_ms, m_mw, m_own_z, m_own_ms;
+  std::vector<cg_trial> m_trials;
+  bool m_trial = false;                                     // a trial of `automatic` runs: no phase marks
+  vector_type m_chebyshev_z, m_chebyshev_d, m_chebyshev_q;  // chebyshev's iterate, step and A z
   vector_type m_best;  // the iterate of smallest residual so far (remember), its r'r below
   double m_best_rr = std::numeric_limits<double>::infinity();
-  detail::cg_preconditioner_data<typename vector_type::memory_space> m_precondition;
+  preconditioner_data m_precondition;
   using partials_type = Kokkos::View<double*, typename vector_type::memory_space>;
   partials_type m_partials;  // a dot product's partial sums (detail::dot), and their host copy
   decltype(Kokkos::create_mirror_view(std::declval<partials_type>())) m_host_partials;

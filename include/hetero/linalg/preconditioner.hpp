@@ -1,44 +1,85 @@
 /// @file
 /// The preconditioners of `cg_solver` (`cg_options::preconditioner`):
 ///  - `jacobi`: the inverse of A's diagonal, an entry-by-entry product in the matrix's memory;
+///  - `chebyshev`: a Chebyshev polynomial of `polynomial_degree` in D^-1 A (D the diagonal)
+///    that approximates A^-1 on [b / 30, b], b = 1.1 times the largest eigenvalue of D^-1 A that
+///    12 Lanczos steps estimate when the solver is made (Lanczos approaches it from below; the
+///    polynomial stays positive below b, not above): only products with A (and their halo
+///    exchanges), so it runs where the matrix is, a GPU too, and adds no collective per
+///    iteration;
 ///  - `block_ic0`: block Jacobi over the ranks with an incomplete Cholesky IC(0) of each rank's
 ///    diagonal block (PETSc's default for CG on several ranks is the same shape with ILU(0)),
 ///    its triangular solves on the host (a matrix in device memory copies the vector there
 ///    and back for each application: a triangular solve runs row after row, and a level-
 ///    scheduled or SpSV version for the GPU is not built yet). A block that breaks down is
 ///    factored with its diagonal scaled by 1 + shift (`cg_solver::preconditioner_shift`).
-/// Both need a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
+/// `automatic` (the default) builds each of them when the solver is made and races them to the
+/// tolerance on this matrix, each given at most the best time so far, and keeps the fastest
+/// (`cg_trial`, `estimated_seconds`).
+/// Each needs a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
 /// naming the first such row.
 #ifndef HETERO_LINALG_PRECONDITIONER_HPP
 #define HETERO_LINALG_PRECONDITIONER_HPP
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hetero/comm/communicator.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/linalg/detail/incomplete_cholesky.hpp"
+#include "hetero/linalg/detail/spectrum.hpp"
 
 namespace hetero {
 
 /// How `cg_solver` preconditions (see the file comment).
-enum class cg_preconditioner { none, jacobi, block_ic0 };
+enum class cg_preconditioner { none, jacobi, chebyshev, block_ic0, automatic };
 
-/// "none", "jacobi" or "block_ic0".
+/// "none", "jacobi", "chebyshev", "block_ic0" or "automatic".
 constexpr std::string_view to_string(cg_preconditioner p) noexcept {
-  return p == cg_preconditioner::none ? "none" : p == cg_preconditioner::jacobi ? "jacobi" : "block_ic0";
+  return p == cg_preconditioner::none        ? "none"
+         : p == cg_preconditioner::jacobi    ? "jacobi"
+         : p == cg_preconditioner::chebyshev ? "chebyshev"
+         : p == cg_preconditioner::block_ic0 ? "block_ic0"
+                                             : "automatic";
+}
+
+/// What `cg_preconditioner::automatic` measured of one candidate (`cg_solver::trials`, the race
+/// cg_solver's `choose_preconditioner` describes): on a right-hand side b = A y (y's entries
+/// pseudo-random in [-1, 1] by global row), from x = 0.
+struct cg_trial {
+  cg_preconditioner preconditioner = cg_preconditioner::none;
+  bool available = true;     ///< false: the matrix refused it (a diagonal entry <= 0, a breakdown)
+  double setup_seconds = 0;  ///< building it (the slowest rank)
+  int iterations = 0;        ///< iterations run (at most the trial's; fewer when it converged)
+  double seconds_per_iteration = 0;
+  double residual = 1;           ///< ||b - A x|| / ||b|| after them
+  double estimated_seconds = 0;  ///< `estimated_seconds`: setup and iterations to the tolerance
+};
+
+/// The time a candidate would take to reach `tolerance`: its setup plus its time per iteration
+/// times the iterations a steady convergence rate needs (`iterations` brought the residual to
+/// `residual`, from 1), or those it took when it converged. Infinity when it made no progress.
+inline double estimated_seconds(const cg_trial& t, double tolerance) {
+  if (!t.available) return std::numeric_limits<double>::infinity();
+  if (t.residual <= tolerance) return t.setup_seconds + t.iterations * t.seconds_per_iteration;
+  if (!(t.residual < 1) || t.iterations == 0) return std::numeric_limits<double>::infinity();
+  const double needed = t.iterations * std::log(std::max(tolerance, 1e-300)) / std::log(t.residual);
+  return t.setup_seconds + needed * t.seconds_per_iteration;
 }
 
 namespace detail {
 
-/// What a preconditioner keeps: the inverse diagonal (jacobi) or the IC(0) factor of this
-/// rank's block (block_ic0).
+/// What a preconditioner keeps: the inverse diagonal (jacobi, chebyshev) and the interval the
+/// polynomial covers (chebyshev), or the IC(0) factor of this rank's block (block_ic0).
 template <class MemorySpace>
 class cg_preconditioner_data {
  public:
@@ -51,6 +92,8 @@ class cg_preconditioner_data {
   template <class Matrix>
   cg_preconditioner_data(const Matrix& a, cg_preconditioner kind) : m_kind(kind) {
     if (kind == cg_preconditioner::none) return;
+    HETERO_EXPECTS(kind != cg_preconditioner::automatic,
+                   "cg_preconditioner_data: automatic is chosen by cg_solver");
     const csr_matrix<double> block = a.diagonal_block();
     const std::int64_t first = a.rows().begin;
     // The first row (global) with a diagonal entry <= 0, on any rank.
@@ -71,16 +114,21 @@ class cg_preconditioner_data {
     if (first_bad != std::numeric_limits<std::int64_t>::max()) {
       const double value = a.comm().allreduce(send_buf(bad == first_bad ? bad_value : 0.0), op(ops::sum{}));
       raise<invalid_argument>("cg preconditioner ", to_string(kind), ": row ", first_bad, "'s diagonal entry is ",
-                              value, " (none stored counts as 0); jacobi and block_ic0 need a positive diagonal, ",
+                              value,
+                              " (none stored counts as 0); every preconditioner needs a positive diagonal, ",
                               "which a symmetric positive definite matrix has (allowed otherwise: none)");
     }
-    if (kind == cg_preconditioner::jacobi) {
-      for (double& d : diagonal) d = 1 / d;
-      m_inverse_diagonal =
-          vector_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, "hetero::cg jacobi"), diagonal.size());
-      Kokkos::deep_copy(m_inverse_diagonal,
-                        Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(diagonal.data(),
-                                                                                                diagonal.size()));
+    if (kind == cg_preconditioner::jacobi || kind == cg_preconditioner::chebyshev) {
+      std::vector<double> inverse(diagonal.size()), root(diagonal.size());
+      for (std::size_t i = 0; i < diagonal.size(); ++i) {
+        inverse[i] = 1 / diagonal[i];
+        root[i] = std::sqrt(inverse[i]);
+      }
+      m_inverse_diagonal = to_memory(inverse, "hetero::cg inverse diagonal");
+      if (kind == cg_preconditioner::chebyshev) {
+        m_upper = 1.1 * lanczos_largest(a, to_memory(root, "hetero::cg root inverse diagonal"), lanczos_steps);
+        m_lower = m_upper / 30;
+      }
       return;
     }
     ic0_failure failure;
@@ -101,6 +149,8 @@ class cg_preconditioner_data {
   /// block_ic0: the largest diagonal shift any rank's block needed (0: none).
   [[nodiscard]] double shift() const noexcept { return m_shift; }
   [[nodiscard]] const vector_type& inverse_diagonal() const noexcept { return m_inverse_diagonal; }
+  /// chebyshev: the interval of D^-1 A's spectrum the polynomial covers.
+  [[nodiscard]] std::pair<double, double> interval() const noexcept { return {m_lower, m_upper}; }
 
   /// block_ic0: z = (L L')^-1 r on this rank's rows, on the host (copying through host memory
   /// when the vectors are elsewhere).
@@ -118,8 +168,18 @@ class cg_preconditioner_data {
   }
 
  private:
+  static constexpr int lanczos_steps = 12;
+
+  static vector_type to_memory(const std::vector<double>& host, const char* label) {
+    vector_type v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
+    Kokkos::deep_copy(
+        v, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(host.data(), host.size()));
+    return v;
+  }
+
   cg_preconditioner m_kind = cg_preconditioner::none;
   vector_type m_inverse_diagonal;
+  double m_lower = 0, m_upper = 0;
   ic0_factor m_factor;
   double m_shift = 0;
   std::vector<double> m_host;  // the rows' staging for solve_block, its length the rows

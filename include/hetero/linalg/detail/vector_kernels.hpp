@@ -107,6 +107,29 @@ void scale(const Policy& policy, const Vector& z, const Diagonal& d, const Vecto
       "hetero::cg jacobi", policy, KOKKOS_LAMBDA(const std::size_t i) { z(i) = d(i) * r(i); });
 }
 
+/// The first step of a Chebyshev polynomial preconditioner: d = (1/theta) D^-1 r, z = d
+/// (`inverse_diagonal` is D^-1).
+template <class Policy, class Vector, class Diagonal>
+void chebyshev_first(const Policy& policy, const Vector& z, const Vector& d, const Diagonal& inverse_diagonal,
+                     const Vector& r, double inverse_theta) {
+  Kokkos::parallel_for(
+      "hetero::cg chebyshev", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        d(i) = inverse_theta * inverse_diagonal(i) * r(i);
+        z(i) = d(i);
+      });
+}
+
+/// A further step, q = A z given: d = c1 d + c2 D^-1 (r - q), z += d
+template <class Policy, class Vector, class Diagonal>
+void chebyshev_step(const Policy& policy, const Vector& z, const Vector& d, const Diagonal& inverse_diagonal,
+                    const Vector& r, const Vector& q, double c1, double c2) {
+  Kokkos::parallel_for(
+      "hetero::cg chebyshev", policy, KOKKOS_LAMBDA(const std::size_t i) {
+        d(i) = c1 * d(i) + c2 * inverse_diagonal(i) * (r(i) - q(i));
+        z(i) += d(i);
+      });
+}
+
 /// The vectors of preconditioned pipe-PR-CG: z = M r, w = A z, s = A p, q = M s, u = A q, and
 /// m = M w after the first update.
 template <class Vector>
