@@ -5,8 +5,10 @@
 //  - cg_1000: the seed's mode (seed 003): 1000 fixed iterations, time per iteration, on the
 //    SuiteSparse matrices of data/matrices (argument: the index in `matrices` below).
 //  - cg_solve/<preconditioner>: the time to solve to 1e-8 (b = A * ones, x = 0 first, the default
-//    variant and kernels) with each preconditioner, on the same matrices and a 32^3 Poisson
-//    matrix; counters: iterations, the relative true residual, the IC(0) shift. PETSc's CG with
+//    variant and kernels) with each preconditioner and with `automatic` (the default: its choice
+//    is the counter `chosen`, the index in cg_preconditioner), on the same matrices and a 32^3
+//    Poisson matrix; counters: iterations, the relative true residual, the IC(0) shift. The
+//    solver is made before the timing (as PETSc's KSPSetUp is outside its timed solves). PETSc's CG with
 //    its default preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh solve:
 //    another program, since Debian's PETSc is built on Open MPI).
 // Variants: allgather, halo, pipelined, and automatic (what cg_solver<> does by default: its
@@ -92,8 +94,10 @@ void check_same_iterates(const problem& p, std::int64_t family, std::int64_t arg
   checked.emplace_back(family, arg);
   const int k = 15;
   const auto a = distributed(p);
-  hetero::cg_solver<> cg(
-      a, {.variant = hetero::cg_variant::allgather, .max_iterations = k, .fixed_iterations = true});
+  hetero::cg_solver<> cg(a, {.variant = hetero::cg_variant::allgather,
+                             .preconditioner = hetero::cg_preconditioner::none,
+                             .max_iterations = k,
+                             .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   cg.solve(b, x);
@@ -136,6 +140,7 @@ void run_solve(benchmark::State& state) {
   state.counters["residual"] = r.residual;
   state.counters["converged"] = r.converged ? 1 : 0;
   state.counters["shift"] = cg.preconditioner_shift();
+  state.counters["chosen"] = static_cast<double>(cg.preconditioner());
   state.counters["rows"] = static_cast<double>(a.global_rows());
   state.SetLabel(poisson ? "poisson3d-32" : matrices[static_cast<std::size_t>(state.range(0))]);
 }
@@ -164,8 +169,11 @@ void run_hetero(benchmark::State& state, std::int64_t family) {
   // Built per case (not cached in a static): views must be gone before Kokkos finalizes.
   const auto p = problem_for(family, state.range(0));
   const auto a = distributed<Space>(p);
-  hetero::cg_solver<Space> cg(a,
-                              {.variant = V, .max_iterations = iterations_for(family), .fixed_iterations = true});
+  // Plain CG, as the seed's (and PETSc's PCNONE baseline): these time an iteration, not a solve.
+  hetero::cg_solver<Space> cg(a, {.variant = V,
+                                  .preconditioner = hetero::cg_preconditioner::none,
+                                  .max_iterations = iterations_for(family),
+                                  .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   for (auto _ : state) {
@@ -199,7 +207,9 @@ const auto solves = [](benchmark::internal::Benchmark* b) {
 const int registered[] = {
     hetero::bench::add("cg_solve/none", run_solve<hetero::cg_preconditioner::none>, solves),
     hetero::bench::add("cg_solve/jacobi", run_solve<hetero::cg_preconditioner::jacobi>, solves),
+    hetero::bench::add("cg_solve/chebyshev", run_solve<hetero::cg_preconditioner::chebyshev>, solves),
     hetero::bench::add("cg_solve/block_ic0", run_solve<hetero::cg_preconditioner::block_ic0>, solves),
+    hetero::bench::add("cg_solve/automatic", run_solve<hetero::cg_preconditioner::automatic>, solves),
     hetero::bench::add(
         "cg/baseline_plain_mpi", [](benchmark::State& s) { run_plain(s, 0); }, grids),
     hetero::bench::add(

@@ -34,7 +34,10 @@ template <class Space>
 Kokkos::View<double*, Kokkos::HostSpace> iterate_after(const hetero::poisson_matrix& m, hetero::cg_variant v,
                                                        int k) {
   const hetero::distributed_csr<Space> a(comm(), m);
-  hetero::cg_solver<Space> cg(a, {.variant = v, .max_iterations = k, .fixed_iterations = true});
+  hetero::cg_solver<Space> cg(a, {.variant = v,
+                                  .preconditioner = hetero::cg_preconditioner::none,
+                                  .max_iterations = k,
+                                  .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   cg.solve(b, x);
@@ -62,7 +65,10 @@ void run(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   if constexpr (std::is_same_v<Space, host_space>) check_same_iterates(n, V);
   const hetero::distributed_csr<Space> a(comm(), hetero::poisson_3d(n));
-  hetero::cg_solver<Space> cg(a, {.variant = V, .max_iterations = iterations, .fixed_iterations = true});
+  hetero::cg_solver<Space> cg(a, {.variant = V,
+                                  .preconditioner = hetero::cg_preconditioner::none,
+                                  .max_iterations = iterations,
+                                  .fixed_iterations = true});
   auto b = a.make_vector("b"), x = a.make_vector("x");
   Kokkos::deep_copy(b, 1.0);
   for (auto _ : state) {

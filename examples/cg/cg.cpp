@@ -2,11 +2,12 @@
 // of hetero::cg_solver, on generated Poisson matrices and Matrix Market files. The right-hand
 // side is b = A x* for a known x*; each solve is checked against x*.
 //   mpiexec -n 2 ./cg [--poisson2d N] [--poisson3d N] [--matrix FILE|NAME]... [--variant V]
-//                     [--tolerance T] [--max-iterations K] [--fixed K] [--replacement-interval K]
-//                     [--solution K] [--write FILE.h5]
+//                     [--preconditioner P] [--tolerance T] [--max-iterations K] [--fixed K]
+//                     [--replacement-interval K] [--solution K] [--write FILE.h5]
 // NAME is a file of data/matrices without its extension (e.g. bcsstk14). V: all (default),
 // allgather, halo, pipelined or automatic (printed as auto:<the variant it chose>); "kernels" says where rank
-// 0's kernels ran (hetero::cg_kernels: the matrix's space, or Serial where that was faster). --fixed K times
+// 0's kernels ran (hetero::cg_kernels: the matrix's space, or Serial where that was faster). P: automatic
+// (default: printed as auto:<the preconditioner it chose>), none, jacobi, chebyshev or block_ic0. --fixed K times
 // exactly K iterations (no convergence check). --solution K picks another x* (x*_i = 1 + sin(0.1 i + K);
 // default 0): on an ill-conditioned matrix the iteration count depends on b. --write (with the
 // io module, hetero::io) writes each solution x as dataset <matrix>/<variant> of an HDF5 file,
@@ -115,6 +116,19 @@ int main(int argc, char** argv) {
                     : v == "halo"      ? hetero::cg_variant::halo
                     : v == "pipelined" ? hetero::cg_variant::pipelined
                                        : hetero::cg_variant::automatic};
+      } else if (a == "--preconditioner") {
+        const std::string p = value();
+        bool known = false;
+        for (const auto c : {hetero::cg_preconditioner::none, hetero::cg_preconditioner::jacobi,
+                             hetero::cg_preconditioner::chebyshev, hetero::cg_preconditioner::block_ic0,
+                             hetero::cg_preconditioner::automatic})
+          if (p == hetero::to_string(c)) {
+            options.preconditioner = c;
+            known = true;
+          }
+        if (!known)
+          throw std::invalid_argument("--preconditioner " + p +
+                                      ": allowed none, jacobi, chebyshev, block_ic0, automatic");
       } else if (a == "--tolerance") {
         options.tolerance = std::stod(value());
       } else if (a == "--max-iterations") {
@@ -189,8 +203,8 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
   if (!output.empty()) out.emplace(output, hetero::file_mode::create, comm);
 #endif
   if (comm.rank() == 0)
-    std::printf("%-14s %8s %9s %-10s %-7s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant",
-                "kernels", "iters", "residual", "error", "ms/iteration", "status");
+    std::printf("%-14s %8s %9s %-10s %-14s %-7s %6s %11s %11s %12s  %s\n", "matrix", "rows", "nonzeros", "variant",
+                "preconditioner", "kernels", "iters", "residual", "error", "ms/iteration", "status");
   for (const auto& p : problems) {
     std::optional<matrix> a;
     if (const auto* generator = std::get_if<hetero::poisson_matrix>(&p.source))
@@ -217,10 +231,14 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
       all_ok = all_ok && ok;
       if (comm.rank() == 0)
         std::printf(
-            "%-14s %8ld %9ld %-10s %-7s %6d %11.3e %11.3e %12.4f  %s\n", p.name.c_str(),
+            "%-14s %8ld %9ld %-10s %-14s %-7s %6d %11.3e %11.3e %12.4f  %s\n", p.name.c_str(),
             static_cast<long>(a->global_rows()), nonzeros,
             (v == hetero::cg_variant::automatic ? "auto:" + std::string(hetero::to_string(solver.variant()))
                                                 : std::string(hetero::to_string(v)))
+                .c_str(),
+            (options.preconditioner == hetero::cg_preconditioner::automatic
+                 ? "auto:" + std::string(hetero::to_string(solver.preconditioner()))
+                 : std::string(hetero::to_string(solver.preconditioner())))
                 .c_str(),
             std::string(hetero::to_string(solver.kernels())).c_str(), r.iterations, r.residual, error,
             r.seconds_per_iteration * 1e3, std::string(hetero::to_string(r.status)).c_str());
