@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "paired_matrix.hpp"
+#include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using matrix = hetero::distributed_csr<>;
@@ -178,11 +179,10 @@ std::vector<double> serial_pcg(const hetero::csr_matrix<double>& a, const serial
   return x;
 }
 
-// A right-hand side drawn fresh, the same on every rank (rank 0's seed).
-std::vector<double> random_vector(const hetero::communicator& comm, std::int64_t n) {
-  std::uint64_t seed = std::random_device{}();
-  comm.broadcast(hetero::send_recv_buf(seed));
-  std::mt19937_64 gen(seed);
+// A right-hand side drawn fresh (the test seed, printed at the start: HETERO_TEST_SEED replays
+// it), the same on every rank.
+std::vector<double> random_vector(std::int64_t n, std::uint64_t stream) {
+  auto gen = hetero::testing::rng(stream);
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<double> b(static_cast<std::size_t>(n));
   for (double& v : b) v = d(gen);
@@ -228,21 +228,22 @@ hetero::csr_matrix<double> kershaw(std::int64_t copies) {
 TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", "[linalg][cg][preconditioner]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
-  const std::vector<hetero::csr_matrix<double>> matrices{
-      whole(hetero::poisson_2d(24)), hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz"),
-      hetero::read_matrix_market_file(dir + "/nos3.mtx.gz"), kershaw(30)};
+  const std::vector<hetero::csr_matrix<double>> matrices{whole(hetero::poisson_2d(24)),
+                                                         hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz"),
+                                                         hetero::read_matrix_market_file(dir + "/nos3.mtx.gz")};
   constexpr int k = 12;
+  std::uint64_t stream = 700;
   for (const auto& global : matrices) {
     const matrix a(comm, global);
     for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
                     cg_preconditioner::block_ic0}) {
       serial_preconditioner m(global, pc, comm.size());
-      const int degree = 4;
+      const int degree = 3;  // the default
       if (pc == cg_preconditioner::chebyshev)
         m.polynomial(
             hetero::cg_solver<>(a, {.preconditioner = pc, .polynomial_degree = degree}).preconditioner_interval(),
             degree);
-      const std::vector<double> b = random_vector(comm, global.global_rows());
+      const std::vector<double> b = random_vector(global.global_rows(), stream++);
       const std::vector<double> reference = serial_pcg(global, m, b, k);
       for (auto v : {cg_variant::allgather, cg_variant::halo, cg_variant::pipelined}) {
         for (auto kernels : {hetero::cg_kernels::space, hetero::cg_kernels::serial}) {
@@ -394,7 +395,10 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on e
   REQUIRE(cg.trials().size() == 4);
   const cg_preconditioner order[] = {cg_preconditioner::block_ic0, cg_preconditioner::jacobi,
                                      cg_preconditioner::chebyshev, cg_preconditioner::none};
+  // The race's rule: the least estimate among those that converged in their trial (one that did
+  // not was slower than the best so far), or among all when none converged.
   double least = std::numeric_limits<double>::infinity();
+  bool least_converged = false;
   cg_preconditioner fastest = cg_preconditioner::none;
   for (std::size_t i = 0; i < 4; ++i) {
     const hetero::cg_trial& t = cg.trials()[i];
@@ -405,9 +409,11 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on e
     CHECK(t.setup_seconds >= 0);
     CHECK(t.iterations > 0);
     CHECK(t.estimated_seconds == hetero::estimated_seconds(t, 1e-8));
-    if (t.estimated_seconds < least) {
+    const bool converged = t.residual <= 1e-8;
+    if ((converged || !least_converged) && t.estimated_seconds < least) {
       least = t.estimated_seconds;
       fastest = t.preconditioner;
+      least_converged = converged;
     }
   }
   CHECK(cg.preconditioner() == fastest);
@@ -430,4 +436,40 @@ TEST_CASE("a candidate's estimated time to the tolerance", "[linalg][cg][precond
   t.residual = 1e-2;
   t.available = false;
   CHECK(hetero::estimated_seconds(t, 1e-8) == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("a solve that does not converge returns the best iterate it saw", "[linalg][cg][preconditioner]") {
+  hetero::communicator comm;
+  const std::string dir = HETERO_MATRIX_DIR;
+  // nos7 below its attainable accuracy: Jacobi-preconditioned CG reaches ~1e-8, then wanders
+  // off until the divergence or stagnation test stops it, its last iterate's residual near 1.
+  const auto global = hetero::read_matrix_market_file(dir + "/nos7.mtx.gz", {.require_spd = true});
+  const matrix a(comm, global);
+  const auto n = static_cast<std::size_t>(global.global_rows());
+  const std::vector<double> ones(n, 1.0);
+  std::vector<double> b_all(n);
+  global.multiply(ones, b_all);
+  for (auto v : {cg_variant::halo, cg_variant::pipelined}) {
+    INFO(hetero::to_string(v));
+    hetero::cg_solver<> cg(
+        a,
+        {.variant = v, .preconditioner = cg_preconditioner::jacobi, .tolerance = 1e-9, .max_iterations = 100000});
+    auto x = a.make_vector();
+    const hetero::cg_result r = cg.solve(rows_of(a, b_all), x);
+    CHECK_FALSE(r.converged);
+    CHECK(r.residual < 1e-6);
+    // The reported residual is that of the x returned (a serial product over the whole matrix).
+    auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
+    std::vector<double> mine(hx.data(), hx.data() + a.local_rows()), x_all(n), ax(n);
+    std::vector<int> counts;
+    for (const auto c : a.row_counts()) counts.push_back(static_cast<int>(c));
+    comm.allgatherv(hetero::send_buf(mine), hetero::recv_buf(x_all), hetero::recv_counts(counts));
+    global.multiply(x_all, ax);
+    double rr = 0, bb = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      rr += (b_all[i] - ax[i]) * (b_all[i] - ax[i]);
+      bb += b_all[i] * b_all[i];
+    }
+    CHECK(std::abs(std::sqrt(rr / bb) - r.residual) <= 1e-3 * r.residual);
+  }
 }

@@ -168,8 +168,8 @@ class cg_solver {
   [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
   /// The preconditioner it applies (the choice of `cg_preconditioner::automatic`).
   [[nodiscard]] cg_preconditioner preconditioner() const noexcept { return m_options.preconditioner; }
-  /// What `cg_preconditioner::automatic` measured of each candidate, in the order tried (none,
-  /// jacobi, chebyshev, block_ic0); empty when a preconditioner was named.
+  /// What `cg_preconditioner::automatic` measured of each candidate, in the order tried
+  /// (block_ic0, jacobi, chebyshev, none); empty when a preconditioner was named.
   [[nodiscard]] const std::vector<cg_trial>& trials() const noexcept { return m_trials; }
   /// block_ic0: the largest diagonal shift a rank's block needed to factor (0: none; see
   /// preconditioner.hpp); 0 for the others.
@@ -349,7 +349,7 @@ class cg_solver {
   // Residual replacement (Cools & Vanroose) still puts the true vectors back, r = b - A x and
   // s = A p, every `replacement_interval` iterations and whenever the recurrence residual meets
   // the tolerance (the solve ends only when a freshly computed residual meets it). A p'Ap <= 0
-  // (rounding, or a matrix that is not SPD) restarts from x with p = r; right after a restart,
+  // (rounding, or a matrix that is not SPD) restarts from x with p = z; right after a restart,
   // or after too many, it means the matrix is not SPD.
   // With a preconditioner M (z = M r, q = M s) the same scheme carries r, z, p, s and q: the
   // allreduce takes r'z, p's, r'q, s'q and r'r (r'r for the stopping test only), overlapped

@@ -3,10 +3,11 @@
 ///  - `jacobi`: the inverse of A's diagonal, an entry-by-entry product in the matrix's memory;
 ///  - `chebyshev`: a Chebyshev polynomial of `polynomial_degree` in D^-1 A (D the diagonal)
 ///    that approximates A^-1 on [b / 30, b], b = 1.1 times the largest eigenvalue of D^-1 A that
-///    12 Lanczos steps estimate when the solver is made (Lanczos approaches it from below; the
-///    polynomial stays positive below b, not above): only products with A (and their halo
-///    exchanges), so it runs where the matrix is, a GPU too, and adds no collective per
-///    iteration;
+///    12 Lanczos steps estimate when the solver is made (Lanczos approaches it from below).
+///    M stays positive definite for every eigenvalue with an odd degree (the default 3), and
+///    up to a + b with an even one, so an even degree needs the estimate within about 13 %.
+///    Only products with A (and their halo exchanges): it runs where the matrix is, a GPU too,
+///    and adds no collective per iteration;
 ///  - `block_ic0`: block Jacobi over the ranks with an incomplete Cholesky IC(0) of each rank's
 ///    diagonal block (PETSc's default for CG on several ranks is the same shape with ILU(0)),
 ///    its triangular solves on the host (a matrix in device memory copies the vector there
