@@ -184,7 +184,7 @@ TEST_CASE("with the monitor installed, a late sender's time is the receiver's wa
   double waited = barrier.seconds();
   int token = 0;
   if (rank_of() == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     MPI_Send(&token, 1, MPI_INT, 1, 9, MPI_COMM_WORLD);
   } else if (rank_of() == 1) {
     hetero::stopwatch watch;
@@ -194,7 +194,13 @@ TEST_CASE("with the monitor installed, a late sender's time is the receiver's wa
   m.uninstall();
   m.update_until(m.seconds());
   if (rank_of() == 1) {
-    CHECK(waited > 0.02);
-    CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(waited).margin(0.003));
+    // The monitor counts the time inside the barrier and the receive; the stopwatches also count
+    // whatever the scheduler took between a stopwatch and the call it brackets, which on an
+    // oversubscribed machine is a few milliseconds now and then. So the monitor's wait is at most
+    // the stopwatches' (plus clock granularity), and holds most of the sender's 100 ms delay.
+    const double monitored = m.accounted_seconds() - m.active_seconds();
+    CHECK(waited > 0.05);
+    CHECK(monitored <= waited + 0.001);
+    CHECK(monitored > 0.05);
   }
 }
