@@ -17,12 +17,19 @@
 
 namespace hetero::detail {
 
-/// L of IC(0) in CSR rows, each row's columns ascending with the diagonal last.
+/// L of IC(0): while factoring, CSR rows with each row's columns ascending and the diagonal
+/// last; once factored (`ic0_prepare_solve`), the two triangles `ic0_solve` reads instead.
 struct ic0_factor {
   std::vector<std::int64_t> row_ptr{0};
   std::vector<std::int64_t> cols;
   std::vector<double> values;
   double shift = 0;  ///< the diagonal was scaled by 1 + shift
+  // For the solve: L's strict lower triangle by rows, L' 's strict upper triangle by rows (L's
+  // columns: the backward solve gathers as the forward one does, instead of scattering), both
+  // with 32-bit columns, and 1 / L(i, i).
+  std::vector<std::int64_t> lower_ptr, upper_ptr;
+  std::vector<std::int32_t> lower_cols, upper_cols;
+  std::vector<double> lower_values, upper_values, inverse_diagonal;
 };
 
 /// What `ic0_factorize` found wrong, when it could not factor at all.
@@ -83,6 +90,43 @@ inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_factor& l
   return true;
 }
 
+/// Builds the solve's triangles of `l` (factored) and frees the factorisation's rows.
+inline void ic0_prepare_solve(ic0_factor& l) {
+  const std::size_t n = l.row_ptr.size() - 1;
+  l.lower_ptr.assign(n + 1, 0);
+  l.upper_ptr.assign(n + 1, 0);
+  l.inverse_diagonal.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto first = static_cast<std::size_t>(l.row_ptr[i]),
+               last = static_cast<std::size_t>(l.row_ptr[i + 1]) - 1;
+    l.lower_ptr[i + 1] = l.lower_ptr[i] + static_cast<std::int64_t>(last - first);
+    for (std::size_t k = first; k < last; ++k) ++l.upper_ptr[static_cast<std::size_t>(l.cols[k]) + 1];
+    l.inverse_diagonal[i] = 1 / l.values[last];
+  }
+  for (std::size_t i = 0; i < n; ++i) l.upper_ptr[i + 1] += l.upper_ptr[i];
+  const auto entries = static_cast<std::size_t>(l.lower_ptr[n]);
+  l.lower_cols.resize(entries);
+  l.lower_values.resize(entries);
+  l.upper_cols.resize(entries);
+  l.upper_values.resize(entries);
+  std::vector<std::int64_t> next(l.upper_ptr.begin(), l.upper_ptr.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto out = static_cast<std::size_t>(l.lower_ptr[i]);
+    for (auto k = static_cast<std::size_t>(l.row_ptr[i]); k + 1 < static_cast<std::size_t>(l.row_ptr[i + 1]);
+         ++k) {
+      const auto j = static_cast<std::size_t>(l.cols[k]);
+      l.lower_cols[out] = static_cast<std::int32_t>(j);
+      l.lower_values[out++] = l.values[k];
+      const auto u = static_cast<std::size_t>(next[j]++);  // row j of L' gets L(i, j), i ascending
+      l.upper_cols[u] = static_cast<std::int32_t>(i);
+      l.upper_values[u] = l.values[k];
+    }
+  }
+  l.row_ptr = {0};
+  l.cols = {};
+  l.values = {};
+}
+
 /// IC(0) of `a` (square, columns ascending in each row), shifted as the file comment says when
 /// it breaks down. A diagonal entry <= 0 (or none) cannot be factored at any shift: nullopt,
 /// with `failure` saying where; so too when the shift reached `ic0_max_shift` without help.
@@ -99,30 +143,36 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
   }
   ic0_factor l;
   std::int64_t row = -1;
-  if (ic0_attempt(a, 0, l, row)) return l;
-  for (double shift = 1e-3; shift <= ic0_max_shift; shift *= 2)
-    if (ic0_attempt(a, shift, l, row)) return l;
-  failure = {row, 0, true};
-  return std::nullopt;
+  bool factored = ic0_attempt(a, 0, l, row);
+  for (double shift = 1e-3; !factored && shift <= ic0_max_shift; shift *= 2)
+    factored = ic0_attempt(a, shift, l, row);
+  if (!factored) {
+    failure = {row, 0, true};
+    return std::nullopt;
+  }
+  ic0_prepare_solve(l);
+  return l;
 }
 
-/// z = (L L')^-1 r for `n` entries (z and r may be the same array).
+/// z = (L L')^-1 r for `n` entries (z and r may be the same array), `l` prepared for the solve.
+/// Both sweeps gather along rows and multiply by the inverse diagonal.
 inline void ic0_solve(const ic0_factor& l, const double* r, double* z, std::size_t n) {
-  // L y = r (y in z).
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto last = static_cast<std::size_t>(l.row_ptr[i + 1]) - 1;  // the diagonal
+  const std::int64_t* lower_ptr = l.lower_ptr.data();
+  const std::int32_t* lower_cols = l.lower_cols.data();
+  const double* lower_values = l.lower_values.data();
+  const std::int64_t* upper_ptr = l.upper_ptr.data();
+  const std::int32_t* upper_cols = l.upper_cols.data();
+  const double* upper_values = l.upper_values.data();
+  const double* inverse_diagonal = l.inverse_diagonal.data();
+  for (std::size_t i = 0; i < n; ++i) {  // L y = r (y in z)
     double s = r[i];
-    for (auto k = static_cast<std::size_t>(l.row_ptr[i]); k < last; ++k)
-      s -= l.values[k] * z[static_cast<std::size_t>(l.cols[k])];
-    z[i] = s / l.values[last];
+    for (std::int64_t k = lower_ptr[i]; k < lower_ptr[i + 1]; ++k) s -= lower_values[k] * z[lower_cols[k]];
+    z[i] = s * inverse_diagonal[i];
   }
-  // L' z = y, column by column of L' (row by row of L, from the last).
-  for (std::size_t i = n; i-- > 0;) {
-    const auto last = static_cast<std::size_t>(l.row_ptr[i + 1]) - 1;
-    const double zi = z[i] / l.values[last];
-    z[i] = zi;
-    for (auto k = static_cast<std::size_t>(l.row_ptr[i]); k < last; ++k)
-      z[static_cast<std::size_t>(l.cols[k])] -= l.values[k] * zi;
+  for (std::size_t i = n; i-- > 0;) {  // L' z = y
+    double s = z[i];
+    for (std::int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) s -= upper_values[k] * z[upper_cols[k]];
+    z[i] = s * inverse_diagonal[i];
   }
 }
 

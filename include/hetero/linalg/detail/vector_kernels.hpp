@@ -20,12 +20,17 @@ inline std::size_t dot_chunks(std::size_t n) noexcept {
   return (n + static_cast<std::size_t>(dot_chunk) - 1) / static_cast<std::size_t>(dot_chunk);
 }
 
+/// Independent sums within a chunk of `dot`: element i of a chunk goes to lane i % dot_lanes, so
+/// that the additions do not wait on each other (one running sum is a chain of dependent
+/// additions, one per element: the latency of an add each, most of a small CG's dot).
+inline constexpr int dot_lanes = 4;
+
 /// u'v over the policy's indices (this rank's part), the same bits on every execution space and
-/// thread count: the sums of `dot_chunk` consecutive elements, each added in index order (the
-/// chunks in parallel, into `partials`, `dot_chunks(n)` long), then added in chunk order on the
-/// host (`host_partials`, a host mirror of `partials`). A reduction whose order follows the
-/// threads would give other bits for the same vectors on another thread count, and an
-/// ill-conditioned CG another iteration count (docs/nodes.md).
+/// thread count: the sums of `dot_chunk` consecutive elements (each in `dot_lanes` lanes by
+/// index, the lanes added pairwise; the chunks in parallel, into `partials`, `dot_chunks(n)`
+/// long), then added in chunk order on the host (`host_partials`, a host mirror of `partials`).
+/// A reduction whose order follows the threads would give other bits for the same vectors on
+/// another thread count, and an ill-conditioned CG another iteration count (docs/nodes.md).
 template <class Policy, class Vector, class Partials, class HostPartials>
 double dot(const Policy& policy, const Vector& u, const Vector& v, const Partials& partials,
            const HostPartials& host_partials) {
@@ -37,9 +42,12 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
       KOKKOS_LAMBDA(const std::int64_t c) {
         const std::int64_t first = begin + c * dot_chunk;
         const std::int64_t last = end - first < dot_chunk ? end : first + dot_chunk;
-        double s = 0;
-        for (std::int64_t i = first; i < last; ++i) s += u(i) * v(i);
-        partials(c) = s;
+        double s[dot_lanes] = {};
+        std::int64_t i = first;
+        for (; i + dot_lanes <= last; i += dot_lanes)
+          for (int l = 0; l < dot_lanes; ++l) s[l] += u(i + l) * v(i + l);
+        for (int l = 0; i < last; ++i, ++l) s[l] += u(i) * v(i);
+        partials(c) = (s[0] + s[1]) + (s[2] + s[3]);
       });
   Kokkos::deep_copy(host_partials, partials);  // a fence where both are the same memory
   double sum = 0;
@@ -169,8 +177,14 @@ void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, cons
           const Vector& y) {
   Kokkos::parallel_for(
       "hetero::spmv", policy, KOKKOS_LAMBDA(const std::size_t r) {
+        // Two entries a step: half the loop's branches, and two products in flight.
+        const auto end = row_ptr(r + 1);
+        auto k = row_ptr(r);
         double sum = 0;
-        for (auto k = row_ptr(r); k < row_ptr(r + 1); ++k) sum += values(k) * x(static_cast<std::size_t>(cols(k)));
+        for (; k + 1 < end; k += 2)
+          sum += values(k) * x(static_cast<std::size_t>(cols(k))) +
+                 values(k + 1) * x(static_cast<std::size_t>(cols(k + 1)));
+        if (k < end) sum += values(k) * x(static_cast<std::size_t>(cols(k)));
         y(r) = sum;
       });
 }
