@@ -130,12 +130,14 @@ int main(int argc, char** argv) {
   std::optional<hetero::checkpoint> saved;
   if (!io.checkpoint.empty()) saved.emplace(io.checkpoint, grid.comm());
   if (io.restart) {
-    if (auto last = saved->restore()) {  // the newest whole checkpoint, whatever wrote it
-      last->read("u", u);
-      sweeps = last->get<std::int64_t>("sweeps");
-      residual = last->get<double>("residual");
-      if (rt.world_rank() == 0)
-        std::printf("restarted from %s: sweep %ld, largest update %.2e\n", last->path().c_str(), sweeps, residual);
+    // The newest whole checkpoint, whatever wrote it; its step is the sweeps done (0: none).
+    sweeps = saved->restore([&](hetero::h5file& last) {
+      last.read("u", u);
+      residual = last.get<double>("residual");
+    });
+    if (sweeps > 0 && rt.world_rank() == 0) {
+      std::printf("restarted from %s: sweep %ld, largest update %.2e\n", saved->file_of(sweeps).c_str(), sweeps,
+                  residual);
     } else if (rt.world_rank() == 0) {
       std::printf("no checkpoint at %s: starting from sweep 0\n", io.checkpoint.c_str());
     }
@@ -173,7 +175,6 @@ int main(int argc, char** argv) {
     if (saved && sweeps % io.every == 0) {
       auto next_checkpoint = saved->begin(sweeps);
       next_checkpoint.write("u", u);
-      next_checkpoint.set("sweeps", std::int64_t{sweeps});
       next_checkpoint.set("residual", residual);
       next_checkpoint.commit();  // from here a restart goes on from this sweep
     }

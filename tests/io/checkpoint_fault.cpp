@@ -28,7 +28,7 @@ int restore(hetero::checkpoint& saved, std::uint64_t salt, std::int64_t expected
     std::printf("rank %d: %s: no checkpoint to restore\n", rank, when);
     return 1;
   }
-  const auto step = last->get<std::int64_t>("hetero_checkpoint_step");
+  const auto step = last->step();
   auto u = make_field(hetero::distribution::block(), 40);
   auto c = make_counts(hetero::distribution::cyclic());
   last->read("u", u);

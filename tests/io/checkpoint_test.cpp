@@ -45,6 +45,7 @@ TEST_CASE("checkpoints keep the newest and restore reads it into any distributio
   CHECK(saved.file_of(30) == dir.file("run") + ".000030.h5");
   auto last = saved.restore();
   REQUIRE(last.has_value());
+  CHECK(last->step() == 30);
   CHECK(last->get<std::int64_t>("hetero_checkpoint_step") == 30);
   CHECK(last->get<std::uint64_t>("salt") == salts[3]);
   CHECK(last->get<double>("residual") == 1.0 / 31.0);
@@ -54,6 +55,25 @@ TEST_CASE("checkpoints keep the newest and restore reads it into any distributio
   last->read("counts", c);
   CHECK(io_test::wrong_elements(u, salts[3]) == 0);
   CHECK(io_test::wrong_elements(c, salts[3]) == 0);
+
+  // The restart in one call: the same file read, its step returned.
+  auto v = make_field(hetero::distribution::cyclic());
+  std::uint64_t salt = 0;
+  const std::int64_t done = saved.restore([&](hetero::h5file& file) {
+    file.read("u", v);
+    salt = file.get<std::uint64_t>("salt");
+  });
+  CHECK(done == 30);
+  CHECK(salt == salts[3]);
+  CHECK(io_test::wrong_elements(v, salts[3]) == 0);
+}
+
+TEST_CASE("a restart without a checkpoint starts at step 0 and reads nothing", "[io][checkpoint]") {
+  const io_test::scratch dir("io-checkpoint-none");
+  hetero::checkpoint saved(dir.file("run"));
+  bool called = false;
+  CHECK(saved.restore([&](hetero::h5file&) { called = true; }) == 0);
+  CHECK_FALSE(called);
 }
 
 TEST_CASE("a checkpoint abandoned before its commit changes nothing", "[io][checkpoint]") {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "hetero/comm/communicator.hpp"
@@ -167,22 +169,39 @@ class checkpoint_writer {
   bool m_committed = false;
 };
 
+/// A whole checkpoint opened for reading (`checkpoint::restore`): an `h5file`, and the step it
+/// was written at.
+class restored_checkpoint : public h5file {
+ public:
+  restored_checkpoint(std::string path, MPI_Comm comm, std::int64_t step)
+      : h5file(std::move(path), file_mode::read, comm), m_step(step) {}
+  /// The step given to `checkpoint::begin` when it was written: by the convention of the
+  /// examples, the number of steps done, so a restart goes on with step `step()`.
+  [[nodiscard]] std::int64_t step() const noexcept { return m_step; }
+
+ private:
+  std::int64_t m_step = 0;
+};
+
 /// Numbered checkpoints `<prefix>.<step>.h5` of a run on the ranks of a communicator. A
 /// checkpoint is written to `<prefix>.<step>.h5.partial` and renamed when whole, so the files
 /// without `.partial` are always whole; `restore()` opens the newest. Every call is collective.
+/// A checkpoint's step is the number of steps done when it was written; a restart reads the
+/// newest and goes on from its step (0 without one), in one line:
+/// <!-- snippet: fragment
+/// hetero::process_grid<2> grid;
+/// hetero::distributed_array<double, 2> u(hetero::index_space<2>({64, 64}, grid));
+/// std::int64_t steps = 1000;
+/// auto sweep = [](auto&) {};
+/// -->
 /// @code
 /// hetero::checkpoint saved("run/jacobi", grid.comm());
-/// std::int64_t first = 0;
-/// if (auto last = saved.restore()) {   // a restart: go on from the newest whole checkpoint
-///   last->read("u", u);
-///   first = last->get<std::int64_t>("iteration") + 1;
-/// }
-/// for (std::int64_t it = first; it < iterations; ++it) {
+/// std::int64_t done = saved.restore([&](hetero::h5file& last) { last.read("u", u); });  // 0: none yet
+/// while (done < steps) {
 ///   sweep(u);
-///   if (it % 100 == 0) {
-///     auto next = saved.begin(it);
+///   if (++done % 100 == 0) {
+///     auto next = saved.begin(done);
 ///     next.write("u", u);
-///     next.set("iteration", it);
 ///     next.commit();                    // now, and only now, the newest checkpoint
 ///   }
 /// }
@@ -230,12 +249,23 @@ class checkpoint {
     return found;
   }
 
-  /// The newest whole checkpoint opened for reading, or none when there is none (collective).
-  /// Throws `io_error` when that file cannot be read (it was damaged after it was written).
-  [[nodiscard]] std::optional<h5file> restore() const {
+  /// The newest whole checkpoint opened for reading, with its step, or none when there is none
+  /// (collective). Throws `io_error` when that file cannot be read (it was damaged after it
+  /// was written).
+  [[nodiscard]] std::optional<restored_checkpoint> restore() const {
     const auto whole = steps();
     if (whole.empty()) return std::nullopt;
-    return std::optional<h5file>(std::in_place, file_of(whole.back()), file_mode::read, m_comm.get());
+    return std::optional<restored_checkpoint>(std::in_place, file_of(whole.back()), m_comm.get(), whole.back());
+  }
+
+  /// A restart in one call (collective): calls `read(file)` with the newest whole checkpoint and
+  /// returns its step, or returns 0 without calling `read` when there is none.
+  template <std::invocable<h5file&> Read>
+  std::int64_t restore(Read&& read) const {
+    auto last = restore();
+    if (!last) return 0;
+    std::forward<Read>(read)(static_cast<h5file&>(*last));
+    return last->step();
   }
 
  private:
