@@ -217,8 +217,7 @@ TEST_CASE("subgraphs refuse events of other graphs, ranks, notifications and dec
         sg.spawn([mine](subgraph_type& nested) { nested.spawn(hetero::out(mine), [] {}); });
       },
       "out(MINE) names an event of another subgraph");
-  refused([&](subgraph_type& sg) { sg.spawn(hetero::on(0), [] {}); },
-          "inner tasks run on the rank that runs the enclosing task");
+  // on(...) on an inner task is a compile error (tests/compile_fail/subgraph_on.cpp).
   refused(
       [&](subgraph_type& sg) {
         auto f = sg.event("F");

@@ -42,6 +42,12 @@ void set_task_body(node& n, scheduler& runner, const void* graph, int devices, B
 /// tasks order themselves by the subgraph's own events (OpenMP `depend` semantics in the order
 /// the body declares them) and may be device tasks or declare subgraphs of their own. The
 /// subgraph and its events live until the body returns; declare only from the body.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// auto a = graph.event("a"), b = graph.event("b");
+/// auto first = [] {};
+/// auto kernel = [](const auto&) {};
+/// -->
 /// @code
 /// graph.spawn("block", hetero::in(a), hetero::out(b), [&](hetero::subgraph<>& sg) {
 ///   auto e = sg.event("e");
@@ -74,10 +80,13 @@ class subgraph {
 
   /// Declares an inner task: a label, `in`, `out`, `inout`, `device`, `priority` and the body
   /// last (`body()`, `body(const Space&)` with `device()`, or `body(subgraph<Space>&)` for a
-  /// nested subgraph). The clauses may name only this subgraph's events; `on(...)` and
-  /// `out(...).to(...)` belong on the enclosing task (`invalid_argument` here).
+  /// nested subgraph). The clauses may name only this subgraph's events; `on(...)` belongs on
+  /// the enclosing task (a compile error here), as does `out(...).to(...)` (`invalid_argument`).
   template <class... Args>
   void spawn(Args&&... args) {
+    static_assert(detail::count_clauses<on_clause, Args...> == 0,
+                  "hetero: an inner task of a subgraph runs on the rank of its enclosing task; put on(...) on "
+                  "the enclosing task's spawn");
     detail::spawn_task<Space>(
         [this]<detail::body_kind Kind, class Data, class Body>(const detail::task_spec& spec,
                                                                std::integral_constant<detail::body_kind, Kind>,

@@ -95,10 +95,7 @@ consteval body_kind classify_body() {
   }
 }
 
-inline void collect(task_spec& spec, const on_clause& c) {
-  HETERO_EXPECTS(!spec.on, "spawn has two on(...) clauses; give one rank set");
-  spec.on = &c.ranks;
-}
+inline void collect(task_spec& spec, const on_clause& c) { spec.on = &c.ranks; }  // one: check_clause_counts
 inline void collect(task_spec& spec, const priority_clause& c) { spec.priority = c.value; }
 inline void collect(task_spec& spec, const device_clause& c) {
   spec.device = true;
@@ -146,6 +143,36 @@ struct clause_args<std::index_sequence<I...>, Args...> {
   using type = data_args_of<std::tuple_element_t<I, std::tuple<Args...>>...>;
 };
 
+/// How many of the clause types `Clauses` are `Clause` (`label_like`: labels).
+template <class Clause, class... Clauses>
+inline constexpr std::size_t count_clauses = (std::size_t{0} + ... +
+                                              std::size_t{std::same_as<std::remove_cvref_t<Clauses>, Clause>});
+template <class... Clauses>
+inline constexpr std::size_t count_labels = (std::size_t{0} + ... +
+                                             std::size_t{label_like<std::remove_cvref_t<Clauses>>});
+
+/// The clause mistakes the types show, refused at compile time: a second label, on(...),
+/// device(...) or priority(...) would replace or contradict the first.
+template <class... Clauses>
+consteval void check_clause_counts() {
+  static_assert(count_labels<Clauses...> <= 1,
+                "hetero: a task has one label; a second one would replace the first (write the label once, "
+                "first)");
+  static_assert(count_clauses<on_clause, Clauses...> <= 1,
+                "hetero: a task has one on(...) clause; give every rank in it: on(rank_set{...}) or "
+                "on(owners(...))");
+  static_assert(count_clauses<device_clause, Clauses...> <= 1,
+                "hetero: a task has one device(...) clause; device() for any device, device(d) to pin one");
+  static_assert(count_clauses<priority_clause, Clauses...> <= 1,
+                "hetero: a task has one priority(...) clause; the second would replace the first");
+}
+
+/// check_clause_counts on the clause types of `Args` (those of the indices `I`: all but the body).
+template <std::size_t... I, class... Args>
+consteval void check_clauses(std::index_sequence<I...>, std::type_identity<std::tuple<Args...>>) {
+  check_clause_counts<std::tuple_element_t<I, std::tuple<Args...>>...>();
+}
+
 /// Collects the clauses of `args` (all but the last) and calls `declare(spec, kind, args, body)`,
 /// with `kind` a `std::integral_constant<body_kind, ...>`, `args` a `std::type_identity` of the
 /// `data_args` the body receives and `body` the last argument.
@@ -155,6 +182,7 @@ void spawn_task(Declare&& declare, Args&&... args) {
   constexpr std::size_t clauses = sizeof...(Args) - 1;
   using body_arg = std::tuple_element_t<clauses, std::tuple<Args&&...>>;
   using body_type = std::remove_cvref_t<body_arg>;
+  check_clauses(std::make_index_sequence<clauses>{}, std::type_identity<std::tuple<Args...>>{});
   auto all = std::forward_as_tuple(std::forward<Args>(args)...);
   constexpr bool is_device = []<std::size_t... I>(std::index_sequence<I...>) {
     return (std::same_as<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<Args...>>>, device_clause> || ...);

@@ -159,11 +159,7 @@ class subgraph_state : public node_group {
   }
 
   void check(const task_spec& spec) const {
-    check_declaring("subgraph::spawn");
-    if (spec.on)
-      raise<invalid_argument>(
-          "subgraph::spawn with on(", spec.on->to_string(),
-          "): inner tasks run on the rank that runs the enclosing task; put on(...) on that task");
+    check_declaring("subgraph::spawn");  // on(...) is refused at compile time (subgraph::spawn)
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       const char* clause = a.mode == event_access::read ? "in" : "out";
