@@ -34,6 +34,14 @@ namespace hetero {
 /// replaces the tuned choice. Each `i`-form starts the collective and returns its request
 /// (algorithm shm or mpi; gatherv and scatterv mpi only); its buffers must stay alive until the
 /// request is done.
+/// <!-- snippet: fragment
+/// int argc = 0;
+/// char** argv = nullptr;
+/// std::int64_t n = 64;
+/// double local_max = 0;
+/// std::vector<double> mine(3), all(12);
+/// std::vector<int> counts(4, 3);
+/// -->
 /// @code
 /// hetero::runtime rt(argc, argv);
 /// hetero::communicator comm;  // all ranks of MPI_COMM_WORLD
@@ -141,6 +149,11 @@ class communicator {
   /// result is returned (a View or std::vector, empty off the root); algorithms mpi, shm,
   /// linear, binomial. With `recv_counts(c)` (and `recv_displs(d)`, default packed), rank r's
   /// elements go to recv[d[r]] (algorithms mpi, shm, linear).
+  /// <!-- snippet: fragment
+  /// hetero::communicator comm;
+  /// std::vector<double> mine(3), all(12);
+  /// std::vector<int> counts(4, 3);
+  /// -->
   /// @code
   /// comm.gather(hetero::send_buf(mine), hetero::recv_buf(all), hetero::recv_counts(counts));
   /// @endcode
@@ -211,6 +224,10 @@ class communicator {
   /// `send_recv_buf(x)` (in place), or only `send_buf(x)`: the result is returned (a value for
   /// a value, a new View for a View, a std::vector for a range); algorithms mpi, shm,
   /// dissemination, recursive_doubling, recursive_halving, ring.
+  /// <!-- snippet: fragment
+  /// hetero::communicator comm;
+  /// double mine = 1;
+  /// -->
   /// @code
   /// double total = comm.allreduce(hetero::send_buf(mine), hetero::op(hetero::ops::sum{}));
   /// @endcode

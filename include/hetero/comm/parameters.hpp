@@ -1,5 +1,10 @@
 /// @file
 /// Named parameters of the collectives, given in any order:
+/// <!-- snippet: fragment
+/// hetero::communicator comm;
+/// double local = 1, global = 0, x = 2;
+/// Kokkos::View<double*> view("view", 8);
+/// -->
 /// @code
 /// comm.allreduce(hetero::send_buf(local), hetero::recv_buf(global), hetero::op(hetero::ops::sum{}));
 /// comm.broadcast(hetero::send_recv_buf(view), hetero::root(2));

@@ -110,6 +110,11 @@ inline void drive_settles(comm_state& st) {
 
 /// A started non-blocking collective. Buffers passed to it must stay alive and untouched until
 /// it is done. Destroying an unfinished request waits for it.
+/// <!-- snippet: fragment
+/// hetero::communicator comm;
+/// double local = 1, global = 0;
+/// auto overlap_some_work = [] {};
+/// -->
 /// @code
 /// auto request = comm.iallreduce(hetero::send_buf(local), hetero::recv_buf(global),
 ///                                hetero::op(hetero::ops::sum{}));

@@ -4,6 +4,7 @@
 /// `hetero_comm_tune` (tools/comm, docs/comm.md) on yours to measure it: it writes a small text
 /// file that a communicator reads from `communicator_options::tuning_file` or the
 /// `HETERO_COMM_TUNING` environment variable:
+/// <!-- snippet: not compiled: the text format of a tuning file, not C++ -->
 /// @code
 /// # hetero communicator tuning
 /// shape 2 1                 (ranks, nodes it was made for)

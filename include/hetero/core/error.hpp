@@ -126,6 +126,9 @@ template <class Error = invalid_argument, class... Parts>
 /// Checks a precondition of a host function: throws `hetero::invalid_argument` with
 /// `message` (any streamable parts) when `cond` is false. Use in host code only; device code
 /// calls `Kokkos::abort`.
+/// <!-- snippet: fragment
+/// double w = 0.5;
+/// -->
 /// @code
 /// HETERO_EXPECTS(w >= 0 && w <= 1, "cpu weight ", w, " is outside [0, 1]");
 /// @endcode

@@ -215,10 +215,13 @@ class observer_registry {
 /// Registers `o` (not null): from now on it sees every event it asks for (`observer::events`),
 /// alongside every other registered observer. Registering an observer twice has no effect.
 /// Thread-safe; hetero keeps `o` alive until it is removed and no event still notifies it.
+/// <!-- snippet: fragment
+/// struct my_tracer : hetero::observer {};
+/// -->
 /// @code
 /// auto tracer = std::make_shared<my_tracer>();
 /// hetero::add_observer(tracer);
-/// ...
+/// // ...
 /// hetero::remove_observer(*tracer);
 /// @endcode
 inline void add_observer(std::shared_ptr<observer> o) {
@@ -243,6 +246,9 @@ inline bool remove_observer(const observer& o) { return detail::observer_registr
 /// Registers an observer that the caller owns for the lifetime of this object (RAII). The
 /// caller keeps the observer alive while any wait scope that began during the registration
 /// has not ended.
+/// <!-- snippet: fragment
+/// struct my_tracer : hetero::observer {};
+/// -->
 /// @code
 /// my_tracer tracer;
 /// hetero::scoped_observer listening(tracer);
@@ -348,6 +354,10 @@ inline constexpr std::string_view idle_worker_wait = "task worker idle";
 
 /// Marks the scope of a wait; costs one relaxed atomic load when nobody listens. A loaded Kokkos Tools library
 /// sees it as the region `hetero:<module>:wait:<label>`.
+/// <!-- snippet: fragment
+/// MPI_Request r = MPI_REQUEST_NULL;
+/// MPI_Status* s = MPI_STATUS_IGNORE;
+/// -->
 /// @code
 /// { hetero::wait_scope waiting(hetero::wait_kind::collective, "allreduce"); MPI_Wait(&r, s); }
 /// @endcode
@@ -383,6 +393,9 @@ class wait_scope {
 /// library, as the region `hetero:<module>:<label>[:<part>]` nested in whatever region this
 /// thread is in. With neither, it costs one relaxed atomic load.
 /// The views must outlive the constructor only.
+/// <!-- snippet: fragment
+/// auto assemble = [] {};
+/// -->
 /// @code
 /// { hetero::region working("user", "assemble"); assemble(); }
 /// @endcode

@@ -14,6 +14,9 @@ inline double wall_seconds() noexcept {
 }
 
 /// Measures elapsed wall time from construction or the last `restart()`.
+/// <!-- snippet: fragment
+/// auto work = [] {};
+/// -->
 /// @code
 /// hetero::stopwatch watch;
 /// work();

@@ -115,6 +115,7 @@ inline constexpr std::chrono::nanoseconds forever_ns = std::chrono::hours(24 * 3
 /// Sets the process-wide no-progress timeout (seconds; 0: wait forever), overriding
 /// HETERO_WAIT_TIMEOUT and `runtime_options::wait_timeout`; for programs without
 /// `hetero::runtime` or that change it between phases. Applies to waits that start afterwards.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::set_wait_timeout(600);  // rank 0 reads a large file while the others wait
 /// @endcode

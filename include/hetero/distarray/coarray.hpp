@@ -51,6 +51,9 @@ struct coarray_options {
 /// naming both (or another synchronisation between the two, such as a task event one notifies
 /// the other of). In host memory the array lies in memory the node's images share
 /// (`coarray_options::shared_memory`), and `local()` is valid while a handle of it lives.
+/// <!-- snippet: fragment
+/// Kokkos::View<double*, Kokkos::HostSpace> b("b", 25);
+/// -->
 /// @code
 /// hetero::coarray<double, 1> a({25});
 /// if (a.this_image() == 3) a.get(0, {hetero::slice{0, 25}}, b);  // b = a[0:25]:[0]

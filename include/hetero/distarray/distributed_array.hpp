@@ -97,6 +97,9 @@ struct array_state {
 /// A `Rank`-dimensional array of `T` aligned to an index space: every rank holds the block it
 /// owns (plus shadows) in a row-major `Kokkos::View` in `MemorySpace`. A cheap handle like a
 /// View: copies share the data. Construction and destruction are collective.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// -->
 /// @code
 /// hetero::index_space<2> space({n, n}, hetero::process_grid<2>({0, 1}));
 /// hetero::distributed_array<double, 2> u(space, {.shadow = hetero::shadow_width<2>::uniform(1)});

@@ -53,6 +53,7 @@ constexpr int block_owner(std::int64_t n, int parts, std::int64_t g) noexcept {
 }  // namespace detail
 
 /// A distribution format, not yet bound to an extent or a number of parts.
+/// <!-- snippet: fragment -->
 /// @code
 /// auto rows = hetero::distribution::block();
 /// auto cols = hetero::distribution::block_cyclic(16);
@@ -100,6 +101,7 @@ class distribution {
 
 /// One axis of `extent` indices distributed over `parts` parts. Every query is O(1), except
 /// owner_of on a gen-block axis (O(log parts)).
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::axis_distribution axis(10, 3, hetero::distribution::block());  // sizes 4, 3, 3
 /// int owner = axis.owner_of(5);             // 1

@@ -25,6 +25,9 @@ enum class index_mapping {
 /// row reads the shadow row refreshed by reflect). Made by `distributed_array::global_view()`
 /// (any distribution) or `distributed_array::block_view()` (block and gen-block axes only, and
 /// as fast as a plain View: prefer it for stencils on such arrays).
+/// <!-- snippet: fragment
+/// hetero::distributed_array<double, 1> array(hetero::block_space(100));
+/// -->
 /// @code
 /// auto u = array.block_view();
 /// hetero::for_each_owned("scale", array.space(), array.space().box(),

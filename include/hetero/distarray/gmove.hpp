@@ -259,6 +259,10 @@ auto begin_gmove(const Dst& dst, const Src& src, std::shared_ptr<void> keep, boo
 /// The messages (one per pair of ranks, bulk) are planned once per pair of layouts and
 /// sections and reused. Throws `invalid_argument` for sections out of bounds or of
 /// different shapes.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// hetero::distributed_array<double, 1> b(hetero::block_space(n / 2)), c(hetero::block_space(n));
+/// -->
 /// @code
 /// hetero::gmove(c.section({hetero::slice{0, n, 2}}), b.section({hetero::slice{0, n / 2}}));
 /// @endcode
@@ -271,6 +275,10 @@ void gmove(const Dst& dst, const Src& src) {
 /// `gmove(dst, src)` started and not waited for: returns a `gmove_handle` whose `wait()` (or a
 /// `test()` that returned true) completes it; the handle keeps both sides alive until then.
 /// Collective like gmove: every rank starts the same gmoves in the same order.
+/// <!-- snippet: fragment
+/// hetero::distributed_array<double, 1> a(hetero::block_space(64)), b(hetero::block_space(64));
+/// auto compute_something_else = [] {};
+/// -->
 /// @code
 /// auto move = hetero::gmove_async(b, a);  // redistribute a into b
 /// compute_something_else();

@@ -23,6 +23,7 @@ namespace hetero {
 
 /// A distributed index space: axis d has `extents[d]` indices, distributed by `formats[d]`
 /// over the grid's axis d. A cheap handle to copy (it shares the grid's communicator).
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::process_grid<2> grid({0, 1});  // all ranks along rows
 /// hetero::index_space<2> space({1000, 500}, grid,

@@ -257,6 +257,10 @@ concept reduce_executor = Kokkos::is_execution_space<E>::value ||
 /// `space`, on `executor` (an `owned_loop_executor` or a Kokkos execution space instance).
 /// Not collective: each rank runs its own part. The body runs where the executor runs it, so
 /// it may only touch memory that space can reach (use `distributed_array::global_view()`).
+/// <!-- snippet: fragment
+/// hetero::index_space<2> space({64, 64}, hetero::process_grid<2>());
+/// hetero::distributed_array<double, 2> array(space);
+/// -->
 /// @code
 /// auto u = array.global_view();
 /// hetero::for_each_owned(Kokkos::DefaultExecutionSpace(), "init", space, space.box(),

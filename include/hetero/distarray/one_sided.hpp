@@ -99,6 +99,10 @@ void one_sided(const operand<T, Rank, ArraySpace>& array, const operand<T, Rank,
 /// Reads the section `src` of a distributed array into `dst` (a local View or a section of
 /// one, on this rank only) with one-sided gets from the owners; complete on return. Reads
 /// what the owners held at their last `sync_all()` (or later writes, for host memory).
+/// <!-- snippet: fragment
+/// hetero::distributed_array<double, 1> a(hetero::block_space(100), {.one_sided = true});
+/// Kokkos::View<double*, Kokkos::HostSpace> b("b", 25);
+/// -->
 /// @code
 /// hetero::gmove_get(hetero::section(b, {hetero::slice{0, 25}}), a.section({hetero::slice{0, 25}}));
 /// @endcode

@@ -32,6 +32,9 @@ std::string format_array(const std::array<Int, N>& values) {
 /// construction makes the grid's `hetero::communicator` (a duplicate of `comm`) and is
 /// collective over `comm`. Arrays on the grid hand out that communicator, so collectives on
 /// them need no MPI of their own.
+/// <!-- snippet: fragment
+/// double local = 1;
+/// -->
 /// @code
 /// hetero::process_grid<2> grid({2, 0});  // 2 rows of size/2 ranks; 0: let MPI choose
 /// auto [row, col] = grid.coords();

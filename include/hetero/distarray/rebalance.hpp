@@ -27,6 +27,7 @@ namespace hetero {
 /// `extent`. Rounding gives the leftover indices to the largest remainders (ties: lower
 /// part). Throws `invalid_argument` for a rate that is negative or not finite, all rates
 /// zero, or minimums that do not fit.
+/// <!-- snippet: fragment -->
 /// @code
 /// auto sizes = hetero::gen_block_sizes(1000, {3.0, 1.0});  // {750, 250}
 /// @endcode
@@ -128,6 +129,10 @@ distributed_array<T, Rank, MemorySpace> redistribute(const distributed_array<T, 
 
 /// Redistributes `array` onto a gen-block along `axis` sized from every rank's measured
 /// `rate` (collective); blocks keep at least the shadow width on that axis.
+/// <!-- snippet: fragment
+/// hetero::distributed_array<double, 2> u(hetero::index_space<2>({64, 64}, hetero::process_grid<2>()));
+/// double seconds_of_last_sweep = 0.5;
+/// -->
 /// @code
 /// double rate = static_cast<double>(u.space().local_size()) / seconds_of_last_sweep;
 /// u = hetero::rebalance(u, 0, rate);

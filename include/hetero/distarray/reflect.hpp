@@ -39,6 +39,11 @@ class reflect_handle;
 /// Starts refreshing the shadows of `array` (collective) and returns at once; the shadows are
 /// refreshed when the handle's wait() returns. The exchange plan is made on first use per
 /// set of options and kept with the array.
+/// <!-- snippet: fragment
+/// hetero::index_space<2> space({64, 64}, hetero::process_grid<2>());
+/// hetero::distributed_array<double, 2> u(space, {.shadow = hetero::shadow_width<2>::uniform(1)});
+/// auto interior_sweep = [] {};
+/// -->
 /// @code
 /// auto halo = hetero::reflect_async(u);
 /// interior_sweep();  // work that does not read the shadows
@@ -188,6 +193,10 @@ reflect_handle<T, Rank, MemorySpace> reflect_async(const distributed_array<T, Ra
 
 /// Refreshes the shadows of `array` from the neighbouring blocks (collective); returns when
 /// every shadow element is refreshed.
+/// <!-- snippet: fragment
+/// hetero::index_space<2> space({64, 64}, hetero::process_grid<2>());
+/// hetero::distributed_array<double, 2> u(space, {.shadow = hetero::shadow_width<2>::uniform(1)});
+/// -->
 /// @code
 /// hetero::reflect(u, {.periodic = {true, false}});
 /// @endcode

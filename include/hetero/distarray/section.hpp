@@ -39,10 +39,11 @@ struct index_box {
 };
 
 /// One axis of an array section: indices begin, begin + step, ... below end.
+/// <!-- snippet: fragment -->
 /// @code
-/// hetero::slice{2, 10}     // 2, 3, ..., 9
-/// hetero::slice{0, 10, 3}  // 0, 3, 6, 9
-/// hetero::slice::all()     // the whole axis
+/// hetero::slice{2, 10};     // 2, 3, ..., 9
+/// hetero::slice{0, 10, 3};  // 0, 3, 6, 9
+/// hetero::slice::all();     // the whole axis
 /// @endcode
 struct slice {
   /// `end` meaning "to the end of the axis".

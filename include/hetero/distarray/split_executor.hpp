@@ -113,6 +113,14 @@ std::array<std::int64_t, 4> inner_bounds(const index_box<Rank>& box) {
 /// arrays it touches must be reachable from both spaces: host memory when the "device" is a
 /// host space (as on a CPU-only machine), or memory both can access (e.g. CUDA's
 /// `SharedSpace`); a `distributed_array` in plain device memory is not readable by the host side.
+/// <!-- snippet: fragment
+/// hetero::index_space<2> space({64, 64}, hetero::process_grid<2>());
+/// hetero::distributed_array<double, 2> ua(space, {.shadow = hetero::shadow_width<2>::uniform(1)}), va(space);
+/// auto u = ua.block_view();
+/// auto v = va.block_view();
+/// hetero::index_box<2> interior{{1, 1}, {63, 63}};
+/// auto stencil = [](const auto& a, std::int64_t i, std::int64_t j) { return a(i - 1, j) + a(i + 1, j); };
+/// -->
 /// @code
 /// hetero::split_executor<Kokkos::OpenMP, Kokkos::Serial> split;
 /// hetero::for_each_owned(split, "sweep", space, interior,

@@ -67,10 +67,14 @@ array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept
 
 /// The mirrored arrays of one loop with their modes; their views are passed to the loop body
 /// after the index, in this order (each side's copies, as `hetero::loop_view`s).
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// hetero::mirrored_array<double* [3]> pos("pos", n), acc("acc", n);
+/// -->
 /// @code
 /// hetero::parallel_for("force", n, hetero::access(hetero::replicated_in(pos), hetero::out(acc)),
 ///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double* [3]> pos,
-///                                    hetero::loop_view<double* [3]> acc) { ... });
+///                                    hetero::loop_view<double* [3]> acc) { /* ... */ });
 /// @endcode
 template <class... Accesses>
 struct access_list {

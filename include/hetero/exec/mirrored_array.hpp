@@ -26,6 +26,10 @@ namespace hetero {
 /// either copy converts to it, and indexing it costs what indexing the copy costs). Name it in
 /// the body's parameters: nvcc accepts no generic (`auto`) `KOKKOS_LAMBDA`. A `const` data type
 /// (`loop_view<const double*>`) takes an array read-only.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// hetero::mirrored_array<double*> x("x", n), y("y", n);
+/// -->
 /// @code
 /// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
 ///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> x,
@@ -44,6 +48,9 @@ enum class mirror_mode {
 /// copy in the device's memory and one in the host's. Rows (the first index) are the unit of
 /// partitioning and of moves. A cheap handle: copies share the data and its bookkeeping, which
 /// is not locked (use one array from one thread at a time, as a loop's access list does).
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// -->
 /// @code
 /// hetero::mirrored_array<double*[3], Kokkos::OpenMP, Kokkos::Serial> pos("pos", n);
 /// auto h = pos.host_view();       // fill on the host ...

@@ -42,6 +42,11 @@ concept kokkos_reducer = requires(const R& r, typename R::value_type& v, const t
 /// element that throws stops the rest of its part; the other part runs to its end. The host
 /// part's exception wins over the device part's. A `noexcept` functor runs unguarded; GPU device
 /// code cannot throw (docs/exec.md, "Exceptions").
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// double s = 2;
+/// Kokkos::View<double*> a("a", n), b("b", n), c("c", n);
+/// -->
 /// @code
 /// hetero::parallel_for("triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
 /// @endcode
@@ -54,6 +59,10 @@ void parallel_for(std::string_view label, const Range& range, const Functor& fun
 /// device copies on the device, the host copies on the host, in the order given, each as a
 /// `hetero::loop_view` of the array's data type), and the rows each side lacks are moved
 /// before the run.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// hetero::mirrored_array<double*> x("x", n), y("y", n);
+/// -->
 /// @code
 /// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
 ///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> x,
@@ -67,6 +76,11 @@ void parallel_for(std::string_view label, const Range& range, const access_list<
 
 /// `parallel_for` with the labels, settings and helper thread of `sharing` instead of the
 /// default handle's.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// double s = 2;
+/// Kokkos::View<double*> a("a", n), b("b", n), c("c", n);
+/// -->
 /// @code
 /// hetero::work_sharing solver;
 /// hetero::parallel_for(solver, "triad", n, KOKKOS_LAMBDA(std::int64_t i) { a(i) = b(i) + s * c(i); });
@@ -143,6 +157,10 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
 /// part, and the two partial results are joined into `result`, which is either a scalar (summed)
 /// or a Kokkos reducer. Exceptions of `functor` reach the caller as in `parallel_for`; `result`
 /// is then left unchanged.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// Kokkos::View<double*> x("x", n);
+/// -->
 /// @code
 /// double sum = 0;
 /// hetero::parallel_reduce("sum", n, KOKKOS_LAMBDA(std::int64_t i, double& s) { s += x(i); }, sum);

@@ -27,6 +27,10 @@ namespace hetero {
 /// work complete or enqueued on `space` (it is fenced after). Returns when all are done. An
 /// exception of a body reaches the caller after both sides finished (the host's first, else the
 /// device's); host chunks not yet started when one threw are skipped.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// auto gemm_rows = [](const auto&, std::int64_t, std::int64_t) {};
+/// -->
 /// @code
 /// hetero::split_for("dgemm", n, [&](const auto& space, std::int64_t begin, std::int64_t end) {
 ///   gemm_rows(space, begin, end);   // cuBLAS for Kokkos::Cuda, CBLAS for a host space

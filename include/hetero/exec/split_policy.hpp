@@ -22,6 +22,11 @@ namespace hetero {
 /// An index range [begin, end) to be shared between a device and a host execution space
 /// instance. In Kokkos 4 and later the instances may be any instances (e.g. CUDA streams,
 /// `Kokkos::Serial(Kokkos::NewInstance{})`); Kokkos 3 has one instance per space.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// double a = 2;
+/// Kokkos::View<double*> x("x", n), y("y", n);
+/// -->
 /// @code
 /// hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial> policy(0, n);
 /// hetero::parallel_for("axpy", policy, KOKKOS_LAMBDA(std::int64_t i) { y(i) += a * x(i); });

@@ -35,6 +35,9 @@ inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <we
 /// contain spaces, not line breaks). Throws `hetero::runtime_error` when the file cannot be written.
 /// Every form takes an optional `work_sharing` handle first (the labels of that handle; without
 /// it, `default_work_sharing()`'s).
+/// <!-- snippet: fragment
+/// hetero::work_sharing solver;
+/// -->
 /// @code
 /// hetero::save_weights("weights.txt");   // at the end of a run
 /// hetero::load_weights("weights.txt");   // at the start of the next
@@ -116,6 +119,7 @@ struct weights_exchange {
 /// Throws `hetero::runtime_error` on every rank when the file cannot be written, and
 /// `hetero::deadlock_error` when a rank does not arrive within the wait timeout (the handle's,
 /// or `hetero::wait_timeout()`).
+/// <!-- snippet: fragment -->
 /// @code
 /// const hetero::communicator world;
 /// hetero::save_weights("weights.txt", world);   // at the end of a run, every rank

@@ -32,6 +32,11 @@ namespace hetero {
 /// A handle: copies are handles to the same state (like a Kokkos execution space instance).
 /// Pass one to `parallel_for`, `parallel_reduce` or `split_for` as the first argument; the forms
 /// without it use `default_work_sharing()`.
+/// <!-- snippet: fragment
+/// std::int64_t n = 64;
+/// double a = 2;
+/// Kokkos::View<double*> x("x", n), y("y", n);
+/// -->
 /// @code
 /// hetero::work_sharing solver;                      // its own labels, tuners and helper thread
 /// hetero::parallel_for(solver, "axpy", n, KOKKOS_LAMBDA(std::int64_t i) { y(i) += a * x(i); });
@@ -188,6 +193,9 @@ inline void set_work_sharing_config(const split_config& config) { default_work_s
 
 /// `base` with `host_cores` set to this rank's share of its node's cores (the node's cores
 /// divided among the ranks sharing them, `runtime::machine_size()`, or the launcher's binding).
+/// <!-- snippet: fragment
+/// hetero::runtime rt;
+/// -->
 /// @code
 /// hetero::set_work_sharing_config(hetero::split_config_for(rt));
 /// @endcode

@@ -56,6 +56,11 @@ struct h5file_options {
 /// read them as plain arrays; the distribution they had is kept as attributes. Every call is
 /// collective, and a failure raises `hetero::io_error` on every rank. A move-only handle;
 /// the destructor closes the file (collective).
+/// <!-- snippet: fragment
+/// hetero::process_grid<2> grid, other_grid;
+/// hetero::distributed_array<double, 2> u(hetero::index_space<2>({256, 64}, grid));
+/// hetero::distributed_array<double, 2> v(hetero::index_space<2>({256, 64}, other_grid));
+/// -->
 /// @code
 /// hetero::h5file out("field.h5", hetero::file_mode::create, grid.comm());
 /// out.write("u", u);                  // any distribution, host or device memory
@@ -113,6 +118,12 @@ class h5file {
   /// waits for the writes started before it. As with write(), the disk starts on the data while
   /// it goes into the file system's cache, so a flush() after it waits only for the rest. Needs
   /// MPI_THREAD_MULTIPLE (hetero::runtime asks for it).
+  /// <!-- snippet: fragment
+  /// hetero::process_grid<2> grid;
+  /// hetero::distributed_array<double, 2> u(hetero::index_space<2>({256, 64}, grid));
+  /// hetero::h5file out("field.h5", hetero::file_mode::create, grid.comm());
+  /// auto sweep = [](const auto&) {};
+  /// -->
   /// @code
   /// auto saved = out.write_async("u", u);
   /// sweep(u);        // computes while u's previous values go to the file

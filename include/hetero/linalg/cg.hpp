@@ -56,6 +56,9 @@ using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
 
 /// Solves A x = b for a symmetric positive definite `distributed_csr` A. Work vectors are
 /// allocated once; `solve` may be called many times.
+/// <!-- snippet: fragment
+/// hetero::communicator comm;
+/// -->
 /// @code
 /// hetero::distributed_csr<> a(comm, hetero::poisson_3d(64));
 /// hetero::cg_solver<> cg(a, {.variant = hetero::cg_variant::pipelined,

@@ -36,11 +36,13 @@ concept row_source = requires(const S& s, std::int64_t i) {
 
 /// This rank's rows of a square sparse matrix distributed over a communicator, in the memory of
 /// `ExecutionSpace`.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::communicator comm;
 /// hetero::distributed_csr<> a(comm, hetero::poisson_3d(64));
-/// auto x = a.make_vector(), y = a.make_vector();   // this rank's rows
-/// a.multiply_halo(a.make_halo_vector(x), y);
+/// auto x = a.make_halo_vector();   // this rank's rows, then room for the halo
+/// auto y = a.make_vector();        // this rank's rows
+/// a.multiply_halo(x, y);           // y = A x
 /// @endcode
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class distributed_csr {

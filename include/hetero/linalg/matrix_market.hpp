@@ -2,6 +2,7 @@
 /// A Matrix Market reader: coordinate format, real or integer values, general or symmetric
 /// storage, from a stream or a file (gzip-compressed files too, when hetero is configured with zlib:
 /// `HETERO_HAS_ZLIB()`). Errors name the source and line.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::csr_matrix<double> a = hetero::read_matrix_market_file("bcsstk14.mtx.gz", {.require_spd = true});
 /// @endcode

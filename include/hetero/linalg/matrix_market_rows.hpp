@@ -23,6 +23,9 @@ namespace hetero {
 
 /// This rank's balanced block of the rows of a Matrix Market file that rank 0 of `comm` read
 /// (collective). Pass it to `distributed_csr` on the same communicator:
+/// <!-- snippet: fragment
+/// hetero::communicator comm;
+/// -->
 /// @code
 /// hetero::distributed_csr<> a(comm, hetero::matrix_market_rows(comm, "bcsstk14.mtx.gz", {.require_spd = true}));
 /// @endcode

@@ -49,6 +49,7 @@ struct allocation {
 ///
 /// Throws `hetero::invalid_argument` for a budget below N * P(f_min) (the message states the
 /// minimum) or a negative or non-finite criticality.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::power::frequency_table table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0});
 /// std::vector<double> c = {2.0, 1.0, 1.5, 1.0};

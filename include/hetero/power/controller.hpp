@@ -80,6 +80,9 @@ struct controller_status {
 /// The monitor must be fed (installed as hetero's observer, or the PMPI layer, or both) and
 /// keep running while the controller does; the actuator's table is the one allocated from. The
 /// dynamic policy needs MPI_THREAD_MULTIPLE (hetero::runtime asks for it).
+/// <!-- snippet: fragment
+/// auto run_time_steps = [] {};
+/// -->
 /// @code
 /// hetero::power::monitor m;
 /// m.install();

@@ -28,6 +28,7 @@ struct power_setting {
 
 /// The discrete frequencies of one kind of device, ascending, with the power P(f) drawn at each
 /// (fully active). Steps need not be evenly spaced; P(f) must not decrease as f grows.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::power::frequency_table table({1.2, 1.6, 2.0}, {70.0, 80.0, 95.0});
 /// std::size_t s = table.highest_step_within(85.0);  // step 1: 1.6 GHz

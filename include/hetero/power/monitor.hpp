@@ -48,6 +48,11 @@ struct monitor_options {
 /// hand with `hetero::wait_scope(hetero::wait_kind::user, "label")` and phases with
 /// `hetero::mark_phase()`. Keep the monitor alive while any thread may still be inside a wait
 /// scope that began while it was installed.
+/// <!-- snippet: fragment
+/// int steps = 10;
+/// auto compute = [] {};
+/// auto exchange = [] {};
+/// -->
 /// @code
 /// hetero::power::monitor m;
 /// m.install();

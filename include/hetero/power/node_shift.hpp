@@ -95,6 +95,13 @@ inline const bool g_loop_times_registered = process_loop_times() != nullptr;
 /// module's `hetero::gpu_seconds(label)` and `hetero::cpu_seconds(label)` return), ready for
 /// `node_power_shifter::apply`. Throws `hetero::invalid_argument` when no loop of that label has
 /// run in this process.
+/// <!-- snippet: fragment
+/// hetero::split_policy<> policy(0, 64);
+/// auto body = KOKKOS_LAMBDA(std::int64_t) {};
+/// hetero::power::frequency_table gpu_table({1.0, 1.5}, {200.0, 300.0}), cpu_table({1.2, 2.0}, {60.0, 95.0});
+/// hetero::power::node_power_shifter shifter(gpu_table, cpu_table);
+/// hetero::power::dry_run_actuator gpu_actuator(gpu_table), cpu_actuator(cpu_table);
+/// -->
 /// @code
 /// hetero::parallel_for("forces", policy, body);
 /// shifter.apply(hetero::power::measured_times("forces"), 400.0, gpu_actuator, cpu_actuator);
@@ -114,6 +121,11 @@ struct node_split {
 /// side's time is predicted to scale as 1 / f (clock-bound work); both start at f_min and the
 /// side with the longer predicted time is raised one step while the sum of P(f) fits (Algorithm
 /// 1 with two devices), the rest is shared evenly.
+/// <!-- snippet: fragment
+/// hetero::power::frequency_table gpu_table({1.0, 1.5}, {200.0, 300.0}), cpu_table({1.2, 2.0}, {60.0, 95.0});
+/// double t_gpu = 1.0, t_cpu = 1.2;
+/// hetero::power::power_setting gpu_now = gpu_table.setting(0), cpu_now = cpu_table.setting(0);
+/// -->
 /// @code
 /// hetero::power::node_power_shifter shifter(gpu_table, cpu_table);
 /// auto split = shifter.split({.gpu_seconds = t_gpu, .cpu_seconds = t_cpu}, gpu_now, cpu_now, 400.0);

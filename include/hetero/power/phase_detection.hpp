@@ -127,6 +127,10 @@ inline phase_estimate detect_phase(std::span<const double> r, const phase_detect
 }
 
 /// Finds the period of `series` (active seconds per frame) directly.
+/// <!-- snippet: fragment
+/// std::vector<double> active_per_frame(32, 1.0);
+/// std::size_t phase_frames = 0;
+/// -->
 /// @code
 /// auto estimate = hetero::power::detect_phase_length(active_per_frame);
 /// if (estimate.found) phase_frames = estimate.frames;

@@ -6,6 +6,7 @@
 /// The wrappers are function definitions, so they must be compiled in exactly one translation
 /// unit of the program: define `HETERO_POWER_PMPI_DEFINE` before including this header there.
 /// Elsewhere the header defines nothing.
+/// <!-- snippet: not compiled: one file of the application: the #define must precede the hoisted #include -->
 /// @code
 /// // pmpi.cpp, one file of the application:
 /// #define HETERO_POWER_PMPI_DEFINE

@@ -25,6 +25,13 @@ concept completion_source = std::move_constructible<S> && requires(S& s) {
 
 /// An MPI request as a completion source: `test()` calls `MPI_Test`. The request's buffers must
 /// stay alive until the tasks depending on it ran.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// double local = 1, global = 0;
+/// MPI_Comm comm = MPI_COMM_WORLD;
+/// hetero::event sum_ready = graph.event("sum ready");
+/// auto use = [](double) {};
+/// -->
 /// @code
 /// MPI_Request r;
 /// MPI_Iallreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm, &r);

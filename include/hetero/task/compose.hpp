@@ -39,6 +39,11 @@ class composed_recording {
 /// `task_graph::record`). The recording must be of the same graph and local to each rank (no
 /// `out(...).to(...)` in it); two composed runs of one recording never overlap: each waits for
 /// the one declared before it (as if all wrote one event).
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// hetero::event x = graph.event("x");
+/// auto declare_step = [](auto&) {};
+/// -->
 /// @code
 /// auto step = graph.record([&] { declare_step(graph); });
 /// auto steps = graph.record([&] {

@@ -124,6 +124,7 @@ class task_data {
 /// The View a task body running on execution space `Space` receives for task data registered
 /// as `View` (`ReadOnly`: in `reads`). Device bodies that launch kernels with KOKKOS_LAMBDA
 /// name it instead of `auto`: nvcc refuses extended lambdas inside generic lambdas.
+/// <!-- snippet: not compiled: a device task on Kokkos::Cuda (the test is built without CUDA) -->
 /// @code
 /// using x_view = hetero::data_view<Kokkos::Cuda, Kokkos::View<double*, Kokkos::HostSpace>>;
 /// graph.spawn("twice", hetero::device(), hetero::updates(x), [](const Kokkos::Cuda& space, x_view d) {

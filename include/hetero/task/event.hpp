@@ -45,6 +45,11 @@ class event {
 /// Events in an array of `Rank` dimensions (one per tile, as XcalableMP's `EA[nt][nt]`),
 /// indexed with `operator()`; out-of-range indices throw `hetero::invalid_argument`. A random
 /// access range of its events in row-major order, so `in(EA)` and `out(EA)` name them all.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// std::int64_t nt = 4, k = 0;
+/// auto potrf = [] {};
+/// -->
 /// @code
 /// auto EA = graph.remote_events("EA", nt, nt);
 /// graph.spawn(hetero::out(EA(k, k)), potrf);

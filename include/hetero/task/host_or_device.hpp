@@ -21,6 +21,13 @@ struct host_or_device_body {
 /// The body of a task that may run on either side: the scheduler picks one per run. Both take
 /// the task's data Views in clause order (host memory Views for `host`, device memory Views
 /// after the instance for `device`).
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// Kokkos::View<double**, Kokkos::HostSpace> va("a", 8, 8), vb("b", 8, 8), vc("c", 8, 8);
+/// auto a = graph.data("a", va), b = graph.data("b", vb), c = graph.data("c", vc);
+/// static constexpr auto host_gemm = [](auto, auto, auto) {};
+/// static constexpr auto device_gemm = [](const auto&, auto, auto, auto) {};
+/// -->
 /// @code
 /// const auto on_host = [](auto a, auto b, auto c) { host_gemm(a, b, c); };
 /// const auto on_device = [](const auto& space, auto a, auto b, auto c) { device_gemm(space, a, b, c); };

@@ -14,6 +14,7 @@
 namespace hetero {
 
 /// How a task graph runs; every rank of the communicator passes the same options.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::task_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
 /// const hetero::communicator world;

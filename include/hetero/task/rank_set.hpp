@@ -22,6 +22,11 @@ namespace hetero {
 
 /// A set of ranks of a task graph's communicator: every rank, or a list of ranks. Cheap to
 /// build from one rank, a list or `hetero::owners(...)`; "every rank" allocates nothing.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// auto EA = graph.remote_events("EA", 2, 2);
+/// auto body = [] {};
+/// -->
 /// @code
 /// graph.spawn(hetero::on(0), hetero::out(EA(0, 0)).to(hetero::rank_set{1, 2}), body);
 /// @endcode
@@ -125,6 +130,13 @@ concept rank_owner = std::invocable<const Owner&, std::int64_t> || requires(cons
 
 /// The ranks owning at least one index of [first, last) under `owner` (XcalableMP's
 /// `T(k+1:)`): e.g. the ranks holding tile columns k+1 ... nt-1 of a cyclic distribution.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// std::int64_t nt = 4, k = 0;
+/// int p = 2;
+/// auto EA = graph.remote_events("EA", nt, nt);
+/// auto potrf = [] {};
+/// -->
 /// @code
 /// auto cyclic = [p](std::int64_t i) { return static_cast<int>(i % p); };
 /// graph.spawn(hetero::on(cyclic(k)), hetero::out(EA(k, k)).to(hetero::owners(cyclic, k + 1, nt)), potrf);

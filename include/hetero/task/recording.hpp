@@ -120,6 +120,11 @@ struct recorded_plan {
 
 /// A recorded task graph. Copies share the recording; it stays valid as long as a copy (or a
 /// replay in progress) holds it, and can only be replayed by the graph that recorded it.
+/// <!-- snippet: fragment
+/// hetero::task_graph graph;
+/// int steps = 10;
+/// auto declare_one_time_step = [](auto&) {};
+/// -->
 /// @code
 /// hetero::task_recording step = graph.record([&] { declare_one_time_step(graph); });
 /// for (int t = 0; t < steps; ++t) graph.run(step);  // replay + wait

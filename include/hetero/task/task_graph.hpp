@@ -59,6 +59,12 @@ inline bool inside_task() noexcept { return detail::t_inside_task; }
 /// A task graph over the ranks of a communicator, with CPU workers and `DeviceSpace` devices.
 /// Constructing it is collective over `options.comm`; so are `remote_events`, `tiles`, `record`
 /// and `wait()` (which returns on every rank once every rank's tasks finished).
+/// <!-- snippet: fragment
+/// std::int64_t nt = 4, k = 0, i = 1;
+/// int p = 2;
+/// auto potrf = [](std::int64_t) {};
+/// auto trsm = [](std::int64_t, std::int64_t) {};
+/// -->
 /// @code
 /// hetero::task_graph graph;                      // every rank, host threads as workers
 /// auto ea = graph.remote_events("EA", nt, nt);   // collective
@@ -122,6 +128,18 @@ class task_graph {
   /// order, after the device instance for a device body. Every rank declares every task; the
   /// ranks of `on` run it (default: all, or the owner of the tile it writes). May run tasks
   /// itself when `task_options::window` tasks are pending.
+  /// <!-- snippet: fragment
+  /// hetero::task_graph<Kokkos::OpenMP> graph;
+  /// auto a = graph.event("a"), b = graph.event("b"), c = graph.event("c");
+  /// Kokkos::View<double**, Kokkos::HostSpace> a_tile("a", 8, 8), b_tile("b", 8, 8), c_tile("c", 8, 8);
+  /// Kokkos::View<double*, Kokkos::HostSpace> xv("x", 8), yv("y", 8);
+  /// auto x = graph.data("x", xv), y = graph.data("y", yv);
+  /// auto step_recording = graph.record([] {});
+  /// auto gemm = [](const auto&, const auto&, const auto&) {};
+  /// auto kernel = [](const Kokkos::OpenMP&) {};
+  /// auto declare_inner = [](hetero::subgraph<Kokkos::OpenMP>&) {};
+  /// static constexpr auto axpy = [](const auto&, const auto&) {};
+  /// -->
   /// @code
   /// graph.spawn("gemm", hetero::in(a, b), hetero::out(c), [=] { gemm(a_tile, b_tile, c_tile); });
   /// graph.spawn(hetero::device(), hetero::in(c), [=](const Kokkos::OpenMP& space) { kernel(space); });
@@ -157,6 +175,10 @@ class task_graph {
   /// version. Between graphs (after `wait()`, before the next task) the View is the user's: the
   /// graph's device copies are stale then. The returned handle keeps the registration: destroying
   /// its last copy while tasks use the data is an error `wait()` reports.
+  /// <!-- snippet: fragment
+  /// hetero::task_graph graph;
+  /// std::int64_t n = 64;
+  /// -->
   /// @code
   /// Kokkos::View<double*, Kokkos::HostSpace> x("x", n);
   /// auto data = graph.data("x", x);
@@ -183,6 +205,14 @@ class task_graph {
   /// gets the version its writer made, moved once per version and rank in a graph. Collective:
   /// every rank makes the same tile arrays in the same order (checked). Tiles that move between
   /// ranks have at most 2^31 - 1 bytes, and a graph numbers at most MPI's tag bound of tiles.
+  /// <!-- snippet: fragment
+  /// hetero::task_graph graph;
+  /// std::int64_t nt = 4, b = 64, k = 0;
+  /// int p = 2;
+  /// using tile = Kokkos::View<double**, Kokkos::HostSpace>;
+  /// auto my_tile = [](std::int64_t, std::int64_t) { return tile("t", 64, 64); };
+  /// static constexpr auto potrf = [](const auto&) {};
+  /// -->
   /// @code
   /// auto L = graph.tiles("L", {nt, nt}, {b, b}, [&](std::int64_t i, std::int64_t) { return int(i % p); },
   ///                      [&](std::int64_t i, std::int64_t k) { return my_tile(i, k); });
@@ -258,6 +288,13 @@ class task_graph {
   /// `hetero::reflect_async`, ...) writes the event of `written`: tasks declared later with it in
   /// `in(...)` start once `operation.test()` returned true. Polled by idle workers; local to this
   /// rank.
+  /// <!-- snippet: fragment
+  /// hetero::task_graph graph;
+  /// hetero::event halo = graph.event("halo");
+  /// hetero::index_space<2> space({64, 64}, hetero::process_grid<2>());
+  /// hetero::distributed_array<double, 2> u(space, {.shadow = hetero::shadow_width<2>::uniform(1)});
+  /// auto stencil = [](const auto&) {};
+  /// -->
   /// @code
   /// graph.adopt(hetero::out(halo), hetero::reflect_async(u), "reflect");
   /// graph.spawn(hetero::in(halo), [&] { stencil(u); });

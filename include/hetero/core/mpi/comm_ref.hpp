@@ -29,6 +29,7 @@ concept communicator_handle = requires(const Handle& h) {
 /// construction of the graph). A handle whose communicator carries a no-progress timeout
 /// (`communicator_options::wait_timeout_seconds`, its own or its `comm()`'s) brings it along
 /// for the waits made on it.
+/// <!-- snippet: fragment -->
 /// @code
 /// const hetero::communicator world;
 /// hetero::save_weights("weights.txt", world);

@@ -371,6 +371,13 @@ inline constexpr int blocked_call_limits = 2;
 /// the report on a signal. With a wait limit in force, past twice the limit (so that ranks
 /// still in a wait that gives up after the limit arrive first) the runtime's watchdog ends the
 /// job with a report (core/mpi/watchdog.hpp) instead of letting it hang.
+/// <!-- snippet: fragment
+/// using hetero::wait_kind;
+/// using hetero::detail::blocking_call;
+/// const hetero::detail::wait_policy policy{};
+/// int t = 1;
+/// MPI_Win win = MPI_WIN_NULL;
+/// -->
 /// @code
 /// { blocking_call blocked(policy, "put (flush)", wait_kind::point_to_point); MPI_Win_flush(t, win); }
 /// @endcode

@@ -29,9 +29,13 @@ requires Kokkos::is_view<View>::value struct local_section {
 };
 
 /// The section `spec` of the local View `view`, for gmove.
+/// <!-- snippet: fragment
+/// hetero::distributed_array<double, 2> a(hetero::index_space<2>({10, 10}, hetero::process_grid<2>()));
+/// -->
 /// @code
 /// Kokkos::View<double**, Kokkos::HostSpace> b("b", 10, 10);
-/// hetero::gmove(hetero::section(b, {hetero::slice{0, 5}, hetero::slice::all()}), a.section(...));
+/// hetero::gmove(hetero::section(b, {hetero::slice{0, 5}, hetero::slice::all()}),
+///               a.section({hetero::slice{0, 5}, hetero::slice::all()}));
 /// @endcode
 template <class View>
 requires Kokkos::is_view<View>::value local_section<View> section(

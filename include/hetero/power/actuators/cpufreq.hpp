@@ -40,6 +40,7 @@ struct cpufreq_options {
 /// the driver gives one (acpi-cpufreq), else `cpuinfo_min_freq` upwards by `step_ghz` and
 /// `cpuinfo_max_freq` last (intel_pstate and amd-pstate list none). Throws
 /// `hetero::backend_error` naming a file that is missing or unreadable.
+/// <!-- snippet: fragment -->
 /// @code
 /// auto table = hetero::power::cpufreq_frequency_table([](double ghz) { return 60.0 + 20.0 * ghz; });
 /// hetero::power::cpufreq_actuator cpu(table);
@@ -83,6 +84,7 @@ double >
 /// construction that the files exist and may be written, that the table lies within
 /// `cpuinfo_min_freq`..`cpuinfo_max_freq` and, where the driver lists them, within
 /// `scaling_available_frequencies`; refuses settings outside the table.
+/// <!-- snippet: fragment -->
 /// @code
 /// hetero::power::frequency_table table({1.2, 1.6, 2.0}, {70.0, 80.0, 95.0});  // the CPU's steps, P(f)
 /// hetero::power::cpufreq_actuator cpu(table);

@@ -18,7 +18,10 @@ namespace hetero::power {
 /// An actuator that applies nothing: it checks each setting against its table, keeps it in a
 /// history and, when given a stream, writes one line per setting. Use it to see what the
 /// controller would do on a machine where frequencies cannot be set.
+/// <!-- snippet: fragment -->
 /// @code
+/// #include <iostream>
+///
 /// hetero::power::frequency_table table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0});
 /// hetero::power::dry_run_actuator log(table, &std::cout, "rank 0");
 /// @endcode

@@ -19,6 +19,9 @@ namespace hetero::power {
 /// times as long as it really does. The machine runs at full speed, so f_max stands for the real
 /// speed; the power drawn is the table's P(f). The extra time is compute to the monitor (it is
 /// no wait), as the slower core's would be.
+/// <!-- snippet: fragment
+/// auto kernel = [] {};
+/// -->
 /// @code
 /// hetero::power::emulated_actuator cpu(hetero::power::frequency_table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0}));
 /// cpu.apply(cpu.table().setting(0));   // 1.2 GHz: compute now takes 2.0 / 1.2 times as long

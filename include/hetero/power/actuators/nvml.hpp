@@ -82,6 +82,10 @@ inline nvml_reading read_nvml(const nvml_options& options = {}) {
 /// table is the GPU's: graphics clocks (GHz) and the board power at each (W). The power limit
 /// written is the setting's budget capped at the table's top, in milliwatts; the table must lie
 /// within the limits NVML reports for the device.
+/// <!-- snippet: fragment
+/// hetero::runtime rt;
+/// hetero::power::frequency_table gpu_table({1.0, 1.5}, {200.0, 300.0});
+/// -->
 /// @code
 /// hetero::power::nvml_actuator gpu(gpu_table, {.device = static_cast<unsigned>(rt.device_id())});
 /// @endcode

@@ -28,6 +28,9 @@ struct rapl_options {
 /// allocator's f_P(P), done by the CPU). The table's P(f) must then be package power as RAPL counts it. A
 /// budget above the table's P(f_max) is capped there; settings outside the table, and a table
 /// above the zone's `constraint_0_max_power_uw`, are refused.
+/// <!-- snippet: fragment
+/// hetero::power::frequency_table package_table({1.2, 2.0}, {60.0, 95.0});
+/// -->
 /// @code
 /// hetero::power::rapl_actuator package(package_table, {.zone = "/sys/class/powercap/intel-rapl:1"});
 /// @endcode
