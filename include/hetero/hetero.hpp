@@ -1,5 +1,6 @@
 /// @file
-/// Everything hetero offers: `#include <hetero/hetero.hpp>`.
+/// Every module of hetero but io: `#include <hetero/hetero.hpp>`. io needs parallel HDF5, so it is left out:
+/// include `hetero/io.hpp` and link the CMake target `hetero::io` (docs/io.md).
 #ifndef HETERO_HETERO_HPP
 #define HETERO_HETERO_HPP
 
