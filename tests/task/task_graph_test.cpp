@@ -186,7 +186,7 @@ TEST_CASE("bad clauses and options are refused with what was wrong", "[task]") {
       ContainsSubstring("device(3) pins a task to a device the graph does not have; allowed: -1 (any) "
                         "or 0 to 0"));
   // Two on(...) clauses, two labels, two device(...) or priority(...): compile errors
-  // (tests/compile_fail/task_clause_twice.cpp).
+  // (tests/compile_fail/task_two_on.cpp, task_two_labels.cpp).
 
   CHECK_THROWS_WITH(hetero::task_graph(local(-1)), ContainsSubstring("task_options::workers is -1"));
   CHECK_THROWS_WITH(hetero::task_graph(local(1, 0)), ContainsSubstring("task_options::window is 0"));

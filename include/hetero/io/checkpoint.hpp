@@ -260,11 +260,11 @@ class checkpoint {
 
   /// A restart in one call (collective): calls `read(file)` with the newest whole checkpoint and
   /// returns its step, or returns 0 without calling `read` when there is none.
-  template <std::invocable<h5file&> Read>
-  std::int64_t restore(Read&& read) const {
+  template <std::invocable<restored_checkpoint&> Read>
+  [[nodiscard]] std::int64_t restore(Read&& read) const {
     auto last = restore();
     if (!last) return 0;
-    std::forward<Read>(read)(static_cast<h5file&>(*last));
+    std::forward<Read>(read)(*last);
     return last->step();
   }
 

@@ -12,7 +12,7 @@
 ///    matrices, with a preconditioner too.
 /// Every variant stops with a `cg_status`: converged, out of iterations, diverged or stagnated.
 /// Products, dot products and vector updates are Kokkos kernels in the matrix's memory space;
-/// a dot product gives the same bits on every space and thread count (`detail::dot`).
+/// a dot product gives the same bits on every host space and thread count (`detail::dot`).
 #ifndef HETERO_LINALG_CG_HPP
 #define HETERO_LINALG_CG_HPP
 

@@ -113,7 +113,7 @@ class csr_matrix {
 
   /// y = A x for the rows held (x: all `cols()` entries; y: `local_rows()`), a serial reference.
   /// Each row's products are added as distributed_csr's kernels add them (two at a time, in
-  /// order), so the two give the same bits.
+  /// order), so the two give the same bits on host spaces built without fused multiply-adds.
   void multiply(std::span<const Scalar> x, std::span<Scalar> y) const {
     HETERO_EXPECTS(
         static_cast<std::int64_t>(x.size()) == m_cols && static_cast<std::int64_t>(y.size()) == local_rows(),

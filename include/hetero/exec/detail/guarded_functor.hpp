@@ -124,10 +124,11 @@ inline block_plan plan_blocks(std::int64_t begin, std::int64_t end, int threads,
 /// on AMD EPYC by up to 1.6x from build to build (docs/exec.md, "Overhead on one space"), a
 /// lottery that no user flag should be needed to win. GCC only (Clang has no such attribute);
 /// the function is then called once per block, not inlined into Kokkos' loop over blocks.
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#define HETERO_ALIGNED_LOOPS __attribute__((noinline, optimize("align-loops=64")))
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__NVCOMPILER) && \
+    !defined(__INTEL_COMPILER)
+#define HETERO_IMPL_ALIGNED_LOOPS __attribute__((noinline, optimize("align-loops=64")))
 #else
-#define HETERO_ALIGNED_LOOPS
+#define HETERO_IMPL_ALIGNED_LOOPS
 #endif
 
 /// The element body `body` of one host part run block by block, each block's exception caught
@@ -141,7 +142,7 @@ struct guarded_blocks {
   first_exception* error;
   std::int64_t begin, end, block;
 
-  HETERO_ALIGNED_LOOPS void operator()(const std::int64_t k, Value& update) const {
+  HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k, Value& update) const {
     if (error->failed()) return;
     const std::int64_t first = begin + k * block, last = std::min(end, first + block);
     try {
@@ -158,7 +159,7 @@ struct guarded_blocks<Body, void> {
   first_exception* error;
   std::int64_t begin, end, block;
 
-  HETERO_ALIGNED_LOOPS void operator()(const std::int64_t k) const {
+  HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k) const {
     if (error->failed()) return;
     const std::int64_t first = begin + k * block, last = std::min(end, first + block);
     try {
@@ -168,6 +169,8 @@ struct guarded_blocks<Body, void> {
     }
   }
 };
+
+#undef HETERO_IMPL_ALIGNED_LOOPS
 
 /// True when the user's element functor, called as a side calls it, is declared `noexcept`:
 /// then nothing can throw and the body runs unwrapped (no per-element flag load).

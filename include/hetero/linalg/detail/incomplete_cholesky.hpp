@@ -122,9 +122,9 @@ inline void ic0_prepare_solve(ic0_factor& l) {
       l.upper_values[u] = l.values[k];
     }
   }
-  l.row_ptr = {0};
-  l.cols = {};
-  l.values = {};
+  std::vector<std::int64_t>{}.swap(l.row_ptr);  // swapped, not assigned: assignment keeps the memory
+  std::vector<std::int64_t>{}.swap(l.cols);
+  std::vector<double>{}.swap(l.values);
 }
 
 /// IC(0) of `a` (square, columns ascending in each row), shifted as the file comment says when

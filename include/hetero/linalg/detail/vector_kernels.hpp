@@ -24,9 +24,11 @@ inline std::size_t dot_chunks(std::size_t n) noexcept {
 /// that the additions do not wait on each other (one running sum is a chain of dependent
 /// additions, one per element: the latency of an add each, most of a small CG's dot).
 inline constexpr int dot_lanes = 4;
+static_assert(dot_lanes == 4, "hetero: dot adds its four lanes pairwise; change that sum with the count");
 
-/// u'v over the policy's indices (this rank's part), the same bits on every execution space and
-/// thread count: the sums of `dot_chunk` consecutive elements (each in `dot_lanes` lanes by
+/// u'v over the policy's indices (this rank's part), the same bits on every host space and thread
+/// count (a GPU's, or a host compiler's with FMA enabled, fused multiply-adds round differently):
+/// the sums of `dot_chunk` consecutive elements (each in `dot_lanes` lanes by
 /// index, the lanes added pairwise; the chunks in parallel, into `partials`, `dot_chunks(n)`
 /// long), then added in chunk order on the host (`host_partials`, a host mirror of `partials`).
 /// A reduction whose order follows the threads would give other bits for the same vectors on
@@ -46,7 +48,8 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
         std::int64_t i = first;
         for (; i + dot_lanes <= last; i += dot_lanes)
           for (int l = 0; l < dot_lanes; ++l) s[l] += u(i + l) * v(i + l);
-        for (int l = 0; i < last; ++i, ++l) s[l] += u(i) * v(i);
+        for (int l = 0; l < dot_lanes - 1; ++l)  // the tail: a fixed count, so s stays in registers
+          if (i + l < last) s[l] += u(i + l) * v(i + l);
         partials(c) = (s[0] + s[1]) + (s[2] + s[3]);
       });
   Kokkos::deep_copy(host_partials, partials);  // a fence where both are the same memory
