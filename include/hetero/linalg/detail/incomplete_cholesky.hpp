@@ -17,16 +17,20 @@
 
 namespace hetero::detail {
 
-/// L of IC(0): while factoring, CSR rows with each row's columns ascending and the diagonal
-/// last; once factored (`ic0_prepare_solve`), the two triangles `ic0_solve` reads instead.
-struct ic0_factor {
+/// L of IC(0) as the factorisation builds it: CSR rows, each row's columns ascending with the
+/// diagonal last.
+struct ic0_rows {
   std::vector<std::int64_t> row_ptr{0};
   std::vector<std::int64_t> cols;
   std::vector<double> values;
   double shift = 0;  ///< the diagonal was scaled by 1 + shift
-  // For the solve: L's strict lower triangle by rows, L' 's strict upper triangle by rows (L's
-  // columns: the backward solve gathers as the forward one does, instead of scattering), both
-  // with 32-bit columns, and 1 / L(i, i).
+};
+
+/// L of IC(0) as `ic0_solve` reads it: L's strict lower triangle by rows, L' 's strict upper
+/// triangle by rows (L's columns: the backward solve gathers as the forward one does, instead of
+/// scattering), both with 32-bit columns, and 1 / L(i, i).
+struct ic0_factor {
+  double shift = 0;  ///< the diagonal was scaled by 1 + shift
   std::vector<std::int64_t> lower_ptr, upper_ptr;
   std::vector<std::int32_t> lower_cols, upper_cols;
   std::vector<double> lower_values, upper_values, inverse_diagonal;
@@ -43,12 +47,12 @@ struct ic0_failure {
 inline constexpr double ic0_max_shift = 1e-3 * 2048;
 
 /// One attempt at `shift`; false (and `failed_row` set) at a pivot <= 0.
-inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_factor& l, std::int64_t& failed_row) {
+inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_rows& l, std::int64_t& failed_row) {
   const std::int64_t n = a.local_rows();
   const auto ptr = a.row_ptr();
   const auto col = a.col_idx();
   const auto val = a.values();
-  l = ic0_factor{};
+  l = ic0_rows{};
   l.shift = shift;
   l.row_ptr.reserve(static_cast<std::size_t>(n) + 1);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -90,18 +94,20 @@ inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_factor& l
   return true;
 }
 
-/// Builds the solve's triangles of `l` (factored) and frees the factorisation's rows.
-inline void ic0_prepare_solve(ic0_factor& l) {
-  const std::size_t n = l.row_ptr.size() - 1;
+/// The solve's form of the factored rows `rows`.
+inline ic0_factor ic0_prepare_solve(const ic0_rows& rows) {
+  const std::size_t n = rows.row_ptr.size() - 1;
+  ic0_factor l;
+  l.shift = rows.shift;
   l.lower_ptr.assign(n + 1, 0);
   l.upper_ptr.assign(n + 1, 0);
   l.inverse_diagonal.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto first = static_cast<std::size_t>(l.row_ptr[i]),
-               last = static_cast<std::size_t>(l.row_ptr[i + 1]) - 1;
+    const auto first = static_cast<std::size_t>(rows.row_ptr[i]),
+               last = static_cast<std::size_t>(rows.row_ptr[i + 1]) - 1;
     l.lower_ptr[i + 1] = l.lower_ptr[i] + static_cast<std::int64_t>(last - first);
-    for (std::size_t k = first; k < last; ++k) ++l.upper_ptr[static_cast<std::size_t>(l.cols[k]) + 1];
-    l.inverse_diagonal[i] = 1 / l.values[last];
+    for (std::size_t k = first; k < last; ++k) ++l.upper_ptr[static_cast<std::size_t>(rows.cols[k]) + 1];
+    l.inverse_diagonal[i] = 1 / rows.values[last];
   }
   for (std::size_t i = 0; i < n; ++i) l.upper_ptr[i + 1] += l.upper_ptr[i];
   const auto entries = static_cast<std::size_t>(l.lower_ptr[n]);
@@ -112,19 +118,17 @@ inline void ic0_prepare_solve(ic0_factor& l) {
   std::vector<std::int64_t> next(l.upper_ptr.begin(), l.upper_ptr.end() - 1);
   for (std::size_t i = 0; i < n; ++i) {
     auto out = static_cast<std::size_t>(l.lower_ptr[i]);
-    for (auto k = static_cast<std::size_t>(l.row_ptr[i]); k + 1 < static_cast<std::size_t>(l.row_ptr[i + 1]);
+    for (auto k = static_cast<std::size_t>(rows.row_ptr[i]); k + 1 < static_cast<std::size_t>(rows.row_ptr[i + 1]);
          ++k) {
-      const auto j = static_cast<std::size_t>(l.cols[k]);
+      const auto j = static_cast<std::size_t>(rows.cols[k]);
       l.lower_cols[out] = static_cast<std::int32_t>(j);
-      l.lower_values[out++] = l.values[k];
+      l.lower_values[out++] = rows.values[k];
       const auto u = static_cast<std::size_t>(next[j]++);  // row j of L' gets L(i, j), i ascending
       l.upper_cols[u] = static_cast<std::int32_t>(i);
-      l.upper_values[u] = l.values[k];
+      l.upper_values[u] = rows.values[k];
     }
   }
-  std::vector<std::int64_t>{}.swap(l.row_ptr);  // swapped, not assigned: assignment keeps the memory
-  std::vector<std::int64_t>{}.swap(l.cols);
-  std::vector<double>{}.swap(l.values);
+  return l;
 }
 
 /// IC(0) of `a` (square, columns ascending in each row), shifted as the file comment says when
@@ -141,7 +145,7 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
       return std::nullopt;
     }
   }
-  ic0_factor l;
+  ic0_rows l;
   std::int64_t row = -1;
   bool factored = ic0_attempt(a, 0, l, row);
   for (double shift = 1e-3; !factored && shift <= ic0_max_shift; shift *= 2)
@@ -150,8 +154,7 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
     failure = {row, 0, true};
     return std::nullopt;
   }
-  ic0_prepare_solve(l);
-  return l;
+  return ic0_prepare_solve(l);
 }
 
 /// z = (L L')^-1 r for `n` entries (z and r may be the same array), `l` prepared for the solve.
