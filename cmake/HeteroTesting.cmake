@@ -107,14 +107,20 @@ endfunction()
 # a build error with a message that says what to do). Registered as test compile_fail.<name>
 # (label compile_fail); the object library is built only by that test.
 function(hetero_add_compile_failure)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SOURCE;MESSAGE" "")
+  # MESSAGE: one regular expression the compiler's output must match; EXPECT: several, all of
+  # which must match (the test then prints "all <n> expected messages found").
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SOURCE;MESSAGE" "EXPECT")
   add_library(${arg_NAME} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
   target_link_libraries(${arg_NAME} PRIVATE hetero::hetero)
   if(CMAKE_GENERATOR MATCHES "Ninja")
     # The compiler runs by itself (cmake/CompileFailure.cmake), so two such tests compile at once
     # (the CUDA stage's six: 89 s one at a time).
-    set(command "-DNINJA=${CMAKE_MAKE_PROGRAM}" "-DBUILD_DIR=${PROJECT_BINARY_DIR}" -DTARGET=${arg_NAME} -P
-                "${PROJECT_SOURCE_DIR}/cmake/CompileFailure.cmake")
+    set(command "-DNINJA=${CMAKE_MAKE_PROGRAM}" "-DBUILD_DIR=${PROJECT_BINARY_DIR}" -DTARGET=${arg_NAME})
+    if(arg_EXPECT)
+      string(REPLACE ";" "@HETERO_SEP@" expect "${arg_EXPECT}")
+      list(APPEND command "-DEXPECT=${expect}")
+    endif()
+    list(APPEND command -P "${PROJECT_SOURCE_DIR}/cmake/CompileFailure.cmake")
     set(lock "")
   else()
     # Through the build tool, one build of the build folder at a time (its logs are not shared safely).
@@ -123,6 +129,12 @@ function(hetero_add_compile_failure)
   endif()
   add_test(NAME compile_fail.${arg_NAME} COMMAND "${CMAKE_COMMAND}" ${command})
   # Passes on the message alone: a build that succeeds, or fails for another reason, fails.
+  if(arg_EXPECT AND CMAKE_GENERATOR MATCHES "Ninja")
+    list(LENGTH arg_EXPECT count)
+    set(arg_MESSAGE "all ${count} expected messages found")
+  elseif(arg_EXPECT)
+    list(GET arg_EXPECT 0 arg_MESSAGE)  # the build tool's output is not checked message by message
+  endif()
   set_tests_properties(compile_fail.${arg_NAME} PROPERTIES LABELS "compile_fail" PASS_REGULAR_EXPRESSION
                                                           "${arg_MESSAGE}" TIMEOUT 600 ${lock})
 endfunction()

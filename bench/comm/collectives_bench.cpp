@@ -14,14 +14,14 @@
 // at 8 bytes, where a per-call overhead of hetero's front end (argument checks, the choice, the
 // wrapper) would show most: the same MPI call runs on both sides. At 8 bytes (and for barrier)
 // the variant hetero_timeout_off runs hetero with its wait timeout off (hetero::wait_timeout,
-// docs/faults.md): "hetero" against it is what the default timeout costs. The variant
+// docs/results/core.md): "hetero" against it is what the default timeout costs. The variant
 // hetero_checks_local (on mpi_path_ only) runs with argument_check::local, MPI's own promise
 // (a rank's bad arguments raise there only): against MPI it is the front end's overhead alone,
 // and "hetero" against it what the default consistent checks' status step costs.
 //
 // Above 8 KiB the variant hetero_hierarchical (allreduce, broadcast, reduce) forces the node-aware
 // algorithm (comm_algorithm::hierarchical) where the ranks span several nodes and some share one
-// (docs/nodes.md), so that its time above the sizes it is chosen for shows beside MPI's.
+// (docs/results/core.md), so that its time above the sizes it is chosen for shows beside MPI's.
 //
 // The families checks_<collective>_x8 time hetero's automatic choice under the three argument
 // checks (communicator_options::argument_checks): local (the baseline), consistent (the
@@ -188,8 +188,8 @@ void run(benchmark::State& state) {
 // "hetero" variant runs with the default timeout, so the two give the timeout's cost.
 template <collective C, comm_algorithm A = comm_algorithm::automatic>
 void run_timeout_off(benchmark::State& state) {
-  const double saved = hetero::wait_timeout();
-  hetero::set_wait_timeout(0);
+  const hetero::timeout saved = hetero::wait_timeout();
+  hetero::set_wait_timeout(hetero::no_timeout);
   run<C, true, A>(state);
   hetero::set_wait_timeout(saved);
 }

@@ -18,7 +18,7 @@ KOKKOS_INLINE_FUNCTION double distance(double a, double b) { return a > b ? a - 
 
 // The 5-point Jacobi update at (i, j), for a View in local indices or a block_view in global ones.
 template <class Grid>
-KOKKOS_INLINE_FUNCTION double neighbours_mean(const Grid& u, std::int64_t i, std::int64_t j) {
+KOKKOS_INLINE_FUNCTION double neighbors_mean(const Grid& u, std::int64_t i, std::int64_t j) {
   return 0.25 * (u(i - 1, j) + u(i + 1, j) + u(i, j - 1) + u(i, j + 1));
 }
 
@@ -41,13 +41,13 @@ void hetero_jacobi(benchmark::State& state) {
       if (s < sweeps) {
         hetero::for_each_owned(
             "jacobi", space, interior,
-            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbours_mean(from, i, j); });
+            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbors_mean(from, i, j); });
       } else {
         double local = 0;
         hetero::reduce_owned(
             "jacobi_residual", space, interior,
             KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& largest) {
-              const double value = neighbours_mean(from, i, j);
+              const double value = neighbors_mean(from, i, j);
               const double change = distance(value, from(i, j));
               largest = change > largest ? change : largest;
               to(i, j) = value;
@@ -94,14 +94,14 @@ void baseline_mpi_kokkos(benchmark::State& state) {
       if (s < sweeps) {
         Kokkos::parallel_for(
             "jacobi", policy({lo, 1}, {hi, n - 1}),
-            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbours_mean(from, i, j); });
+            KOKKOS_LAMBDA(std::int64_t i, std::int64_t j) { to(i, j) = neighbors_mean(from, i, j); });
         Kokkos::fence();
       } else {
         double local = 0;
         Kokkos::parallel_reduce(
             "jacobi_residual", policy({lo, 1}, {hi, n - 1}),
             KOKKOS_LAMBDA(std::int64_t i, std::int64_t j, double& largest) {
-              const double value = neighbours_mean(from, i, j);
+              const double value = neighbors_mean(from, i, j);
               const double change = distance(value, from(i, j));
               largest = change > largest ? change : largest;
               to(i, j) = value;

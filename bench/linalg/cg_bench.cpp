@@ -74,8 +74,8 @@ problem problem_for(std::int64_t family, std::int64_t arg) {
 
 template <class Space = Kokkos::DefaultExecutionSpace>
 hetero::distributed_csr<Space> distributed(const problem& p) {
-  if (p.from_file) return hetero::distributed_csr<Space>(comm(), p.file);
-  return hetero::distributed_csr<Space>(comm(), p.poisson);
+  if (p.from_file) return hetero::distributed_csr<Space>(p.file, comm());
+  return hetero::distributed_csr<Space>(p.poisson, comm());
 }
 
 plain::cg plain_for(const problem& p) {

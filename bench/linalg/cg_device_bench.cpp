@@ -33,7 +33,7 @@ hetero::communicator& comm() {
 template <class Space>
 Kokkos::View<double*, Kokkos::HostSpace> iterate_after(const hetero::poisson_matrix& m, hetero::cg_variant v,
                                                        int k) {
-  const hetero::distributed_csr<Space> a(comm(), m);
+  const hetero::distributed_csr<Space> a(m, comm());
   hetero::cg_solver<Space> cg(a, {.variant = v,
                                   .preconditioner = hetero::cg_preconditioner::none,
                                   .max_iterations = k,
@@ -64,7 +64,7 @@ template <class Space, hetero::cg_variant V>
 void run(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   if constexpr (std::is_same_v<Space, host_space>) check_same_iterates(n, V);
-  const hetero::distributed_csr<Space> a(comm(), hetero::poisson_3d(n));
+  const hetero::distributed_csr<Space> a(hetero::poisson_3d(n), comm());
   hetero::cg_solver<Space> cg(a, {.variant = V,
                                   .preconditioner = hetero::cg_preconditioner::none,
                                   .max_iterations = iterations,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The table of docs/linalg.md's "Which preconditioner": for each matrix and rank count, the
+# The table of docs/results/linalg.md's "Iterations and time to 1e-8 with each preconditioner":
+# for each matrix and rank count, the
 # iterations to ||b - A x|| / ||b|| <= 1e-8 and the time to solve of hetero's cg_solve cases
 # (bench_linalg_cg, one JSON per rank count: medians over its rounds) beside PETSc's CG with its
 # default preconditioner and with none (petsc_cg.sh --solve's TSV: median time per iteration

@@ -66,12 +66,12 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t nonzeros = 0;
   if (args[0] == "every") {
-    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm,
-                                                                       hetero::read_matrix_market_file(args[1]));
+    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(hetero::read_matrix_market_file(args[1]),
+                                                                       comm);
     nonzeros = a.local_nonzeros();
   } else {
-    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(comm,
-                                                                       hetero::matrix_market_rows(comm, args[1]));
+    const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(hetero::matrix_market_rows(args[1], comm),
+                                                                       comm);
     nonzeros = a.local_nonzeros();
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

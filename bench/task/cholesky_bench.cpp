@@ -8,7 +8,7 @@
 // examples/cholesky/cholesky_data.hpp); plus N = 4096 with b = 256 as extra families. With StarPU
 // (libstarpu-dev), the families cholesky_starpu_* put hetero beside StarPU 1.3 on the same
 // tiles, kernels and number of workers, N = 4096 and 8192 (cholesky_starpu.hpp). Tile kernels
-// run one BLAS thread each. GFLOP/s = N^3/3 / time (docs/task.md).
+// run one BLAS thread each. GFLOP/s = N^3/3 / time (docs/results/task.md).
 #include <hetero/task.hpp>
 
 #include <chrono>
@@ -193,7 +193,7 @@ const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
 // The table: b = 128, N = 2048 and 4096; hetero_no_priority is the same tasklet code
 // without priorities (the scheduler's default work-stealing order). The families *_b256
 // (N = 4096, b = 256) are extra information: the same four versions with 256-wide tiles
-// (docs/task.md says why).
+// (docs/results/task.md says why).
 template <cholesky::real T, int tile>
 int add_precision(const std::string& family, const auto& sizes) {
   hetero::bench::add(family + "/baseline_omp_tasks", omp_tasks<T, tile>, sizes);

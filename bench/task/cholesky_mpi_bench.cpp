@@ -5,7 +5,7 @@
 // the updates, the loops over a rank's tile rows shared by `workers` OpenMP threads, and no
 // overlap between steps (bulk-synchronous, as such codes are written); hetero_data is the same
 // factorisation on task data (examples/cholesky/cholesky_data.hpp: the graph moves the tiles).
-// The cholesky_2ranks_double_trace family measures hetero's trace (docs/trace.md): the same
+// The cholesky_2ranks_double_trace family measures hetero's trace (docs/results/core.md): the same
 // tasklets with a `hetero::tracer` recording every task, wait and collective, against the same
 // tasklets untraced.
 #include <hetero/core/trace.hpp>

@@ -177,7 +177,7 @@ class tile_handles {
 };
 
 /// Whether the orders give their tasks critical-path priorities (StarPU's Cholesky examples do)
-/// or leave every task at StarPU's default priority (measured faster here: docs/task.md).
+/// or leave every task at StarPU's default priority (measured faster here: docs/results/task.md).
 enum class priority_mode { critical_path, none };
 
 namespace detail {

@@ -1,6 +1,6 @@
 // The Cholesky example's four tile kernels (examples/cholesky/tiles.hpp: LAPACKE/CBLAS on
 // OpenBLAS, one BLAS thread) timed one call at a time on one core, b = 128 and 256, both
-// precisions: why the factorisations run below the GEMM rate (docs/task.md). Baseline: a
+// precisions: why the factorisations run below the GEMM rate (docs/results/task.md). Baseline: a
 // GEMM in the plain NoTrans/NoTrans form on the same three tiles, hot in cache. Rivals: the
 // example's GEMM form (A B^T), SYRK, TRSM and POTRF on hot tiles, and the example's GEMM
 // cycling through 64 MiB of tiles (every call's tiles come from memory or L3, as in a

@@ -208,9 +208,9 @@ int run(const std::vector<problem>& problems, const std::vector<hetero::cg_varia
   for (const auto& p : problems) {
     std::optional<matrix> a;
     if (const auto* generator = std::get_if<hetero::poisson_matrix>(&p.source))
-      a.emplace(comm, *generator);
+      a.emplace(*generator, comm);
     else
-      a.emplace(comm, hetero::matrix_market_rows(comm, std::get<std::string>(p.source), {.require_spd = true}));
+      a.emplace(hetero::matrix_market_rows(std::get<std::string>(p.source), comm, {.require_spd = true}), comm);
     const auto exact = known_solution(*a, solution);
     auto b = a->make_vector("b");
     auto exact_halo = a->make_halo_vector("x* with halo");

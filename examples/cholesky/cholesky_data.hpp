@@ -61,7 +61,7 @@ class data_factorization {
   }
 
   // Every task priority(1): the workers take ready tasks in declaration order, the serial order
-  // (docs/task.md measures it against work stealing).
+  // (docs/results/task.md measures it against work stealing).
   template <class Kernel, class... Clauses>
   void spawn(const char* label, Kernel kernel, const Clauses&... clauses) {
     if (m_where == tiles_on::host) m_graph.spawn(label, hetero::priority(1), clauses..., kernel);

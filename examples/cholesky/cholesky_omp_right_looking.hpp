@@ -1,6 +1,6 @@
 // Block Cholesky with OpenMP tasks and `depend` in the shape of Figure 7 of the XcalableMP tasklet paper (Tsugane
 // et al.): right-looking, one b x b x b call per task (for A = L L^T). A second baseline: it shows what the
-// left-looking versions' wider updates gain (docs/task.md).
+// left-looking versions' wider updates gain (docs/results/task.md).
 #ifndef HETERO_EXAMPLES_CHOLESKY_OMP_RIGHT_LOOKING_HPP
 #define HETERO_EXAMPLES_CHOLESKY_OMP_RIGHT_LOOKING_HPP
 

@@ -1,7 +1,7 @@
 // Block Cholesky, serial, left-looking: each tile receives the updates from the tile columns
 // before it in calls of `width` columns at a time, then is factorised (the diagonal tile) or
 // solved (the tiles below it). The reference the task versions are measured against
-// (delta-SLOC in docs/task.md). One rank, tiles of `a` updated in place.
+// (delta-SLOC in docs/results/task.md). One rank, tiles of `a` updated in place.
 #ifndef HETERO_EXAMPLES_CHOLESKY_SERIAL_HPP
 #define HETERO_EXAMPLES_CHOLESKY_SERIAL_HPP
 

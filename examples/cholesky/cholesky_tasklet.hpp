@@ -20,7 +20,7 @@ class tasklet_factorization {
  public:
   /// Collective: creates the events on every rank. With `in_order`, every task gets
   /// `priority(1)`: the workers then take the ready tasks in declaration order, the serial
-  /// order, which runs the factorisation column after column (docs/task.md measures it against
+  /// order, which runs the factorisation column after column (docs/results/task.md measures it against
   /// the default work stealing).
   tasklet_factorization(hetero::task_graph<>& graph, tiles<T>& a, bool in_order = true, int width = update_width)
       : m_order(hetero::priority(in_order ? 1 : 0)),

@@ -40,7 +40,7 @@ T element(std::int64_t r, std::int64_t c, std::int64_t n) {
 
 /// Tile columns per update call: a tile's updates from `update_width` earlier tile columns
 /// run as one GEMM (SYRK on the diagonal) with K = update_width * b, not as that many b x b x b
-/// ones. Its output tile then stays in cache for all of them (docs/task.md measures 4 against
+/// ones. Its output tile then stays in cache for all of them (docs/results/task.md measures 4 against
 /// 1).
 inline constexpr int update_width = 4;
 

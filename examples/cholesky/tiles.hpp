@@ -31,7 +31,7 @@ using tile_view =
 /// whole graph is declared before the workers catch up with the declaration, as StarPU submits
 /// its whole graph. With the default window (4096 tasks) a graph of N = 8192 (64 x 64 tiles of
 /// 128) is declared in step with its execution, a window's length ahead of it, which measured
-/// slower (docs/task.md).
+/// slower (docs/results/task.md).
 inline std::size_t whole_graph_window(int nt, int width = update_width) {
   const auto n = static_cast<std::size_t>(nt);
   return std::max<std::size_t>(n * n * (n / static_cast<std::size_t>(width) + 2), 1);

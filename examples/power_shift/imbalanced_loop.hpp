@@ -84,7 +84,7 @@ inline result run(const hetero::communicator& world, const kernel& work, const o
   if (o.monitored) {
     activity.emplace();
     activity->install();
-    control.emplace(world, *activity, cpu,
+    control.emplace(*activity, cpu, world,
                     hetero::power::controller_options{
                         .budget_watts = budget,
                         .mode = o.policy_on ? hetero::power::policy::dynamic : hetero::power::policy::even,

@@ -120,8 +120,10 @@ TEST_CASE("communicator options are checked", "[comm][communicator][errors]") {
   o.staging_chunk_bytes = 8;
   CHECK_THROWS_WITH(communicator(o), ContainsSubstring("staging_chunk_bytes is 8; allowed: 64 or more"));
   o = {};
-  o.wait_timeout_seconds = std::numeric_limits<double>::infinity();
-  CHECK_THROWS_WITH(communicator(o), ContainsSubstring("wait_timeout_seconds is inf"));
+  o.wait_timeout = std::chrono::duration<double>(std::numeric_limits<double>::infinity());
+  CHECK_THROWS_WITH(communicator(o), ContainsSubstring("communicator_options::wait_timeout is inf s; allowed:"));
+  o.wait_timeout = std::chrono::milliseconds(-5);
+  CHECK_THROWS_WITH(communicator(o), ContainsSubstring("communicator_options::wait_timeout is -0.005 s"));
   CHECK_THROWS_WITH(communicator(MPI_COMM_NULL), ContainsSubstring("MPI_COMM_NULL"));
 }
 
@@ -288,8 +290,9 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
   // its cost grows with the ranks per core and with the ranks (0.8 s was enough at 16 ranks on 2
   // cores, scale 4; 1.6 s was not at 32, scale 8: the watchdog ended the job at 3.2 s).
   communicator_options o;
-  o.wait_timeout_seconds = 0.2 * time_scale() * time_scale();
-  const std::string limit = limit_text(o.wait_timeout_seconds) + " for other ranks";
+  const double seconds = 0.2 * time_scale() * time_scale();
+  o.wait_timeout = std::chrono::duration<double>(seconds);
+  const std::string limit = limit_text(seconds) + " for other ranks";
   communicator comm(o);
   if (!comm.has_shared_memory() && comm.size() > 1) {
     // Ranks on several nodes: every rank agrees on the arguments first, then every rank refuses
@@ -316,7 +319,7 @@ TEST_CASE("a rank left alone in a collective gets a deadlock_error after the tim
     CHECK_THROWS_WITH(comm.barrier(force_algorithm(comm_algorithm::shm)),
                       ContainsSubstring("hetero::communicator::barrier: waited") && ContainsSubstring(limit) &&
                           ContainsSubstring(comm.has_shared_memory() ? "" : others) &&
-                          ContainsSubstring("communicator_options::wait_timeout_seconds"));
+                          ContainsSubstring("communicator_options::wait_timeout)"));
   }
   // Rank 0 comes back a limit later than the others: they wait for it here, in MPI, and not in
   // the next test's collective, whose default limit would count it (12.8 s at scale 8).

@@ -390,7 +390,7 @@ TEST_CASE("a rank that never comes is named on every rank on any node layout", "
   for (const int late : {1, 0}) {
     INFO("rank " << late << " skips the call");
     communicator_options o;
-    o.wait_timeout_seconds = 1;
+    o.wait_timeout = std::chrono::seconds(1);
     communicator comm(o);
     std::vector<double> data(4, 1.0);
     std::string outcome = "none";

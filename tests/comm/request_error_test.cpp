@@ -26,7 +26,7 @@ TEST_CASE("a broadcast whose ranks pass different counts to MPI's call raises mp
   const auto wait = GENERATE(0.0, 30.0);  // MPI's blocking call (no timeout) and the polled wait
   INFO("wait timeout " << wait << " s");
   communicator_options o;
-  o.wait_timeout_seconds = wait;
+  o.wait_timeout = wait > 0 ? hetero::timeout(std::chrono::duration<double>(wait)) : hetero::no_timeout;
   o.argument_checks = argument_check::local;  // MPI's call is what finds the mismatch here
   communicator mismatched(o);
   auto gen = rng(4099);

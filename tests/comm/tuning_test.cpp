@@ -39,7 +39,7 @@ TEST_CASE("the default table chooses shared memory for small messages and MPI ab
   CHECK(t.choose(collective::allreduce, std::size_t{1} << 23) == comm_algorithm::mpi);
   CHECK(t.choose(collective::barrier, 0) == comm_algorithm::shm);
   CHECK(comm_tuning{}.choose(collective::broadcast, 8) == comm_algorithm::mpi);
-  // Above the window: MPI's call, except where two tuning runs on 2 ranks agreed (docs/comm.md);
+  // Above the window: MPI's call, except where two tuning runs on 2 ranks agreed (docs/results/comm.md);
   // other shapes were not measured.
   constexpr std::size_t mib = std::size_t{1} << 20;
   CHECK(t.choose(collective::allreduce, mib) == comm_algorithm::mpi);

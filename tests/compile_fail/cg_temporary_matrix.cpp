@@ -3,6 +3,6 @@
 
 void solve_on_a_temporary(const hetero::communicator& comm) {
   hetero::cg_solver<Kokkos::DefaultHostExecutionSpace> cg(
-      hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace>(comm, hetero::poisson_3d(8)));
+      hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace>(hetero::poisson_3d(8), comm));
   (void)cg;
 }

@@ -7,7 +7,7 @@
 
 void cuda_check::linalg() {
   const hetero::communicator comm;
-  const hetero::distributed_csr<device> a(comm, hetero::poisson_3d(16));
+  const hetero::distributed_csr<device> a(hetero::poisson_3d(16), comm);
   static_assert(std::is_same_v<hetero::distributed_csr<device>::vector_type::memory_space, device_memory>);
   auto b = a.make_vector("b"), x = a.make_halo_vector("x"), y = a.make_vector("y");
   Kokkos::deep_copy(b, 1.0);

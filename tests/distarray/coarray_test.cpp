@@ -235,7 +235,7 @@ TEST_CASE("a coarray's communicator spans its images; one given is shared", "[di
     CHECK(sums(static_cast<std::size_t>(i)) == expected[static_cast<std::size_t>(i)]);
 
   const hetero::communicator given;
-  hetero::coarray<double, 1, Kokkos::HostSpace> b({n}, {}, given);
+  hetero::coarray<double, 1, Kokkos::HostSpace> b({n}, given);
   CHECK(b.comm().mpi_comm() == given.mpi_comm());
   CHECK(b.comm().size() == b.num_images());
 }

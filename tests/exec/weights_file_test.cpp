@@ -130,15 +130,15 @@ TEST_CASE("a work_sharing handle saves and loads its own labels, not the default
 
 TEST_CASE("unreadable files and malformed lines are refused, naming the file and line", "[exec][weights]") {
   hetero::forget_split_labels();
-  CHECK_THROWS_AS(hetero::load_weights("/nonexistent/dir/w.txt"), hetero::runtime_error);
+  CHECK_THROWS_AS(hetero::load_weights("/nonexistent/dir/w.txt"), hetero::io_error);
   CHECK_THROWS_WITH(hetero::load_weights("/nonexistent/dir/w.txt"), ContainsSubstring("/nonexistent/dir/w.txt"));
-  CHECK_THROWS_AS(hetero::save_weights("/nonexistent/dir/w.txt"), hetero::runtime_error);
+  CHECK_THROWS_AS(hetero::save_weights("/nonexistent/dir/w.txt"), hetero::io_error);
 
   const auto path = temp_path("bad");
   const auto write = [&](const std::string& text) { std::ofstream(path) << text; };
   write("# comment\n0.5 fine\nnot-a-number label\n");
   CHECK_THROWS_WITH(hetero::load_weights(path), ContainsSubstring("line 3") && ContainsSubstring("not-a-number"));
-  CHECK_THROWS_AS(hetero::load_weights(path), hetero::invalid_argument);
+  CHECK_THROWS_AS(hetero::load_weights(path), hetero::io_error);
   CHECK(hetero::split_labels().empty());  // nothing was set
   write("1.5 too much\n");
   CHECK_THROWS_WITH(hetero::load_weights(path),
@@ -229,11 +229,12 @@ TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_e
   const int late = size - 1;
   {
     hetero::communicator_options o;
-    o.wait_timeout_seconds = 0.3 * hetero::testing::time_scale();  // scale.sh: many ranks on few cores
-    const std::string limit = hetero::testing::limit_text(o.wait_timeout_seconds) + " for other ranks";
+    const double seconds = 0.3 * hetero::testing::time_scale();  // scale.sh: many ranks on few cores
+    o.wait_timeout = std::chrono::duration<double>(seconds);
+    const std::string limit = hetero::testing::limit_text(seconds) + " for other ranks";
     const hetero::communicator comm(o);
     const hetero::process_grid<1> grid({size}, comm);  // a handle whose comm() carries the timeout
-    CHECK(hetero::comm_ref(grid).wait_timeout_seconds() == o.wait_timeout_seconds);
+    CHECK(hetero::comm_ref(grid).wait_timeout() == o.wait_timeout);
     CHECK(hetero::comm_ref(grid).get() == comm.mpi_comm());
     if (rank != late) {
       // The wait names the call and the handle's option; rank 0 waits in the gather, the others
@@ -241,7 +242,7 @@ TEST_CASE("save_weights: a rank that never arrives gives the others a deadlock_e
       CHECK_THROWS_AS(hetero::save_weights(temp_path("never-written"), comm), hetero::deadlock_error);
       CHECK_THROWS_WITH(hetero::save_weights(temp_path("never-written"), grid),
                         ContainsSubstring("hetero::save_weights (root 0)") && ContainsSubstring(limit) &&
-                            ContainsSubstring("communicator_options::wait_timeout_seconds"));
+                            ContainsSubstring("communicator_options::wait_timeout)"));
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }  // requests left pending on the freed duplicate never complete; nothing waits for them

@@ -19,7 +19,7 @@
 int main(int argc, char** argv) {
   const std::string_view given = argc > 1 ? argv[1] : "";
   const bool watched = given != "put-unwatched";
-  hetero::runtime runtime(argc, argv, {.wait_timeout = 1.0, .end_blocked_calls = watched});
+  hetero::runtime runtime(argc, argv, {.wait_timeout = std::chrono::seconds(1), .end_blocked_calls = watched});
   const std::string_view scenario = watched ? given : "put";
   if (runtime.world_size() != 2 || (scenario != "put" && scenario != "free")) {
     std::fprintf(stderr, "usage: mpiexec -n 2 %s put|free|put-unwatched\n", argv[0]);

@@ -5,7 +5,7 @@
 // the agreement on the arguments (with a small allreduce's data inline, so that one finishes
 // too), but not the others' data of a gather or broadcast: a call that only sends may complete.
 // Where some ranks share a node (the node-aware agreement) the ranks wait up to twice the limit
-// (docs/comm.md), so the slow rank sleeps longer there, and one that does not lead its node
+// (docs/results/comm.md), so the slow rank sleeps longer there, and one that does not lead its node
 // finds that its leader gave up on it.
 #include <hetero/comm.hpp>
 

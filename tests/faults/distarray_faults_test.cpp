@@ -246,8 +246,8 @@ TEST_CASE("distarray, coarray: a rank whose block cannot be allocated: every ran
   SECTION("coarray larger than the node's memory") {
     // Every rank asks for the same impossible size, and every rank refuses it before MPI's
     // shared allocation (which MPICH would leave hanging on the ranks it did not refuse).
-    const auto o = faults::attempt(
-        [&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({impossible_block}, {}, grid.comm()); });
+    const auto o =
+        faults::attempt([&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({impossible_block}, grid.comm()); });
     faults::report("allocation fails", "coarray construction", o);
     REQUIRE(o.kind == "runtime_error");
     CHECK_THAT(o.text, ContainsSubstring("hetero::coarray: ") && ContainsSubstring("more than the node's memory"));
@@ -284,7 +284,7 @@ TEST_CASE("distarray, coarray: a rank that passes other extents: every rank hear
     check_refused(o, "hetero::distributed_array construction (storage)", "index spaces");
   }
   SECTION("coarray") {
-    const auto o = faults::attempt([&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {}, grid.comm()); });
+    const auto o = faults::attempt([&] { hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, grid.comm()); });
     faults::report("extents", "coarray construction", o);
     check_refused(o, "hetero::coarray construction (storage)", "extents or element types");
   }

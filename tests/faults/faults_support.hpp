@@ -1,5 +1,5 @@
 // Helpers of the fault-injection tests: run one rank's part of a fault, catch what it raises,
-// and print one line per rank with the outcome and the time it took (for docs/faults.md; the
+// and print one line per rank with the outcome and the time it took (for docs/results/core.md; the
 // tests assert the outcome, never the time).
 #ifndef HETERO_TESTS_FAULTS_SUPPORT_HPP
 #define HETERO_TESTS_FAULTS_SUPPORT_HPP

@@ -6,6 +6,6 @@
 #include "faults_support.hpp"
 
 int main(int argc, char** argv) {
-  hetero::runtime runtime(argc, argv, {.wait_timeout = faults::timeout_seconds()});
+  hetero::runtime runtime(argc, argv, {.wait_timeout = std::chrono::duration<double>(faults::timeout_seconds())});
   return hetero::testing::run_catch_session(argc, argv);
 }

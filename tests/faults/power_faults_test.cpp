@@ -60,7 +60,7 @@ TEST_CASE("a rank that stops its controller early: it gives up in the stop agree
   monitor m;
   m.install();
   emulated_actuator cpu(table);
-  controller c(MPI_COMM_WORLD, m, cpu, options);
+  controller c(m, cpu, MPI_COMM_WORLD, options);
   const auto o = faults::attempt([&] {
     if (me != late) marked_phases(cpu, 1.5 * faults::timeout_seconds());
     c.stop();
@@ -87,7 +87,7 @@ TEST_CASE("a rank that never constructs its controller: the others give up at th
   emulated_actuator cpu(table);
   const auto o = faults::attempt([&] {
     if (me == late) return;
-    controller c(ranks.comm, m, cpu, options);
+    controller c(m, cpu, ranks.comm, options);
     c.stop();
   });
   faults::report("skip", "power controller start", o);
@@ -113,7 +113,7 @@ TEST_CASE("a rank that sleeps past the timeout: the others give up, so does the 
     const faults::case_comm ranks;
     const auto o = faults::attempt([&] {
       if (me == late) faults::oversleep();
-      controller c(ranks.comm, m, cpu, options);
+      controller c(m, cpu, ranks.comm, options);
       c.stop();
     });
     faults::report("sleeps 1.5 s", "power controller start", o);
@@ -124,7 +124,7 @@ TEST_CASE("a rank that sleeps past the timeout: the others give up, so does the 
     }
   }
   SECTION("before stopping") {
-    controller c(MPI_COMM_WORLD, m, cpu, options);
+    controller c(m, cpu, MPI_COMM_WORLD, options);
     const auto o = faults::attempt([&] {
       marked_phases(cpu, 0.2);
       if (me == late) faults::oversleep();

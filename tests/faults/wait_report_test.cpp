@@ -75,27 +75,35 @@ TEST_CASE("a malformed HETERO_WAIT_TIMEOUT fails the runtime's start", "[faults]
 
 TEST_CASE("the runtime option, the setter and the per-object inherit defaults", "[faults][knob]") {
   // This folder's main set 1 s through runtime_options::wait_timeout.
-  CHECK(hetero::wait_timeout() == faults::timeout_seconds());
+  CHECK(hetero::wait_timeout() == hetero::timeout(std::chrono::duration<double>(faults::timeout_seconds())));
   CHECK(hetero::wait_timeout_source() == hetero::wait_timeout_origin::runtime_option);
   const double seconds = 2 + static_cast<double>(std::random_device{}() % 100);
-  hetero::set_wait_timeout(seconds);
-  CHECK(hetero::wait_timeout() == seconds);
+  hetero::set_wait_timeout(std::chrono::duration<double>(seconds));
+  CHECK(hetero::wait_timeout().duration().count() == seconds);
   CHECK(hetero::wait_timeout_source() == hetero::wait_timeout_origin::setter);
-  CHECK_THROWS_WITH(hetero::set_wait_timeout(-3), ContainsSubstring("hetero::set_wait_timeout's argument is -3"));
+  CHECK_THROWS_WITH(
+      hetero::set_wait_timeout(std::chrono::seconds(-3)),
+      ContainsSubstring("hetero::set_wait_timeout's argument is -3 s; allowed: a positive duration"));
+  CHECK_THROWS_WITH(hetero::set_wait_timeout(hetero::inherit_timeout),
+                    ContainsSubstring("is hetero::inherit_timeout, which has nothing to inherit from"));
 
   // Per-object options inherit it unless set.
-  CHECK(hetero::communicator_options{}.wait_timeout_seconds < 0);
+  CHECK(hetero::communicator_options{}.wait_timeout.inherits());
   CHECK(hetero::task_options{}.no_progress_timeout == hetero::inherit_timeout);
+  CHECK(hetero::runtime_options{}.wait_timeout == hetero::inherit_timeout);
   using std::chrono::nanoseconds;
-  CHECK(hetero::detail::resolve_timeout(hetero::inherit_timeout) ==
+  CHECK(hetero::detail::resolve_timeout(hetero::inherit_timeout, "t") ==
         std::chrono::duration_cast<nanoseconds>(std::chrono::duration<double>(seconds)));
-  CHECK(hetero::detail::resolve_timeout(std::chrono::seconds(3)) == std::chrono::seconds(3));
-  hetero::set_wait_timeout(0);  // off: task graphs wait "forever"
-  CHECK(hetero::detail::resolve_timeout(hetero::inherit_timeout) == hetero::detail::forever_ns);
+  CHECK(hetero::detail::resolve_timeout(std::chrono::seconds(3), "t") == std::chrono::seconds(3));
+  CHECK(hetero::detail::resolve_timeout(hetero::no_timeout, "t") == hetero::detail::forever_ns);
+  hetero::set_wait_timeout(hetero::no_timeout);  // off: task graphs wait "forever"
+  CHECK(hetero::wait_timeout() == hetero::no_timeout);
+  CHECK(hetero::wait_timeout().forever());
+  CHECK(hetero::detail::resolve_timeout(hetero::inherit_timeout, "t") == hetero::detail::forever_ns);
   const auto policy = hetero::detail::make_wait_policy(MPI_COMM_WORLD);
   CHECK(policy.timeout() == 0);
   CHECK(hetero::detail::make_wait_policy(MPI_COMM_WORLD, 4).timeout() == 4);
-  hetero::set_wait_timeout(faults::timeout_seconds());
+  hetero::set_wait_timeout(std::chrono::duration<double>(faults::timeout_seconds()));
 }
 
 TEST_CASE("SIGUSR1 prints this rank's waits in progress and the program goes on", "[faults][signal]") {

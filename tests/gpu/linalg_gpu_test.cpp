@@ -38,7 +38,7 @@ const char* name_of(hetero::cg_variant v) {
 template <class Space, class Source>
 outcome solve_on(const hetero::communicator& comm, const Source& source, double phase,
                  hetero::cg_options options) {
-  const hetero::distributed_csr<Space> a(comm, source);
+  const hetero::distributed_csr<Space> a(source, comm);
   auto exact = a.make_halo_vector("x*");
   auto b = a.make_vector("b"), x = a.make_vector("x");
   const auto first = a.rows().begin;
@@ -133,7 +133,7 @@ TEST_CASE("preconditioned CG on the GPU computes the host's iterates", "[gpu][li
     }
   }
   // The default (automatic) on the GPU: converges; what it chose goes to the kit's log.
-  const hetero::distributed_csr<gpu_test::device> a(comm, m);
+  const hetero::distributed_csr<gpu_test::device> a(m, comm);
   hetero::cg_solver<gpu_test::device> cg(a);
   const auto solved = solve_on<gpu_test::device>(comm, m, phase, {.tolerance = 1e-10});
   CHECK(solved.result.converged);
@@ -150,8 +150,8 @@ TEST_CASE("the halo product of a matrix in GPU memory equals the host's", "[gpu]
   const hetero::communicator comm;
   auto gen = hetero::testing::rng(302);
   const auto m = hetero::poisson_3d(std::uniform_int_distribution<long>(8, 40)(gen));
-  const hetero::distributed_csr<gpu_test::device> ad(comm, m);
-  const hetero::distributed_csr<gpu_test::host> ah(comm, m);
+  const hetero::distributed_csr<gpu_test::device> ad(m, comm);
+  const hetero::distributed_csr<gpu_test::host> ah(m, comm);
   auto xh = ah.make_halo_vector(), yh = ah.make_vector();
   for (std::size_t i = 0; i < ad.local_rows(); ++i) xh(i) = std::uniform_real_distribution<double>(-1, 1)(gen);
   auto xd = ad.make_halo_vector(), yd = ad.make_vector();

@@ -234,7 +234,7 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
   constexpr int k = 12;
   std::uint64_t stream = 700;
   for (const auto& global : matrices) {
-    const matrix a(comm, global);
+    const matrix a(global, comm);
     for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
                     cg_preconditioner::block_ic0}) {
       serial_preconditioner m(global, pc, comm.size());
@@ -274,7 +274,7 @@ TEST_CASE("a preconditioner converges where plain CG runs out of iterations", "[
   const std::string dir = HETERO_MATRIX_DIR;
   // bcsstk14 (1,806 rows), b = 1, tolerance 1e-8: plain CG does not converge in 1,000
   // iterations (it needs over 5,000).
-  const matrix a(comm, hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz", {.require_spd = true}));
+  const matrix a(hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz", {.require_spd = true}), comm);
   auto b = a.make_vector();
   Kokkos::deep_copy(b, 1.0);
   const auto solve_with = [&](cg_preconditioner pc, cg_variant v, int max_iterations) {
@@ -311,8 +311,8 @@ TEST_CASE("bad diagonals and factorisations that break down are named on every r
     }
     return hetero::csr_matrix<double>(n, n, 0, n, std::move(entries));
   };
-  const matrix negative(comm, tridiagonal(-1.0, true));
-  const matrix missing(comm, tridiagonal(0.0, false));
+  const matrix negative(tridiagonal(-1.0, true), comm);
+  const matrix missing(tridiagonal(0.0, false), comm);
   for (auto pc : {cg_preconditioner::jacobi, cg_preconditioner::chebyshev, cg_preconditioner::block_ic0}) {
     INFO(hetero::to_string(pc));
     CHECK_THROWS_WITH(hetero::cg_solver<>(negative, {.preconditioner = pc}),
@@ -322,11 +322,11 @@ TEST_CASE("bad diagonals and factorisations that break down are named on every r
   }
   // Off-diagonal entries 10 beside a diagonal of 1: no shift up to 1 + 2.048 makes a pivot
   // positive (and the matrix is not SPD).
-  const matrix hopeless(comm, paired_matrix(n, 1.0, 10.0));
+  const matrix hopeless(paired_matrix(n, 1.0, 10.0), comm);
   CHECK_THROWS_WITH(hetero::cg_solver<>(hopeless, {.preconditioner = cg_preconditioner::block_ic0}),
                     ContainsSubstring("breaks down") && ContainsSubstring("allowed for such a matrix: jacobi"));
   // Kershaw's matrix breaks IC(0) down unshifted: the shift is reported, and the solve converges.
-  const matrix k(comm, kershaw(30));
+  const matrix k(kershaw(30), comm);
   hetero::cg_solver<> cg(k, {.preconditioner = cg_preconditioner::block_ic0, .tolerance = 1e-10});
   CHECK(cg.preconditioner_shift() > 0);
   auto b = k.make_vector(), x = k.make_halo_vector();
@@ -348,7 +348,7 @@ TEST_CASE("the Chebyshev interval covers the spectrum of D^-1 A", "[linalg][cg][
   for (const auto& global :
        {whole(hetero::poisson_2d(24)), hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz"),
         hetero::read_matrix_market_file(dir + "/1138_bus.mtx.gz")}) {
-    const matrix a(comm, global);
+    const matrix a(global, comm);
     const auto [lower, upper] =
         hetero::cg_solver<>(a, {.preconditioner = cg_preconditioner::chebyshev}).preconditioner_interval();
     // The serial reference: the largest eigenvalue of D^-1/2 A D^-1/2 (that of D^-1 A), LAPACK's
@@ -384,7 +384,7 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on e
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
   // The issue's case: bcsstk14, b = 1, tolerance 1e-8, the default options.
-  const matrix a(comm, hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz", {.require_spd = true}));
+  const matrix a(hetero::read_matrix_market_file(dir + "/bcsstk14.mtx.gz", {.require_spd = true}), comm);
   hetero::cg_solver<> cg(a);
   auto b = a.make_vector(), x = a.make_halo_vector();
   Kokkos::deep_copy(b, 1.0);
@@ -444,7 +444,7 @@ TEST_CASE("a solve that does not converge returns the best iterate it saw", "[li
   // nos7 below its attainable accuracy: Jacobi-preconditioned CG reaches ~1e-8, then wanders
   // off until the divergence or stagnation test stops it, its last iterate's residual near 1.
   const auto global = hetero::read_matrix_market_file(dir + "/nos7.mtx.gz", {.require_spd = true});
-  const matrix a(comm, global);
+  const matrix a(global, comm);
   const auto n = static_cast<std::size_t>(global.global_rows());
   const std::vector<double> ones(n, 1.0);
   std::vector<double> b_all(n);

@@ -31,7 +31,7 @@ struct run {
 // Solves A x = b for b = A x* with a random x* (the same on every rank) from x = 0.
 run solve(const hetero::communicator& comm, const hetero::csr_matrix<double>& global, hetero::cg_options options,
           std::uint64_t stream, double shift = 0) {
-  const matrix a(comm, global);
+  const matrix a(global, comm);
   const auto n = static_cast<std::size_t>(global.global_rows());
   auto gen = hetero::testing::rng(stream);
   std::normal_distribution<double> normal;
@@ -74,7 +74,7 @@ TEST_CASE("ill-conditioned matrices: every variant reaches the tolerance", "[lin
   hetero::communicator comm;
   std::uint64_t stream = 100;
   // bcsstk20 (condition ~4e12) is the hardest: the pipelined variant needed up to 1.34x the
-  // classic iterations there (docs/comm.md), and the Ghysels-Vanroose form it replaced sometimes
+  // classic iterations there (docs/results/linalg.md), and the Ghysels-Vanroose form it replaced sometimes
   // stagnated.
   for (const char* name : {"bcsstk20", "nos7", "bcsstk06", "nos1", "494_bus"}) {
     const auto global = suite_sparse(name);
@@ -98,7 +98,7 @@ TEST_CASE("ill-conditioned matrices: every variant reaches the tolerance", "[lin
       // The same products and dot products, bit for bit, on any topology, thread count and
       // kernel choice (detail::dot): the same iterations.
       if (v == hetero::cg_variant::halo) CHECK(r.result.iterations == classic);
-      // A guard, not the goal (median 1.00-1.15x per matrix over right-hand sides, docs/comm.md):
+      // A guard, not the goal (median 1.00-1.15x per matrix over right-hand sides, docs/results/linalg.md):
       // the iteration counts of ill-conditioned matrices move by 10-30 % with b and rank count.
       if (v == hetero::cg_variant::pipelined) CHECK(r.result.iterations <= 2 * classic);
     }
@@ -167,7 +167,7 @@ TEST_CASE("CG that cannot converge stops early and says why", "[linalg][cg][hard
 
 TEST_CASE("automatic chooses one variant on every rank, from what it measured", "[linalg][cg]") {
   hetero::communicator comm;
-  const matrix a(comm, hetero::poisson_3d(12));
+  const matrix a(hetero::poisson_3d(12), comm);
   const hetero::cg_solver<> cg(a);
   CHECK(cg.variant() != hetero::cg_variant::automatic);
   const auto [allreduce, product] = cg.measured_allreduce_and_product();

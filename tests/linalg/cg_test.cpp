@@ -57,11 +57,11 @@ outcome solve(const matrix& a, hetero::cg_options options) {
 TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
-  const matrix poisson2(comm, hetero::poisson_2d(30));
-  const matrix poisson3(comm, hetero::poisson_3d(12));
-  const matrix grid(comm, hetero::read_matrix_market_file(dir + "/gr_30_30.mtx.gz", {.require_spd = true}));
-  const matrix bus(comm, hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz", {.require_spd = true}));
-  const matrix stiff(comm, hetero::read_matrix_market_file(dir + "/bcsstk01.mtx.gz", {.require_spd = true}));
+  const matrix poisson2(hetero::poisson_2d(30), comm);
+  const matrix poisson3(hetero::poisson_3d(12), comm);
+  const matrix grid(hetero::read_matrix_market_file(dir + "/gr_30_30.mtx.gz", {.require_spd = true}), comm);
+  const matrix bus(hetero::read_matrix_market_file(dir + "/494_bus.mtx.gz", {.require_spd = true}), comm);
+  const matrix stiff(hetero::read_matrix_market_file(dir + "/bcsstk01.mtx.gz", {.require_spd = true}), comm);
   for (const matrix* a : {&poisson2, &poisson3, &grid, &bus, &stiff}) {
     std::vector<outcome> allgather_runs;
     for (auto k : {hetero::cg_kernels::space, hetero::cg_kernels::serial, hetero::cg_kernels::automatic}) {
@@ -97,7 +97,7 @@ TEST_CASE("every variant converges to the known solution", "[linalg][cg]") {
 
 TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
   hetero::communicator comm;
-  const matrix a(comm, hetero::poisson_2d(16));
+  const matrix a(hetero::poisson_2d(16), comm);
   CHECK(hetero::cg_solver<>(a, {.kernels = hetero::cg_kernels::space}).kernels() == hetero::cg_kernels::space);
   CHECK(hetero::cg_solver<>(a, {.kernels = hetero::cg_kernels::serial}).kernels() == hetero::cg_kernels::serial);
   // `automatic` resolves to one of the two (which, depends on this machine's timings).
@@ -124,7 +124,7 @@ TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
 
 TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]") {
   hetero::communicator comm;
-  const matrix a(comm, hetero::poisson_2d(16));
+  const matrix a(hetero::poisson_2d(16), comm);
   const outcome fixed =
       solve(a, {.variant = hetero::cg_variant::pipelined, .max_iterations = 7, .fixed_iterations = true});
   CHECK(fixed.result.iterations == 7);
@@ -148,7 +148,7 @@ TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]
 TEST_CASE("a matrix that is not positive definite stops the solve on every rank", "[linalg][cg][errors]") {
   hetero::communicator comm;
   // Symmetric and indefinite: diagonal 1, off-diagonal 2 couples pairs of rows.
-  const matrix a(comm, paired_matrix(40, 1.0, 2.0));
+  const matrix a(paired_matrix(40, 1.0, 2.0), comm);
   for (auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
     INFO(hetero::to_string(v));
     // Plain CG, so that the solve finds it (the default's race would, when the solver is made).

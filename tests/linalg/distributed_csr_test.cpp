@@ -41,7 +41,7 @@ template <class Space, class Source, class Reference = Source>
 void check_products(const Source& source, const Reference& reference) {
   using matrix = hetero::distributed_csr<Space>;
   hetero::communicator comm;
-  const matrix a(comm, source);
+  const matrix a(source, comm);
   const auto whole = reference.rows(0, reference.global_rows());
   const auto n = static_cast<std::size_t>(source.global_rows());
   std::vector<double> x(n), expected(n);
@@ -92,7 +92,7 @@ TEMPLATE_LIST_TEST_CASE("distributed products equal the serial product", "[linal
 TEST_CASE("the halo holds only the entries the rows read", "[linalg][distributed_csr]") {
   hetero::communicator comm;
   const auto source = hetero::poisson_3d(12);  // 1728 rows, each reading +-1, +-12 and +-144
-  const hetero::distributed_csr<> a(comm, source);
+  const hetero::distributed_csr<> a(source, comm);
   // Serial reference: the columns outside this rank's rows that its rows read, and the ranks
   // whose rows they are (a rank both receives from and sends to each: the pattern is symmetric).
   // With 12 ranks or fewer a block holds a whole z-plane (144 rows) and reads from the blocks
@@ -109,13 +109,13 @@ TEST_CASE("the halo holds only the entries the rows read", "[linalg][distributed
     owners.insert(std::upper_bound(ends.begin(), ends.end(), c) - ends.begin());
   }
   CHECK(a.halo_size() == halo.size());
-  CHECK(a.neighbours() == 2 * owners.size());
+  CHECK(a.neighbors() == 2 * owners.size());
   if (comm.size() > 1 && comm.size() <= 12)
     CHECK(owners.size() == static_cast<std::size_t>((comm.rank() > 0) + (comm.rank() + 1 < comm.size())));
   // One entry short of rows and halo (on one rank the halo is empty).
   const hetero::distributed_csr<>::vector_type small("small", a.local_rows() + a.halo_size() - 1);
   CHECK_THROWS_WITH(a.multiply_halo(small, small), ContainsSubstring("needed: rows and halo"));
-  CHECK_THROWS_WITH(hetero::distributed_csr<>(comm, hetero::csr_matrix<double>(3, 4, 0, 3, {})),
+  CHECK_THROWS_WITH(hetero::distributed_csr<>(hetero::csr_matrix<double>(3, 4, 0, 3, {}), comm),
                     ContainsSubstring("it must be square"));
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("matrix_market_rows hands each rank the rows it would have read", "[li
   for (const char* name : {"bcsstk01", "bcsstk06", "494_bus", "gr_30_30"}) {
     INFO(name);
     const std::string path = dir + "/" + name + ".mtx.gz";
-    const hetero::matrix_market_rows read(comm, path, {.require_spd = true});
+    const hetero::matrix_market_rows read(path, comm, {.require_spd = true});
     const auto whole = hetero::read_matrix_market_file(path, {.require_spd = true});
     const auto block = hetero::block_rows(whole.global_rows(), comm.size(), comm.rank());
     const auto expected = whole.rows(block.begin, block.end);
@@ -139,7 +139,7 @@ TEST_CASE("matrix_market_rows hands each rank the rows it would have read", "[li
     CHECK(std::ranges::equal(got.col_idx(), expected.col_idx()));
     CHECK(std::ranges::equal(got.values(), expected.values()));  // the same bits: no arithmetic
   }
-  check_products<Kokkos::DefaultHostExecutionSpace>(hetero::matrix_market_rows(comm, dir + "/bcsstk06.mtx.gz"),
+  check_products<Kokkos::DefaultHostExecutionSpace>(hetero::matrix_market_rows(dir + "/bcsstk06.mtx.gz", comm),
                                                     hetero::read_matrix_market_file(dir + "/bcsstk06.mtx.gz"));
 }
 
@@ -147,19 +147,26 @@ TEST_CASE("a file rank 0 cannot read raises on every rank with its message", "[l
   hetero::communicator comm;
   const std::string missing = "/nonexistent/hetero-missing.mtx";
   if (comm.rank() == 0)
-    CHECK_THROWS_WITH(hetero::matrix_market_rows(comm, missing),
+    CHECK_THROWS_WITH(hetero::matrix_market_rows(missing, comm),
                       ContainsSubstring("cannot open the matrix file '" + missing + "'"));
   else
-    CHECK_THROWS_WITH(hetero::matrix_market_rows(comm, missing),
+    CHECK_THROWS_WITH(hetero::matrix_market_rows(missing, comm),
                       ContainsSubstring("matrix_market_rows: rank 0 could not read '" + missing +
                                         "': cannot open the matrix file"));
+  // The same type on every rank, and the same as for an unreadable HDF5 file: io_error, with the path.
+  try {
+    const hetero::matrix_market_rows rows(missing, comm);
+    FAIL("no error for a missing file");
+  } catch (const hetero::io_error& e) {
+    CHECK(e.path() == missing);
+  }
   CHECK(comm.allreduce(hetero::send_buf(1), hetero::op(hetero::ops::sum{})) == comm.size());  // in step
 }
 
 TEST_CASE("the diagonal block holds this rank's rows' entries in its own columns", "[linalg][distributed_csr]") {
   hetero::communicator comm;
   const hetero::csr_matrix<double> global = random_matrix(203);
-  const hetero::distributed_csr<> a(comm, global);
+  const hetero::distributed_csr<> a(global, comm);
   const hetero::csr_matrix<double> block = a.diagonal_block();
   const hetero::row_block rows = a.rows();
   REQUIRE(block.local_rows() == rows.size());

@@ -144,7 +144,7 @@ TEST_CASE("plain and damaged files", "[linalg][matrix_market][errors]") {
     const unsigned char gzip_start[] = {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 3, 0x12, 0x34, 0x56};
     out.write(reinterpret_cast<const char*>(gzip_start), sizeof gzip_start);
   }
-  CHECK_THROWS_AS(hetero::read_matrix_market_file(damaged), hetero::invalid_argument);
+  CHECK_THROWS_AS(hetero::read_matrix_market_file(damaged), hetero::io_error);
   std::filesystem::remove(plain);
   std::filesystem::remove(damaged);
 }

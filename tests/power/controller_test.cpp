@@ -128,7 +128,7 @@ controlled_run run_controlled(const controller_options& options, double seconds,
   monitor m;
   m.install();
   emulated_actuator cpu(hetero::testing::modelled_cpu_table());
-  controller c(comm, m, cpu, options);
+  controller c(m, cpu, comm, options);
   imbalanced_steps(cpu, seconds, mark);
   c.stop();
   m.uninstall();
@@ -164,7 +164,7 @@ TEST_CASE("policy even: every rank at the even step, monitoring running, the set
   monitor m;
   m.install();
   dry_run_actuator log(table);
-  controller c(MPI_COMM_WORLD, m, log, {.budget_watts = budget, .mode = policy::even});
+  controller c(m, log, MPI_COMM_WORLD, {.budget_watts = budget, .mode = policy::even});
   std::this_thread::sleep_for(std::chrono::milliseconds(150));  // the even policy drains every 16 frames
   const double accounted = m.accounted_seconds();
   c.stop();
@@ -215,13 +215,13 @@ TEST_CASE("policy dynamic with detected phases", "[power][controller]") {
 TEST_CASE("hetero handles drive the controller as their MPI_Comm does", "[power][controller]") {
   const auto table = hetero::testing::modelled_cpu_table();
   hetero::communicator_options o;
-  o.wait_timeout_seconds = 20;
+  o.wait_timeout = std::chrono::seconds(20);
   const hetero::communicator world(o);
   const hetero::comm_ref ref(world);  // what the controller is given: the ranks and the timeout
   CHECK(ref.get() == world.mpi_comm());
-  CHECK(ref.wait_timeout_seconds() == 20);
-  CHECK(ref.timeout_option() == "communicator_options::wait_timeout_seconds");
-  CHECK(hetero::comm_ref(MPI_COMM_WORLD).wait_timeout_seconds() < 0);  // inherits hetero::wait_timeout()
+  CHECK(ref.wait_timeout() == hetero::timeout(std::chrono::seconds(20)));
+  CHECK(ref.timeout_option() == "communicator_options::wait_timeout");
+  CHECK(hetero::comm_ref(MPI_COMM_WORLD).wait_timeout().inherits());  // inherits hetero::wait_timeout()
 
   // Dynamic shifting with phase marks on a hetero::communicator of every rank.
   const double budget = size_of() * table.power(4);
@@ -244,7 +244,7 @@ TEST_CASE("hetero handles drive the controller as their MPI_Comm does", "[power]
     monitor m;
     m.install();
     dry_run_actuator log(table);
-    controller c(half, m, log, {.budget_watts = half_budget, .mode = policy::even});
+    controller c(m, log, half, {.budget_watts = half_budget, .mode = policy::even});
     c.stop();
     m.uninstall();
     const auto history = c.history();
@@ -255,7 +255,7 @@ TEST_CASE("hetero handles drive the controller as their MPI_Comm does", "[power]
     REQUIRE(log.history().size() == 1);
     CHECK(log.history()[0].setting.step == 2);
     // A budget below the half's minimum is refused with the half's size, not the world's.
-    CHECK_THROWS_WITH(controller(half, m, log, {.budget_watts = half.size() * table.min_power() - 1.0}),
+    CHECK_THROWS_WITH(controller(m, log, half, {.budget_watts = half.size() * table.min_power() - 1.0}),
                       ContainsSubstring("is below the minimum for " + std::to_string(half.size()) + " device(s)"));
   }
   MPI_Comm_free(&split);
@@ -266,10 +266,10 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   monitor m;
   dry_run_actuator log(table);
   const double too_little = size_of() * table.min_power() - 1.0;
-  CHECK_THROWS_WITH(controller(MPI_COMM_WORLD, m, log, {.budget_watts = too_little}),
+  CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD, {.budget_watts = too_little}),
                     ContainsSubstring("is below the minimum for " + std::to_string(size_of()) + " device(s)"));
   CHECK_THROWS_WITH(
-      controller(MPI_COMM_WORLD, m, log, {.budget_watts = size_of() * table.power(4), .group_size = -1}),
+      controller(m, log, MPI_COMM_WORLD, {.budget_watts = size_of() * table.power(4), .group_size = -1}),
       ContainsSubstring("group_size is -1"));
 
   // An actuator that fails on rank 0 after its first setting: the loop goes on (the other
@@ -289,7 +289,7 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   } broken(table);
   m.install();
   emulated_actuator cpu(table);
-  controller c(MPI_COMM_WORLD, m, broken,
+  controller c(m, broken, MPI_COMM_WORLD,
                {.budget_watts = size_of() * table.power(4), .phases = phase_source::markers});
   imbalanced_steps(cpu, 0.2, true);
   if (rank_of() == 0) {

@@ -6,7 +6,7 @@
 // flushed before the store returns), so the tests hold across nodes as on one. The window is
 // made with MPI_Win_create, as hetero's own: with MPI_Win_allocate, MPICH 4.0.2 misplaced stores
 // where some ranks share a node and others do not (3 ranks as 2 + 1 or 1 + 2: a rank's slot
-// showed another slot's value, docs/nodes.md).
+// showed another slot's value, docs/results/core.md).
 #ifndef HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 #define HETERO_TESTS_TASK_SHARED_SLOTS_HPP
 

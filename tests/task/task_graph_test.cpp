@@ -190,9 +190,10 @@ TEST_CASE("bad clauses and options are refused with what was wrong", "[task]") {
 
   CHECK_THROWS_WITH(hetero::task_graph(local(-1)), ContainsSubstring("task_options::workers is -1"));
   CHECK_THROWS_WITH(hetero::task_graph(local(1, 0)), ContainsSubstring("task_options::window is 0"));
-  hetero::task_options no_timeout = local(1);
-  no_timeout.no_progress_timeout = std::chrono::seconds(0);
-  CHECK_THROWS_WITH(hetero::task_graph(no_timeout), ContainsSubstring("no_progress_timeout is 0 s"));
+  hetero::task_options negative = local(1);
+  negative.no_progress_timeout = std::chrono::seconds(-2);
+  CHECK_THROWS_WITH(hetero::task_graph(negative),
+                    ContainsSubstring("task_options::no_progress_timeout is -2 s; allowed: a positive duration"));
   for (auto field :
        {&hetero::task_options::spin, &hetero::task_options::wait_spin, &hetero::task_options::mpi_poll}) {
     hetero::task_options negative = local(1);

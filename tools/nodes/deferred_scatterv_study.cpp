@@ -1,12 +1,12 @@
 // Would a rooted collective whose root does not wait for the others' verdicts on the arguments
-// beat MPI's linear scatterv across oversubscribed emulated nodes? (docs/nodes.md, "Deferred
+// beat MPI's linear scatterv across oversubscribed emulated nodes? (docs/results/core.md, "Deferred
 // verdicts, measured".) A study, not part of the library: three scatterv of `bytes` per rank,
 // 8 calls per timed batch (the slowest rank's time, as bench_comm_collectives times its
 // "_x8" families), alternated batch by batch so that the ratios are paired:
 //
 //   mpi       MPI_Scatterv on a duplicate of MPI_COMM_WORLD (the baseline);
 //   hetero    hetero::communicator::scatterv, the default checks (every rank hears every rank's
-//             arguments before the data moves: docs/comm.md);
+//             arguments before the data moves: docs/results/comm.md);
 //   deferred  a sketch in plain MPI: the root sends each rank its block with the root's record
 //             (here 16 bytes), each rank checks the count it expects against it and sends its
 //             verdict back, and the root waits for the verdicts of a call only when `window`

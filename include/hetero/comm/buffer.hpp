@@ -46,14 +46,14 @@ concept comm_buffer = (kokkos_view<B> && transferable<typename std::remove_cvref
 /// `MemorySpace`. `T` is const for buffers that are only read.
 template <class T, class MemorySpace>
 struct buffer_ref {
-  using value_type = T;
-  using element_type = std::remove_const_t<T>;
-  using memory_space = MemorySpace;
+  using value_type = T;                         ///< The element type as seen through `data` (const if read-only).
+  using element_type = std::remove_const_t<T>;  ///< The element type without const.
+  using memory_space = MemorySpace;             ///< The Kokkos memory space `data` points into.
   /// True when the host may read and write `data` directly.
   static constexpr bool host_accessible = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
 
-  T* data = nullptr;
-  std::size_t size = 0;
+  T* data = nullptr;     ///< The first element (null for an empty buffer).
+  std::size_t size = 0;  ///< The number of elements (not bytes).
 
   /// The same buffer, read-only.
   [[nodiscard]] buffer_ref<const element_type, MemorySpace> as_const() const noexcept { return {data, size}; }

@@ -88,7 +88,7 @@ class communicator {
   /// for scatter, gather and allgather; a commutative operation on 8-byte aligned elements).
   /// Without a shared-memory window, an allreduce of at most 1 KiB with a built-in operation on
   /// host memory, and a broadcast of at most 1 KiB of host memory, are finished by the agreement
-  /// on their arguments instead (docs/comm.md).
+  /// on their arguments instead (docs/results/comm.md).
   [[nodiscard]] comm_algorithm algorithm_for(collective c, std::size_t bytes) const {
     const std::size_t published = c == collective::scatter ? bytes * static_cast<std::size_t>(size()) : bytes;
     return detail::choose(*m_state, {c, bytes, published, 8, true}, comm_algorithm::automatic);

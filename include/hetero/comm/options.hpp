@@ -9,6 +9,7 @@
 
 #include "hetero/comm/tuning.hpp"
 #include "hetero/core/mpi/staging.hpp"
+#include "hetero/core/wait_timeout.hpp"
 
 namespace hetero {
 
@@ -42,11 +43,12 @@ struct communicator_options {
   argument_check argument_checks = argument_check::consistent;
   /// Kept for source compatibility: true means `argument_checks = argument_check::full`.
   bool verify_arguments = false;
-  /// Seconds a rank waits for the others in one collective before raising a
-  /// `hetero::deadlock_error` (0: wait forever, as MPI does); negative (the default): the
-  /// process-wide `hetero::wait_timeout()` (30 s unless HETERO_WAIT_TIMEOUT, the runtime option
-  /// or `hetero::set_wait_timeout` say otherwise; see docs/faults.md).
-  double wait_timeout_seconds = -1;
+  /// How long a rank waits for the others in one collective before raising a
+  /// `hetero::deadlock_error` (`hetero::no_timeout`: forever, as MPI does); the default,
+  /// `hetero::inherit_timeout`, follows the process-wide `hetero::wait_timeout()` (30 s unless
+  /// HETERO_WAIT_TIMEOUT, the runtime option or `hetero::set_wait_timeout` say otherwise; see
+  /// docs/faults.md). In 0.1 this was `wait_timeout_seconds`, a double.
+  timeout wait_timeout = inherit_timeout;
   /// Size thresholds; when empty, the file `tuning_file`, else the file named by the
   /// environment variable HETERO_COMM_TUNING, else `comm_tuning::defaults(size, node_aware)`. A file made for
   /// another shape (ranks, nodes) is ignored: see `communicator::tuning_source()`.

@@ -27,9 +27,11 @@ namespace ops {
 /// a + b. MPI_SUM for arithmetic types. `std::complex` is summed on the host only (its
 /// operators are host functions): in device memory use `Kokkos::complex`.
 struct sum {
+  /// Returns `a + b` (callable on the host and the device).
   template <class T>
   requires(!detail::is_std_complex<T>) && requires(const T& a, const T& b) { static_cast<T>(a + b); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a + b); }
+  /// Returns `a + b` for `std::complex` (host only).
   template <class T>
   requires detail::is_std_complex<T>
   constexpr T operator()(const T& a, const T& b) const { return a + b; }
@@ -37,9 +39,11 @@ struct sum {
 
 /// a * b. MPI_PROD for arithmetic types; `std::complex` on the host only, as for `sum`.
 struct prod {
+  /// Returns `a * b` (callable on the host and the device).
   template <class T>
   requires(!detail::is_std_complex<T>) && requires(const T& a, const T& b) { static_cast<T>(a * b); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return static_cast<T>(a * b); }
+  /// Returns `a * b` for `std::complex` (host only).
   template <class T>
   requires detail::is_std_complex<T>
   constexpr T operator()(const T& a, const T& b) const { return a * b; }
@@ -47,6 +51,7 @@ struct prod {
 
 /// The smaller of a and b (a when equal). MPI_MIN for arithmetic types.
 struct min {
+  /// Returns the smaller of `a` and `b`, `a` when equal (callable on the host and the device).
   template <class T>
   requires requires(const T& a, const T& b) { static_cast<bool>(b < a); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return b < a ? b : a; }
@@ -54,6 +59,7 @@ struct min {
 
 /// The larger of a and b (a when equal). MPI_MAX for arithmetic types.
 struct max {
+  /// Returns the larger of `a` and `b`, `a` when equal (callable on the host and the device).
   template <class T>
   requires requires(const T& a, const T& b) { static_cast<bool>(a < b); }
   KOKKOS_INLINE_FUNCTION constexpr T operator()(const T& a, const T& b) const { return a < b ? b : a; }
@@ -63,7 +69,10 @@ struct max {
 struct commutative_t {};
 /// Tag: the operands of the user's operation must stay in rank order.
 struct non_commutative_t {};
+/// Pass as `op(f, ops::commutative)` to declare that `f` may take its operands in any order.
 inline constexpr commutative_t commutative{};
+/// Pass as `op(f, ops::non_commutative)` to keep the operands of `f` in rank order
+/// (the default for user functors).
 inline constexpr non_commutative_t non_commutative{};
 
 }  // namespace ops

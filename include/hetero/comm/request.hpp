@@ -127,7 +127,9 @@ class collective_request {
   collective_request() = default;
   collective_request(const collective_request&) = delete;
   collective_request& operator=(const collective_request&) = delete;
+  /// Takes over `other`'s collective; `other` is left done.
   collective_request(collective_request&& other) noexcept { take(other); }
+  /// Waits for this request's own collective (reporting a failure on stderr), then takes over `other`'s.
   collective_request& operator=(collective_request&& other) noexcept {
     if (this != &other) {
       finish_quietly();

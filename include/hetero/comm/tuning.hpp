@@ -33,8 +33,9 @@ namespace hetero {
 /// Messages of up to `max_bytes` bytes (per rank for scatter, gather and allgather) use
 /// `algorithm`.
 struct tuning_rule {
-  std::size_t max_bytes;
-  comm_algorithm algorithm;
+  std::size_t max_bytes;  ///< The largest message (bytes) the rule covers; `comm_tuning::unbounded` for no limit.
+  comm_algorithm algorithm;  ///< The algorithm for messages up to `max_bytes`.
+  /// Equal when both fields are equal.
   friend bool operator==(const tuning_rule&, const tuning_rule&) = default;
 };
 
@@ -50,12 +51,12 @@ class comm_tuning {
   /// The built-in table for a communicator of `ranks` ranks: the shared-memory window up to
   /// 64 KiB per rank (less where every rank reads every rank's block: 256 KiB / ranks), MPI's
   /// call above. On 2 ranks, three of hetero's algorithms replace MPI's call above the window,
-  /// where tuning runs found them faster by more than 15 % (docs/comm.md): binomial reduce up to
+  /// where tuning runs found them faster by more than 15 % (docs/results/comm.md): binomial reduce up to
   /// 4 MiB, linear scatter from 256 KiB to 4 MiB and ring allgatherv. Other shapes keep MPI's
   /// call there; run `hetero_comm_tune` for thresholds that fit your machine. `node_aware`: the
   /// ranks span several nodes and some share one (`communicator::node_aware`): reduce and
   /// allreduce take the hierarchical algorithm at every size, broadcast up to the window's
-  /// 64 KiB (measured on emulated nodes, docs/nodes.md).
+  /// 64 KiB (measured on emulated nodes, docs/results/core.md).
   static comm_tuning defaults(int ranks = 2, bool node_aware = false) {
     comm_tuning t;
     constexpr std::size_t kib = 1024, mib = 1024 * kib;
@@ -115,7 +116,10 @@ class comm_tuning {
 
   /// The shape (ranks, nodes) the table was made for; 0 when it fits any.
   [[nodiscard]] int ranks() const noexcept { return m_ranks; }
+  /// The node count of that shape; 0 when it fits any.
   [[nodiscard]] int nodes() const noexcept { return m_nodes; }
+  /// Records the shape (ranks, nodes) the table was made for; 0 for either fits any.
+  /// Throws `invalid_argument` on a negative count.
   void set_shape(int ranks, int nodes) {
     HETERO_EXPECTS(ranks >= 0 && nodes >= 0, "comm_tuning shape (", ranks, " ranks, ", nodes,
                    " nodes) must not be negative");
@@ -205,6 +209,7 @@ class comm_tuning {
     if (!out) detail::raise<invalid_argument>("cannot write the tuning file '", path, "'");
   }
 
+  /// Equal when the rules of every collective and the shape are equal.
   friend bool operator==(const comm_tuning&, const comm_tuning&) = default;
 
  private:

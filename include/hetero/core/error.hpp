@@ -33,6 +33,7 @@ class distribution_error : public error {
 /// A failed MPI call; `call()` names it and `code()` is the MPI error code it returned.
 class mpi_error : public error {
  public:
+  /// The MPI function `call` (e.g. "MPI_Send") failed with error code `code`; `message` is what `what()` returns.
   mpi_error(std::string call, int code, const std::string& message)
       : error(message), m_call(std::move(call)), m_code(code) {}
 
@@ -90,6 +91,7 @@ class deadlock_error : public error {
 /// the file system refused (full, read-only). `path()` names the file.
 class io_error : public error {
  public:
+  /// An I/O failure on the file `path`; `message` is what `what()` returns.
   io_error(const std::string& message, std::string path) : error(message), m_path(std::move(path)) {}
   /// The file the operation was on.
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
@@ -118,6 +120,12 @@ std::string message(const Parts&... parts) {
 template <class Error = invalid_argument, class... Parts>
 [[noreturn]] void raise(const Parts&... parts) {
   throw Error(message(parts...));
+}
+
+/// Throws `io_error` on `path` with the concatenated message.
+template <class... Parts>
+[[noreturn]] void raise_io_error(const std::string& path, const Parts&... parts) {
+  throw io_error(message(parts...), path);
 }
 
 }  // namespace detail

@@ -363,6 +363,7 @@ inline constexpr std::string_view idle_worker_wait = "task worker idle";
 /// @endcode
 class wait_scope {
  public:
+  /// Begins a wait of `kind` named `label` (which must outlive the scope); it ends when the object is destroyed.
   wait_scope(wait_kind kind, std::string_view label) noexcept : m_kind(kind), m_label(label) {
     if (!detail::tool_or_listened(observer_events::waits)) [[likely]]
       return;
@@ -401,6 +402,8 @@ class wait_scope {
 /// @endcode
 class region {
  public:
+  /// Enters the region `label` of `module` ("task", "comm", "exec", "distarray", "power", "user"); `part` is
+  /// empty or names a part of it (e.g. "device" / "host"). The region ends when the object is destroyed.
   region(std::string_view module, std::string_view label, std::string_view part = {}) noexcept {
     if (!detail::tool_or_listened(observer_events::regions)) [[likely]]
       return;

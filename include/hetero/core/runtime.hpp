@@ -50,10 +50,11 @@ struct runtime_options {
   int host_threads = 0;
   /// The device Kokkos should use; -1 picks node-local rank modulo device count.
   int device_id = -1;
-  /// The process-wide no-progress timeout of hetero's waits in seconds (0: wait forever); when
-  /// empty, the environment variable HETERO_WAIT_TIMEOUT, else 30 s (see `hetero::wait_timeout`
-  /// and docs/faults.md). `hetero::set_wait_timeout` overrides it.
-  std::optional<double> wait_timeout{};
+  /// The process-wide no-progress timeout of hetero's waits (`hetero::no_timeout`: wait
+  /// forever); `hetero::inherit_timeout` (the default): the environment variable
+  /// HETERO_WAIT_TIMEOUT, else 30 s (see `hetero::wait_timeout` and docs/faults.md).
+  /// `hetero::set_wait_timeout` overrides it.
+  timeout wait_timeout = inherit_timeout;
   /// On SIGUSR1, print the hetero waits in progress on this rank to stderr and continue; on
   /// SIGTERM, print them and terminate as before. Not installed for an ignored signal; a
   /// handler already there (MPICH installs one for SIGUSR1) is called after the report.
@@ -165,9 +166,9 @@ class runtime {
     if (const char* text = std::getenv(std::string(wait_timeout_variable).c_str()))
       (void)detail::parse_wait_timeout(text);
     detail::load_wait_timeout_environment();
-    if (options.wait_timeout && wait_timeout_source() != wait_timeout_origin::setter)
-      detail::store_wait_timeout(*options.wait_timeout, wait_timeout_origin::runtime_option,
-                                 "runtime_options::wait_timeout");
+    if (!options.wait_timeout.inherits() && wait_timeout_source() != wait_timeout_origin::setter)
+      detail::store_wait_timeout(detail::policy_seconds(options.wait_timeout, "runtime_options::wait_timeout"),
+                                 wait_timeout_origin::runtime_option, "runtime_options::wait_timeout");
   }
 
   // The trace of `options` or HETERO_TRACE, started by the first runtime that asks for one while

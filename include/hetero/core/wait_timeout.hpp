@@ -7,8 +7,8 @@
 /// 60 s) kills it silently. Set by, from strongest to weakest: `hetero::set_wait_timeout`, the
 /// runtime option `runtime_options::wait_timeout`, the environment variable
 /// `HETERO_WAIT_TIMEOUT`, the built-in default. Per-object options
-/// (`communicator_options::wait_timeout_seconds`, `task_options::no_progress_timeout`)
-/// override it for their object. See docs/faults.md.
+/// (`communicator_options::wait_timeout`, `task_options::no_progress_timeout`) override it for
+/// their object. Every timeout is a `hetero::timeout` (docs/conventions.md); see docs/faults.md.
 #ifndef HETERO_CORE_WAIT_TIMEOUT_HPP
 #define HETERO_CORE_WAIT_TIMEOUT_HPP
 
@@ -37,9 +37,54 @@ enum class wait_timeout_origin {
 /// batch queues allow a test or a short job, so the report comes before the kill.
 inline constexpr double default_wait_timeout_seconds = 30;
 
-/// A per-object timeout that follows the process-wide `wait_timeout()` (the default of
-/// `task_options::no_progress_timeout`); positive, so that option checks accept it.
-inline constexpr std::chrono::duration<double> inherit_timeout{std::numeric_limits<double>::max()};
+/// How long a hetero wait goes on without progress before it gives up: the one type of every
+/// timeout in hetero's options and functions. It is one of
+///  - a duration: any `std::chrono::duration` (`std::chrono::seconds(10)`, `500ms`);
+///  - `hetero::no_timeout`: wait forever (a zero duration says the same);
+///  - `hetero::inherit_timeout` (the default): follow the process-wide `hetero::wait_timeout()`.
+/// A negative duration is refused with `invalid_argument` where the timeout is used.
+/// <!-- snippet: fragment -->
+/// @code
+/// hetero::communicator world({.wait_timeout = std::chrono::seconds(120)});
+/// hetero::task_graph graph({.no_progress_timeout = hetero::no_timeout});
+/// @endcode
+class timeout {
+ public:
+  /// Follows the process-wide wait timeout (`hetero::inherit_timeout`).
+  constexpr timeout() noexcept = default;
+  /// Gives up after `limit` without progress (zero: never).
+  template <class Rep, class Period>
+  constexpr timeout(std::chrono::duration<Rep, Period> limit) noexcept  // NOLINT: implicit on purpose
+      : m_inherit(false), m_seconds(std::chrono::duration<double>(limit).count()) {}
+  /// A number of seconds, as hetero 0.x took it (negative: inherit; 0: never).
+  [[deprecated(
+      "hetero: a timeout is no longer a number of seconds: write a std::chrono duration "
+      "(std::chrono::seconds(30)), hetero::no_timeout (for 0) or hetero::inherit_timeout (for -1); "
+      "docs/conventions.md")]] constexpr timeout(double seconds) noexcept  // NOLINT: implicit on purpose
+      : m_inherit(seconds < 0), m_seconds(seconds < 0 ? 0 : seconds) {}
+
+  /// Whether it follows the process-wide `hetero::wait_timeout()`.
+  [[nodiscard]] constexpr bool inherits() const noexcept { return m_inherit; }
+  /// Whether it waits forever (`hetero::no_timeout`).
+  [[nodiscard]] constexpr bool forever() const noexcept { return !m_inherit && m_seconds == 0; }
+  /// The limit as a duration (zero when it waits forever or inherits).
+  [[nodiscard]] constexpr std::chrono::duration<double> duration() const noexcept {
+    return std::chrono::duration<double>(m_inherit ? 0.0 : m_seconds);
+  }
+  /// Equal when both inherit, or both give the same limit.
+  friend constexpr bool operator==(const timeout&, const timeout&) = default;
+
+ private:
+  bool m_inherit = true;
+  double m_seconds = 0;
+};
+
+/// The timeout that follows the process-wide `hetero::wait_timeout()`: the default of every
+/// per-object timeout option.
+inline constexpr timeout inherit_timeout{};
+
+/// The timeout that never gives up: hetero waits as long as MPI would.
+inline constexpr timeout no_timeout{std::chrono::duration<double>::zero()};
 
 /// The name of the environment variable that sets the wait timeout.
 inline constexpr std::string_view wait_timeout_variable = "HETERO_WAIT_TIMEOUT";
@@ -98,29 +143,54 @@ inline constexpr std::chrono::nanoseconds forever_ns = std::chrono::hours(24 * 3
 
 }  // namespace detail
 
-/// The process-wide no-progress timeout in seconds (0: hetero waits forever). Reads
-/// HETERO_WAIT_TIMEOUT on first use when neither `hetero::runtime` nor `set_wait_timeout` did.
-[[nodiscard]] inline double wait_timeout() {
-  auto& s = detail::g_wait_timeout;
-  if (!s.settled.load(std::memory_order_acquire)) detail::load_wait_timeout_environment();
+namespace detail {
+/// The process-wide no-progress timeout in seconds (0: forever). Reads HETERO_WAIT_TIMEOUT on
+/// first use when neither `hetero::runtime` nor `set_wait_timeout` did.
+[[nodiscard]] inline double wait_timeout_seconds() {
+  auto& s = g_wait_timeout;
+  if (!s.settled.load(std::memory_order_acquire)) load_wait_timeout_environment();
   return s.seconds.load(std::memory_order_relaxed);
+}
+
+/// The seconds of a per-object timeout for a wait policy: -1 when it inherits, 0 when it waits
+/// forever; a negative or non-finite duration raises `invalid_argument` naming `option`.
+[[nodiscard]] inline double policy_seconds(const timeout& limit, std::string_view option) {
+  if (limit.inherits()) return -1;
+  const double seconds = limit.duration().count();
+  HETERO_EXPECTS(std::isfinite(seconds) && seconds >= 0, option, " is ", seconds,
+                 " s; allowed: a positive duration (std::chrono::seconds(30)), hetero::no_timeout (never) or "
+                 "hetero::inherit_timeout (hetero::wait_timeout(), the default)");
+  return seconds;
+}
+}  // namespace detail
+
+/// The process-wide no-progress timeout (`hetero::no_timeout` when hetero waits forever). Reads
+/// HETERO_WAIT_TIMEOUT on first use when neither `hetero::runtime` nor `set_wait_timeout` did.
+[[nodiscard]] inline timeout wait_timeout() {
+  const double seconds = detail::wait_timeout_seconds();
+  return seconds > 0 ? timeout(std::chrono::duration<double>(seconds)) : no_timeout;
 }
 
 /// Where the current `wait_timeout()` came from.
 [[nodiscard]] inline wait_timeout_origin wait_timeout_source() {
-  (void)wait_timeout();
+  (void)detail::wait_timeout_seconds();
   return static_cast<wait_timeout_origin>(detail::g_wait_timeout.origin.load(std::memory_order_relaxed));
 }
 
-/// Sets the process-wide no-progress timeout (seconds; 0: wait forever), overriding
+/// Sets the process-wide no-progress timeout (`hetero::no_timeout`: wait forever), overriding
 /// HETERO_WAIT_TIMEOUT and `runtime_options::wait_timeout`; for programs without
 /// `hetero::runtime` or that change it between phases. Applies to waits that start afterwards.
+/// `hetero::inherit_timeout` has nothing to inherit from here and is refused.
 /// <!-- snippet: fragment -->
 /// @code
-/// hetero::set_wait_timeout(600);  // rank 0 reads a large file while the others wait
+/// hetero::set_wait_timeout(std::chrono::minutes(10));  // rank 0 reads a large file meanwhile
 /// @endcode
-inline void set_wait_timeout(double seconds) {
-  detail::store_wait_timeout(seconds, wait_timeout_origin::setter, "hetero::set_wait_timeout's argument");
+inline void set_wait_timeout(timeout limit) {
+  constexpr std::string_view name = "hetero::set_wait_timeout's argument";
+  HETERO_EXPECTS(!limit.inherits(), name,
+                 " is hetero::inherit_timeout, which has nothing to inherit from; allowed: a positive duration or "
+                 "hetero::no_timeout");
+  detail::store_wait_timeout(detail::policy_seconds(limit, name), wait_timeout_origin::setter, name);
 }
 
 namespace detail {
@@ -139,16 +209,17 @@ inline std::string wait_timeout_advice(std::string_view per_object_option = {}) 
   text += ": raise it with the environment variable ";
   text += wait_timeout_variable;
   text +=
-      "=<seconds>, runtime_options::wait_timeout or hetero::set_wait_timeout(seconds) (a setting in the "
+      "=<seconds>, runtime_options::wait_timeout or hetero::set_wait_timeout(std::chrono::seconds(n)) (a setting "
+      "in the "
       "program wins over the environment); 0 or 'off' waits forever";
   return text;
 }
 
-/// A per-object timeout: `seconds`, unless it is negative or `inherit_timeout`, then the
-/// process-wide `wait_timeout()`; as the nanoseconds a scheduler counts in (forever when 0).
-inline std::chrono::nanoseconds resolve_timeout(std::chrono::duration<double> seconds) {
-  const bool inherit = seconds.count() < 0 || seconds == inherit_timeout;
-  const double s = inherit ? wait_timeout() : seconds.count();
+/// A per-object timeout (checked, named `option` in the message), or the process-wide one when
+/// it inherits, as the nanoseconds a scheduler counts in (forever for `no_timeout`).
+inline std::chrono::nanoseconds resolve_timeout(const timeout& limit, std::string_view option) {
+  const double own = policy_seconds(limit, option);
+  const double s = own < 0 ? wait_timeout_seconds() : own;
   if (s <= 0 || s >= std::chrono::duration<double>(forever_ns).count()) return forever_ns;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s));
 }

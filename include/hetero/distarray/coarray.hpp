@@ -63,23 +63,40 @@ template <class T, int Rank, class MemorySpace = Kokkos::DefaultExecutionSpace::
 requires distributable<T> && supported_rank<Rank> && memory_space<MemorySpace>
 class coarray {
  public:
-  using value_type = T;
-  using memory_space = MemorySpace;
+  using value_type = T;              ///< The element type.
+  using memory_space = MemorySpace;  ///< The Kokkos memory space of each image's array.
   /// One image's array, row-major.
   using local_view = detail::view_of<T, Rank, Kokkos::LayoutRight, MemorySpace>;
-  static constexpr int rank = Rank;
+  static constexpr int rank = Rank;  ///< The number of axes (1 to 3).
+
+  /// The options before the communicator, as in 0.1.
+  [[deprecated(
+      "hetero: the communicator comes before the options: coarray(extents, comm, options); "
+      "docs/conventions.md")]] coarray(std::array<std::int64_t, Rank> extents, coarray_options options,
+                                       MPI_Comm comm)
+      : coarray(extents, images_of(comm), std::move(options)) {}
+  /// The options before the communicator, as in 0.1.
+  [[deprecated(
+      "hetero: the communicator comes before the options: coarray(extents, comm, options); "
+      "docs/conventions.md")]] coarray(std::array<std::int64_t, Rank> extents, coarray_options options,
+                                       const communicator& comm)
+      : coarray(extents, comm, std::move(options)) {}
 
   /// An empty handle.
   coarray() = default;
 
-  /// Allocates the array (zero-initialised) on every image of `comm` and its RMA window
-  /// (collective); `comm()` is a new `hetero::communicator` on `comm`'s ranks.
-  explicit coarray(std::array<std::int64_t, Rank> extents, coarray_options options = {},
-                   MPI_Comm comm = MPI_COMM_WORLD)
-      : coarray(extents, std::move(options), images_of(comm)) {}
+  /// Allocates the array (zero-initialised) on every rank of MPI_COMM_WORLD and its RMA window
+  /// (collective); `comm()` is a new `hetero::communicator` on the world's ranks.
+  explicit coarray(std::array<std::int64_t, Rank> extents, coarray_options options = {})
+      : coarray(extents, images_of(MPI_COMM_WORLD), std::move(options)) {}
+
+  /// The same on every image of `comm` (its ranks are the images); `comm()` is a new
+  /// `hetero::communicator` on them.
+  coarray(std::array<std::int64_t, Rank> extents, MPI_Comm comm, coarray_options options = {})
+      : coarray(extents, images_of(comm), std::move(options)) {}
 
   /// The same on every image of `comm` (its ranks are the images), which `comm()` then shares.
-  coarray(std::array<std::int64_t, Rank> extents, coarray_options options, const communicator& comm)
+  coarray(std::array<std::int64_t, Rank> extents, const communicator& comm, coarray_options options = {})
       : m_state(std::make_shared<state>(comm)) {
     for (int d = 0; d < Rank; ++d)
       HETERO_EXPECTS(extents[d] >= 0, "coarray extent ", extents[d], " on axis ", d, " is negative");

@@ -51,6 +51,7 @@ struct shadow_width {
   }
   /// Whether `axis` has a shadow on either side.
   [[nodiscard]] bool on(int axis) const noexcept { return lower[axis] > 0 || upper[axis] > 0; }
+  /// Equal when both widths are equal on every axis.
   friend bool operator==(const shadow_width&, const shadow_width&) = default;
 };
 
@@ -71,8 +72,8 @@ class distributed_array;
 /// A section of a distributed array: the array and one slice per axis.
 template <class T, int Rank, class MemorySpace>
 struct distributed_section {
-  distributed_array<T, Rank, MemorySpace> array;
-  section_spec<Rank> section{};
+  distributed_array<T, Rank, MemorySpace> array;  ///< The array (a handle sharing its data).
+  section_spec<Rank> section{};                   ///< One slice per axis, in global indices.
 };
 
 namespace detail {
@@ -110,8 +111,8 @@ template <class T, int Rank, class MemorySpace = Kokkos::DefaultExecutionSpace::
 requires distributable<T> && supported_rank<Rank> && memory_space<MemorySpace>
 class distributed_array {
  public:
-  using value_type = T;
-  using memory_space = MemorySpace;
+  using value_type = T;              ///< The element type.
+  using memory_space = MemorySpace;  ///< The Kokkos memory space of this rank's block.
   /// The block with its shadows, row-major.
   using storage_view = detail::view_of<T, Rank, Kokkos::LayoutRight, MemorySpace>;
   /// The owned block only (a strided view into the storage).
@@ -120,7 +121,7 @@ class distributed_array {
   using accessor_type = global_accessor<T, Rank, MemorySpace, index_mapping::any>;
   /// Access by global indices in kernels, block and gen-block axes only.
   using block_accessor_type = global_accessor<T, Rank, MemorySpace, index_mapping::blocks>;
-  static constexpr int rank = Rank;
+  static constexpr int rank = Rank;  ///< The number of axes (1 to 3).
 
   /// An empty handle.
   distributed_array() = default;

@@ -88,6 +88,7 @@ class distribution {
   /// The sizes of a gen_block distribution (empty for the other kinds).
   [[nodiscard]] const std::vector<std::int64_t>& sizes() const noexcept { return m_sizes; }
 
+  /// Equal when the kind, the width and the gen_block sizes are equal.
   friend bool operator==(const distribution&, const distribution&) = default;
 
  private:
@@ -220,6 +221,7 @@ class axis_distribution {
     return m;
   }
 
+  /// Equal when the extent, the number of parts and the distribution are equal.
   friend bool operator==(const axis_distribution& a, const axis_distribution& b) {
     return a.m_extent == b.m_extent && a.m_parts == b.m_parts && a.m_format == b.m_format;
   }

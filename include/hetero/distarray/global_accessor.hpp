@@ -41,6 +41,8 @@ class global_accessor {
   using storage_view = detail::view_of<T, Rank, Kokkos::LayoutRight, MemorySpace>;
 
   global_accessor() = default;
+  /// Maps global indices into `storage` by this rank's index map of each axis (`maps`);
+  /// `shadow_lower` is the shadow width before the owned block on each axis. Made by `distributed_array`.
   global_accessor(storage_view storage, Kokkos::Array<detail::axis_map, Rank> maps,
                   Kokkos::Array<std::int64_t, Rank> shadow_lower)
       : m_storage(storage), m_maps(maps) {

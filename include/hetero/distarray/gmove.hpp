@@ -89,6 +89,7 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
 template <class T, class SrcSpace, class DstSpace>
 class gmove_handle {
  public:
+  /// Takes over `other`'s gmove; `other` is left with nothing in flight.
   gmove_handle(gmove_handle&& other) noexcept
       : m_keep(std::move(other.m_keep)),
         m_plan(std::move(other.m_plan)),

@@ -190,6 +190,7 @@ concept owned_loop_executor = requires(const E& e, const std::string& label, con
 template <class ExecSpace = Kokkos::DefaultExecutionSpace>
 requires Kokkos::is_execution_space<ExecSpace>::value class kokkos_executor {
  public:
+  /// Runs on the instance `space` (by default, the space's default instance).
   explicit kokkos_executor(ExecSpace space = ExecSpace()) : m_space(std::move(space)) {}
 
   /// Runs f over `box` and fences the instance.

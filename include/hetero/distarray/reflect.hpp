@@ -61,6 +61,7 @@ class reflect_handle {
  public:
   reflect_handle(const reflect_handle&) = delete;
   reflect_handle& operator=(const reflect_handle&) = delete;
+  /// Takes over `other`'s reflect; `other` is left with nothing in flight.
   reflect_handle(reflect_handle&& other) noexcept
       : m_array(std::move(other.m_array)), m_plan(std::move(other.m_plan)), m_phase(other.m_phase) {
     if (other.m_run) m_run.emplace(std::move(*other.m_run));

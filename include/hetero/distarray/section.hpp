@@ -35,6 +35,7 @@ struct index_box {
   }
   /// Whether the box holds no index.
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// Equal when `begin` and `end` are equal on every axis.
   friend bool operator==(const index_box&, const index_box&) = default;
 };
 
@@ -62,6 +63,7 @@ struct slice {
   [[nodiscard]] constexpr std::int64_t count() const noexcept {
     return end > begin ? (end - begin + step - 1) / step : 0;
   }
+  /// Equal when `begin`, `end` and `step` are equal (`to_end` is not resolved).
   friend bool operator==(const slice&, const slice&) = default;
 };
 

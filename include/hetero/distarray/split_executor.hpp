@@ -131,8 +131,8 @@ std::array<std::int64_t, 4> inner_bounds(const index_box<Rank>& box) {
 template <execution_space Device = default_device_space, execution_space Host = default_host_space>
 class split_executor {
  public:
-  using device_space = Device;
-  using host_space = Host;
+  using device_space = Device;  ///< The execution space of the device part of each split.
+  using host_space = Host;      ///< The execution space of the host part of each split.
 
   split_executor() = default;
   /// Uses these instances of the two spaces.

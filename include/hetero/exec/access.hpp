@@ -29,14 +29,15 @@ enum class access_mode {
 /// A mirrored array `Array` used in mode `Mode` by one loop.
 template <class Array, access_mode Mode>
 struct array_access {
-  using array_type = Array;
-  static constexpr access_mode mode = Mode;
-  Array* array;
+  using array_type = Array;                  ///< The mirrored array's type.
+  static constexpr access_mode mode = Mode;  ///< How the loop uses the array.
+  Array* array;                              ///< The array (not owned).
 };
 
 /// True for a `hetero::mirrored_array`.
 template <class T>
 inline constexpr bool is_mirrored_array = false;
+/// True: a `hetero::mirrored_array`.
 template <class D, class Dev, class H>
 inline constexpr bool is_mirrored_array<mirrored_array<D, Dev, H>> = true;
 
@@ -78,7 +79,7 @@ array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept
 /// @endcode
 template <class... Accesses>
 struct access_list {
-  std::tuple<Accesses...> accesses;
+  std::tuple<Accesses...> accesses;  ///< The `array_access`es, in the order their views are passed.
 };
 
 /// Groups the accesses of one loop.

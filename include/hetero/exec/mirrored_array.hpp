@@ -59,8 +59,8 @@ enum class mirror_mode {
 template <class DataType, execution_space Device = default_device_space, execution_space Host = default_host_space>
 class mirrored_array {
  public:
-  using device_space = Device;
-  using host_space = Host;
+  using device_space = Device;  ///< The execution space of the device copy.
+  using host_space = Host;      ///< The execution space of the host copy.
   static_assert(!is_gpu_space<Host>,
                 "hetero: the host copy of a mirrored array must live in host memory: give a "
                 "host execution space as its third argument, the GPU space as its second");

@@ -50,6 +50,7 @@ struct model_tuner_options {
 /// is re-probed rarely), or the predicted gain is inside the deadband.
 class model_tuner final : public tuner {
  public:
+  /// A tuner with these settings; throws `invalid_argument` for settings outside their allowed ranges.
   explicit model_tuner(model_tuner_options options = {}) : m_options(options), m_interval(options.probe_interval) {
     HETERO_EXPECTS(options.min_gain >= 0 && options.min_gain < 1, "model_tuner min_gain is ", options.min_gain,
                    "; allowed: [0, 1)");

@@ -41,7 +41,7 @@ concept kokkos_reducer = requires(const R& r, typename R::value_type& v, const t
 /// caller after both parts have finished: on a host space (OpenMP, Serial, ...) the first
 /// element that throws stops the rest of its part; the other part runs to its end. The host
 /// part's exception wins over the device part's. A `noexcept` functor runs unguarded; GPU device
-/// code cannot throw (docs/exec.md, "Exceptions").
+/// code cannot throw (docs/results/exec.md, "Exceptions").
 /// <!-- snippet: fragment
 /// std::int64_t n = 64;
 /// double s = 2;

@@ -42,10 +42,14 @@ inline constexpr bool is_gpu_space =
 /// machine without a GPU.
 struct split_spaces {
 #if HETERO_HAS_DEVICE() || !(HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL())
+  /// The device side: the default device space (`Kokkos::OpenMP` in a CPU-only build with OpenMP and Serial).
   using device = default_device_space;
+  /// The host side: the default host space (`Kokkos::Serial` in a CPU-only build with OpenMP and Serial).
   using host = default_host_space;
 #else
+  /// The device side: the default device space (`Kokkos::OpenMP` in a CPU-only build with OpenMP and Serial).
   using device = Kokkos::OpenMP;
+  /// The host side: the default host space (`Kokkos::Serial` in a CPU-only build with OpenMP and Serial).
   using host = Kokkos::Serial;
 #endif
 };

@@ -20,7 +20,7 @@ struct split_config {
   double initial_weight = 0.2;
   /// Time the loops whose two spaces are one (no split, so no tuner needs their times). Off, such
   /// a loop costs what a plain Kokkos launch costs: two clock reads (47 ns) were 6 to 9 % of a
-  /// 1e3-element loop's time here (docs/exec.md, "Overhead on one space"); its statistics count
+  /// 1e3-element loop's time here (docs/results/exec.md, "Overhead on one space"); its statistics count
   /// runs and items, and its times stay 0 (`split_stats::timed_runs`). While an observer listens
   /// for loops (`observer_events::loops`), these loops are timed whatever this says.
   bool time_one_space = false;

@@ -34,8 +34,8 @@ namespace hetero {
 template <execution_space Device = default_device_space, execution_space Host = default_host_space>
 class split_policy {
  public:
-  using device_space = Device;
-  using host_space = Host;
+  using device_space = Device;  ///< The execution space of the device part of the range.
+  using host_space = Host;      ///< The execution space of the host part of the range.
   static_assert(!is_gpu_space<Host>,
                 "hetero: the host side of a split loop must be a host execution space (its "
                 "memory addressable by the CPU), e.g. Kokkos::DefaultHostExecutionSpace; "

@@ -32,7 +32,7 @@ inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <we
 }  // namespace detail
 
 /// Writes the CPU weight of every label to `path`, one "<weight> <label>" line each (labels may
-/// contain spaces, not line breaks). Throws `hetero::runtime_error` when the file cannot be written.
+/// contain spaces, not line breaks). Throws `hetero::io_error` when the file cannot be written.
 /// Every form takes an optional `work_sharing` handle first (the labels of that handle; without
 /// it, `default_work_sharing()`'s).
 /// <!-- snippet: fragment
@@ -46,7 +46,7 @@ inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <we
 inline void save_weights(const work_sharing& sharing, const std::string& path) {
   std::ofstream file(path, std::ios::trunc);
   if (!file)
-    detail::raise<runtime_error>("cannot open weights file '", path, "' for writing: ", std::strerror(errno));
+    detail::raise_io_error(path, "cannot open weights file '", path, "' for writing: ", std::strerror(errno));
   file << detail::weights_header << '\n' << std::setprecision(17);
   for (const auto& label : sharing.labels()) {
     HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
@@ -54,16 +54,16 @@ inline void save_weights(const work_sharing& sharing, const std::string& path) {
     file << sharing.cpu_weight(label) << ' ' << label << '\n';
   }
   file.flush();
-  if (!file) detail::raise<runtime_error>("writing weights file '", path, "' failed");
+  if (!file) detail::raise_io_error(path, "writing weights file '", path, "' failed");
 }
 
 /// Reads a file written by `save_weights` and sets each label's weight (`reset_weight`).
-/// Throws `hetero::runtime_error` when the file cannot be read and `hetero::invalid_argument`
-/// naming the line for a malformed line or a weight outside [0, 1]; nothing is set then.
+/// Throws `hetero::io_error` when the file cannot be read, and naming the line for a malformed
+/// line or a weight outside [0, 1]; nothing is set then.
 inline void load_weights(const work_sharing& sharing, const std::string& path) {
   std::ifstream file(path);
   if (!file)
-    detail::raise<runtime_error>("cannot open weights file '", path, "' for reading: ", std::strerror(errno));
+    detail::raise_io_error(path, "cannot open weights file '", path, "' for reading: ", std::strerror(errno));
   std::vector<std::pair<double, std::string>> weights;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
@@ -72,17 +72,20 @@ inline void load_weights(const work_sharing& sharing, const std::string& path) {
     double w = -1;
     const auto [end, error] = std::from_chars(line.data(), line.data() + std::min(space, line.size()), w);
     const bool parsed = error == std::errc() && end == line.data() + space && space + 1 < line.size();
-    HETERO_EXPECTS(parsed, "weights file '", path, "' line ", number, " is '", line,
-                   "'; expected '<weight> <label>'");
-    HETERO_EXPECTS(w >= 0 && w <= 1, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
-                   line.substr(space + 1), "'; allowed: [0, 1]");
+    if (!parsed)
+      detail::raise_io_error(path, "weights file '", path, "' line ", number, " is '", line,
+                             "'; expected '<weight> <label>'");
+    if (!(w >= 0 && w <= 1))
+      detail::raise_io_error(path, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
+                             line.substr(space + 1), "'; allowed: [0, 1]");
     weights.emplace_back(w, line.substr(space + 1));
   }
   for (const auto& [w, label] : weights) sharing.reset_weight(label, w);
 }
 
-/// `save_weights` and `load_weights` of `default_work_sharing()`'s labels.
+/// `save_weights` of `default_work_sharing()`'s labels.
 inline void save_weights(const std::string& path) { save_weights(default_work_sharing(), path); }
+/// `load_weights` into `default_work_sharing()`'s labels.
 inline void load_weights(const std::string& path) { load_weights(default_work_sharing(), path); }
 
 namespace detail {
@@ -116,7 +119,7 @@ struct weights_exchange {
 /// Collective over `comm` (a hetero handle such as `hetero::communicator`, or an `MPI_Comm`):
 /// writes every rank's CPU weights to one file (rank 0 writes it), one
 /// "<rank> <weight> <label>" line each, so that ranks on uneven nodes keep their own balance.
-/// Throws `hetero::runtime_error` on every rank when the file cannot be written, and
+/// Throws `hetero::io_error` on every rank when the file cannot be written, and
 /// `hetero::deadlock_error` when a rank does not arrive within the wait timeout (the handle's,
 /// or `hetero::wait_timeout()`).
 /// <!-- snippet: fragment -->
@@ -169,21 +172,21 @@ inline void save_weights(const work_sharing& sharing, const std::string& path, c
   }
   HETERO_MPI_CHECK(MPI_Ibcast, &x->written, 1, MPI_INT, 0, comm.get(), &request);
   wait(request, "broadcast of the outcome");
-  if (!x->written) detail::raise<runtime_error>("cannot write weights file '", path, "' (rank 0 writes it)");
+  if (!x->written) detail::raise_io_error(path, "cannot write weights file '", path, "' (rank 0 writes it)");
 }
 
 /// On every rank of `comm` (a hetero handle or an `MPI_Comm`): reads a file written by
 /// `save_weights(path, comm)` and sets, on each rank, the weights saved for that rank (a file
 /// written by `save_weights(path)`, without ranks, applies to every rank). Every rank reads the
 /// whole file on its own (no rank waits for another), so a malformed line or a weight outside
-/// [0, 1] throws `hetero::invalid_argument` on every rank and sets nothing; a file with no line
+/// [0, 1] throws `hetero::io_error` on every rank and sets nothing; a file with no line
 /// for a rank sets nothing there.
 inline void load_weights(const work_sharing& sharing, const std::string& path, comm_ref comm) {
   int rank = 0;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm.get(), &rank);
   std::ifstream file(path);
   if (!file)
-    detail::raise<runtime_error>("cannot open weights file '", path, "' for reading: ", std::strerror(errno));
+    detail::raise_io_error(path, "cannot open weights file '", path, "' for reading: ", std::strerror(errno));
   std::string line;
   std::getline(file, line);
   if (line != detail::rank_weights_header) {
@@ -203,19 +206,22 @@ inline void load_weights(const work_sharing& sharing, const std::string& path, c
         error == std::errc() && end == line.data() + first && second != std::string::npos &&
         second + 1 < line.size() &&
         std::from_chars(line.data() + first + 1, line.data() + second, w).ptr == line.data() + second;
-    HETERO_EXPECTS(parsed, "weights file '", path, "' line ", number, " is '", line,
-                   "'; expected '<rank> <weight> <label>'");
-    HETERO_EXPECTS(w >= 0 && w <= 1, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
-                   line.substr(second + 1), "'; allowed: [0, 1]");
+    if (!parsed)
+      detail::raise_io_error(path, "weights file '", path, "' line ", number, " is '", line,
+                             "'; expected '<rank> <weight> <label>'");
+    if (!(w >= 0 && w <= 1))
+      detail::raise_io_error(path, "weights file '", path, "' line ", number, " gives weight ", w, " to '",
+                             line.substr(second + 1), "'; allowed: [0, 1]");
     if (owner == rank) weights.emplace_back(w, line.substr(second + 1));
   }
   for (const auto& [w, label] : weights) sharing.reset_weight(label, w);
 }
 
-/// The collective `save_weights` and `load_weights` of `default_work_sharing()`'s labels.
+/// The collective `save_weights` of `default_work_sharing()`'s labels.
 inline void save_weights(const std::string& path, comm_ref comm) {
   save_weights(default_work_sharing(), path, comm);
 }
+/// The collective `load_weights` into `default_work_sharing()`'s labels.
 inline void load_weights(const std::string& path, comm_ref comm) {
   load_weights(default_work_sharing(), path, comm);
 }

@@ -65,6 +65,7 @@ struct checkpoint_options {
 /// return), it leaves the previous checkpoints as they were and removes its file.
 class checkpoint_writer {
  public:
+  /// Takes over `other`'s checkpoint; `other` is left without a file (it neither closes nor removes it).
   checkpoint_writer(checkpoint_writer&& other) noexcept
       : m_comm(std::move(other.m_comm)),
         m_rank(other.m_rank),
@@ -173,6 +174,8 @@ class checkpoint_writer {
 /// was written at.
 class restored_checkpoint : public h5file {
  public:
+  /// Opens the checkpoint file `path` for reading on the ranks of `comm` (collective); `step` is the step it
+  /// was written at.
   restored_checkpoint(std::string path, MPI_Comm comm, std::int64_t step)
       : h5file(std::move(path), file_mode::read, comm), m_step(step) {}
   /// The step given to `checkpoint::begin` when it was written: by the convention of the
@@ -208,7 +211,7 @@ class restored_checkpoint : public h5file {
 /// @endcode
 class checkpoint {
  public:
-  /// Checkpoints named `prefix`.<step>.h5 (the folder must exist) on the ranks of `comm`.
+  /// Checkpoints named `<prefix>.<step>.h5` (the folder must exist) on the ranks of `comm`.
   explicit checkpoint(std::string prefix, MPI_Comm comm = MPI_COMM_WORLD, checkpoint_options options = {})
       : m_prefix(std::move(prefix)), m_options(options), m_comm(detail::owned_comm::duplicate(comm)) {
     HETERO_EXPECTS(m_options.keep >= 1, "checkpoint_options::keep is ", m_options.keep, "; allowed: 1 or more");

@@ -44,7 +44,7 @@ struct h5file_options {
   /// When every rank of the file is on one node, turn ROMIO's collective buffering off
   /// (romio_cb_write/romio_cb_read) and with it write data sieving (romio_ds_write), so that
   /// each rank writes its own pieces. On one node every rank writes into the same page cache,
-  /// so the aggregator of two-phase I/O only adds a copy and an exchange (docs/io.md has the
+  /// so the aggregator of two-phase I/O only adds a copy and an exchange (docs/results/io.md has the
   /// measurement). Off by default: pieces of a few bytes (a 1-D cyclic array) then become one
   /// system call each, and data sieving must stay off with it, since ROMIO 4.0 leaves its file
   /// lock held when a sieved write fails (a full disk then hangs the other ranks).
@@ -81,7 +81,9 @@ class h5file {
   h5file(std::string path, file_mode mode, const communicator& comm, const h5file_options& options = {})
       : h5file(std::move(path), mode, comm.mpi_comm(), options) {}
 
+  /// Takes over the other object's open file; the moved-from object is left closed.
   h5file(h5file&&) noexcept = default;
+  /// Takes over the other object's open file, closing the one this object had open.
   h5file& operator=(h5file&&) noexcept = default;
   h5file(const h5file&) = delete;
   h5file& operator=(const h5file&) = delete;

@@ -18,8 +18,11 @@ namespace hetero {
 /// without wait() waits in its destructor (and drops the error: call wait() to see it).
 class io_handle {
  public:
+  /// A handle of the write `job` (made by `h5file::write_async`).
   explicit io_handle(std::shared_ptr<detail::io_job> job) noexcept : m_job(std::move(job)) {}
+  /// Takes over the other handle's write; the moved-from handle has none (it is done).
   io_handle(io_handle&&) noexcept = default;
+  /// Waits for this handle's write (dropping its error), then takes over `other`'s.
   io_handle& operator=(io_handle&& other) noexcept {
     if (this != &other) {
       settle();

@@ -60,7 +60,7 @@ using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
 /// hetero::communicator comm;
 /// -->
 /// @code
-/// hetero::distributed_csr<> a(comm, hetero::poisson_3d(64));
+/// hetero::distributed_csr<> a(hetero::poisson_3d(64), comm);
 /// hetero::cg_solver<> cg(a, {.variant = hetero::cg_variant::pipelined,
 ///                           .preconditioner = hetero::cg_preconditioner::block_ic0});
 /// auto b = a.make_vector(), x = a.make_vector();   // fill b; x is the initial guess
@@ -69,8 +69,8 @@ using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class cg_solver {
  public:
-  using matrix_type = distributed_csr<ExecutionSpace>;
-  using vector_type = typename matrix_type::vector_type;
+  using matrix_type = distributed_csr<ExecutionSpace>;    ///< The matrix A the solver works on.
+  using vector_type = typename matrix_type::vector_type;  ///< The type of `solve`'s b and x (this rank's rows).
 
   /// A temporary matrix cannot bind: the solver keeps a reference to `a` (see the constructor below).
   template <class M>
@@ -347,7 +347,7 @@ class cg_solver {
   // pipelined CG, which this replaced, carries r, w, s and z = A s by recurrences alone; on the
   // ill-conditioned SuiteSparse matrices of data/ it needed 1.04-1.43x the classic iterations
   // even with residual replacement (PETSc's PIPECG and PIPECGRR: 1.06-1.9x, or no convergence).
-  // Recomputing keeps this variant within a few percent of the classic one (docs/comm.md), for
+  // Recomputing keeps this variant within a few percent of the classic one (docs/results/linalg.md), for
   // one more product per iteration, overlapped with the allreduce as the first.
   // Residual replacement (Cools & Vanroose) still puts the true vectors back, r = b - A x and
   // s = A p, every `replacement_interval` iterations and whenever the recurrence residual meets

@@ -59,6 +59,7 @@ constexpr std::string_view to_string(cg_status s) noexcept {
 
 /// What a solve does.
 struct cg_options {
+  /// How an iteration communicates; `automatic` (the default) measures when the solver is made (`cg_variant`).
   cg_variant variant = cg_variant::automatic;
   /// M in M A x = M b (preconditioner.hpp): none, the inverse diagonal, a Chebyshev polynomial,
   /// block Jacobi over the ranks with IC(0) blocks, or (the default) the one of these that a few
@@ -80,7 +81,7 @@ struct cg_options {
   /// many iterations (residual replacement; 2 extra products each time), besides whenever the
   /// recurrence residual meets the tolerance. 0 (the default): only then. Periodic replacement
   /// disturbs the recurrence: every 10 iterations, it cost 1.05-1.42x the iterations on the
-  /// matrices of data/ (docs/comm.md).
+  /// matrices of data/ (docs/results/linalg.md).
   int replacement_interval = 0;
   /// Stop as diverged when the residual exceeds this factor times the best residual seen, or is
   /// not finite.
@@ -93,6 +94,7 @@ struct cg_options {
 /// What a solve did. A solve that does not converge returns the iterate with the smallest
 /// residual it saw (within 10 %), which is not always the last.
 struct cg_result {
+  /// Iterations run.
   int iterations = 0;
   /// ||b - A x|| / ||b|| of the returned x, computed afresh at the end.
   double residual = 0;
@@ -100,11 +102,13 @@ struct cg_result {
   cg_status status = cg_status::max_iterations;
   /// `status == cg_status::converged`: the true residual met the tolerance.
   bool converged = false;
-  /// Pipelined variant: residual replacements and restarts (after p'Ap <= 0 from rounding).
+  /// Pipelined variant: residual replacements.
   int replacements = 0;
+  /// Pipelined variant: restarts (after p'Ap <= 0 from rounding).
   int restarts = 0;
-  /// Wall time of the iterations (all ranks: the slowest), and per iteration.
+  /// Wall time of the iterations in seconds (all ranks: the slowest).
   double seconds = 0;
+  /// `seconds` per iteration (0 when none ran).
   double seconds_per_iteration = 0;
 };
 

@@ -17,9 +17,9 @@ namespace hetero {
 /// One entry (row, column, value) of a sparse matrix, 0-based.
 template <class Scalar = double>
 struct matrix_entry {
-  std::int64_t row;
-  std::int64_t col;
-  Scalar value;
+  std::int64_t row;  ///< The row, 0-based.
+  std::int64_t col;  ///< The column, 0-based.
+  Scalar value;      ///< The value.
 };
 
 /// Rows [first_row, first_row + local rows) of a `global_rows` x `cols` sparse matrix.
@@ -77,16 +77,21 @@ class csr_matrix {
 
   /// Rows of the whole matrix.
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }
+  /// Columns of the whole matrix.
   [[nodiscard]] std::int64_t cols() const noexcept { return m_cols; }
-  /// The first row held here, and how many.
+  /// The first row held here (a global row number).
   [[nodiscard]] std::int64_t first_row() const noexcept { return m_first_row; }
+  /// How many rows are held here.
   [[nodiscard]] std::int64_t local_rows() const noexcept {
     return static_cast<std::int64_t>(m_row_ptr.empty() ? 0 : m_row_ptr.size() - 1);
   }
+  /// Entries stored for the rows held here.
   [[nodiscard]] std::int64_t nonzeros() const noexcept { return static_cast<std::int64_t>(m_values.size()); }
-  /// Offsets of each held row's entries (local_rows + 1), their global columns and values.
+  /// Offsets of each held row's entries in `col_idx()` and `values()` (local_rows + 1 of them, from 0).
   [[nodiscard]] std::span<const std::int64_t> row_ptr() const noexcept { return m_row_ptr; }
+  /// The global column of each entry, row by row.
   [[nodiscard]] std::span<const std::int64_t> col_idx() const noexcept { return m_cols_of; }
+  /// The value of each entry, row by row.
   [[nodiscard]] std::span<const Scalar> values() const noexcept { return m_values; }
 
   /// Rows [begin, end) (global numbers) of the rows held here, as a matrix of their own.

@@ -39,7 +39,7 @@ concept row_source = requires(const S& s, std::int64_t i) {
 /// <!-- snippet: fragment -->
 /// @code
 /// hetero::communicator comm;
-/// hetero::distributed_csr<> a(comm, hetero::poisson_3d(64));
+/// hetero::distributed_csr<> a(hetero::poisson_3d(64), comm);
 /// auto x = a.make_halo_vector();   // this rank's rows, then room for the halo
 /// auto y = a.make_vector();        // this rank's rows
 /// a.multiply_halo(x, y);           // y = A x
@@ -47,14 +47,15 @@ concept row_source = requires(const S& s, std::int64_t i) {
 template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
 class distributed_csr {
  public:
-  using execution_space = ExecutionSpace;
-  using memory_space = typename ExecutionSpace::memory_space;
+  using execution_space = ExecutionSpace;                      ///< Where the products run.
+  using memory_space = typename ExecutionSpace::memory_space;  ///< Where the matrix and its vectors live.
   /// A vector in this matrix's memory space.
   using vector_type = Kokkos::View<double*, memory_space>;
 
-  /// Takes this rank's balanced block of the rows of `source` (collective over `comm`).
+  /// Takes this rank's balanced block of the rows of `source` (collective over `comm`, which the
+  /// matrix shares: `comm()` is `comm`).
   template <row_source Source>
-  distributed_csr(const communicator& comm, const Source& source) : m_comm(comm) {
+  distributed_csr(const Source& source, const communicator& comm) : m_comm(comm) {
     m_global_rows = static_cast<std::int64_t>(source.global_rows());
     m_rows = block_rows(m_global_rows, comm.size(), comm.rank());
     const csr_matrix<double> mine = source.rows(m_rows.begin, m_rows.end);
@@ -64,6 +65,13 @@ class distributed_csr {
     build(mine);
   }
 
+  /// The communicator first, as in 0.1.
+  template <row_source Source>
+  [[deprecated(
+      "hetero: the communicator comes after what the object is made of: distributed_csr(source, comm); "
+      "docs/conventions.md")]] distributed_csr(const communicator& comm, const Source& source)
+      : distributed_csr(source, comm) {}
+
   distributed_csr(const distributed_csr&) = delete;
   distributed_csr& operator=(const distributed_csr&) = delete;
 
@@ -71,16 +79,28 @@ class distributed_csr {
   [[nodiscard]] const communicator& comm() const noexcept { return m_comm; }
   /// The raw communicator of `comm()` (so a matrix is a `comm_ref` like the other handles).
   [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_comm.mpi_comm(); }
+  /// Rows (and columns) of the whole matrix.
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }
   /// This rank's rows.
   [[nodiscard]] row_block rows() const noexcept { return m_rows; }
+  /// How many rows this rank holds (`rows().size()`).
   [[nodiscard]] std::size_t local_rows() const noexcept { return static_cast<std::size_t>(m_rows.size()); }
+  /// Entries stored for this rank's rows.
   [[nodiscard]] std::size_t local_nonzeros() const noexcept { return m_values.extent(0); }
   /// Rows of every rank, in rank order (the counts of an allgatherv of a vector).
   [[nodiscard]] const std::vector<std::int64_t>& row_counts() const noexcept { return m_row_counts; }
-  /// Entries of other ranks this rank's rows read, and ranks it exchanges with.
+  /// Entries of other ranks this rank's rows read.
   [[nodiscard]] std::size_t halo_size() const noexcept { return m_halo.ghosts(); }
-  [[nodiscard]] std::size_t neighbours() const noexcept { return m_halo.neighbours(); }
+  /// Messages of one halo exchange: ranks this rank receives from plus ranks it sends to (a rank that
+  /// does both counts twice).
+  [[nodiscard]] std::size_t neighbors() const noexcept { return m_halo.neighbors(); }
+  /// `neighbors()`, spelled as in 0.1.
+  [[deprecated(
+      "hetero: one spelling per word, as MPI and Kokkos spell it: write neighbors(); "
+      "docs/conventions.md")]] [[nodiscard]] std::size_t
+  neighbours() const noexcept {
+    return neighbors();
+  }
 
   /// This rank's diagonal block (the entries whose columns are this rank's rows), in host
   /// memory with columns counted from the block's first row: what a block preconditioner

@@ -55,14 +55,14 @@ inline void check_spd_structure(std::vector<located_entry>& entries, std::int64_
   for (const auto& e : entries) {
     if (e.row != e.col) continue;
     if (!(e.value > 0))
-      raise<invalid_argument>(source, ":", e.line, ": diagonal entry A(", e.row + 1, ", ", e.col + 1,
-                              ") = ", e.value, " is not positive: the matrix is not positive definite");
+      raise_io_error(std::string(source), source, ":", e.line, ": diagonal entry A(", e.row + 1, ", ", e.col + 1,
+                     ") = ", e.value, " is not positive: the matrix is not positive definite");
     has_diagonal[static_cast<std::size_t>(e.row)] = true;
   }
   for (std::int64_t r = 0; r < rows; ++r)
     if (!has_diagonal[static_cast<std::size_t>(r)])
-      raise<invalid_argument>(source, ": no entry for A(", r + 1, ", ", r + 1,
-                              "): a zero diagonal entry, so the matrix is not positive definite");
+      raise_io_error(std::string(source), source, ": no entry for A(", r + 1, ", ", r + 1,
+                     "): a zero diagonal entry, so the matrix is not positive definite");
   if (symmetric) return;
   for (const auto& e : entries) {
     if (e.row == e.col) continue;
@@ -72,10 +72,10 @@ inline void check_spd_structure(std::vector<located_entry>& entries, std::int64_
     const bool found = mirror != entries.end() && mirror->row == e.col && mirror->col == e.row;
     const double other = found ? mirror->value : 0.0;
     if (std::abs(other - e.value) > 1e-12 * std::max(std::abs(other), std::abs(e.value)))
-      raise<invalid_argument>(source, ":", e.line, ": A(", e.row + 1, ", ", e.col + 1, ") = ", e.value, " but A(",
-                              e.col + 1, ", ", e.row + 1, ") = ", other,
-                              found ? message(" (line ", mirror->line, ")") : std::string(" (no entry)"),
-                              ": the matrix is not symmetric");
+      raise_io_error(std::string(source), source, ":", e.line, ": A(", e.row + 1, ", ", e.col + 1, ") = ", e.value,
+                     " but A(", e.col + 1, ", ", e.row + 1, ") = ", other,
+                     found ? message(" (line ", mirror->line, ")") : std::string(" (no entry)"),
+                     ": the matrix is not symmetric");
   }
 }
 
@@ -84,7 +84,9 @@ csr_matrix<double> parse_matrix_market(NextLine&& next_line, std::string_view so
                                        const matrix_market_options& options) {
   std::string line;
   std::int64_t number = 0;
-  const auto fail = [&](const auto&... what) { raise<invalid_argument>(source, ":", number, ": ", what...); };
+  const auto fail = [&](const auto&... what) {
+    raise_io_error(std::string(source), source, ":", number, ": ", what...);
+  };
   const auto words_of = [](std::string_view text) {
     std::vector<std::string_view> words;
     std::size_t i = 0;
@@ -195,7 +197,7 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
                                                   const matrix_market_options& options = {}) {
 #if HETERO_HAS_ZLIB()
   gzFile file = gzopen(path.c_str(), "rb");  // reads uncompressed files as they are
-  if (!file) detail::raise<invalid_argument>("cannot open the matrix file '", path, "'");
+  if (!file) detail::raise_io_error(path, "cannot open the matrix file '", path, "'");
   struct closer {
     gzFile f;
     ~closer() { gzclose(f); }
@@ -211,8 +213,8 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
     int code = Z_OK;
     const char* why = gzerror(file, &code);
     if (code != Z_OK && code != Z_STREAM_END)
-      detail::raise<invalid_argument>(path, ": the compressed data is damaged (zlib: ", why,
-                                      "); nothing of it was read as entries");
+      detail::raise_io_error(path, path, ": the compressed data is damaged (zlib: ", why,
+                             "); nothing of it was read as entries");
   }
   gzrewind(file);
   const auto next_line = [&](std::string& line) {
@@ -227,7 +229,7 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
     int code = Z_OK;
     const char* why = gzerror(file, &code);
     if (code != Z_OK && code != Z_STREAM_END)
-      detail::raise<invalid_argument>(path, ": the compressed data is damaged (zlib: ", why, ")");
+      detail::raise_io_error(path, path, ": the compressed data is damaged (zlib: ", why, ")");
     return !line.empty();
   };
   return detail::parse_matrix_market(next_line, path, options);
@@ -237,7 +239,7 @@ inline csr_matrix<double> read_matrix_market_file(const std::string& path,
         "'", path,
         "' is gzip-compressed and hetero was configured without zlib (HETERO_ENABLE_ZLIB=OFF); gunzip it first");
   std::ifstream in(path);
-  if (!in) detail::raise<invalid_argument>("cannot open the matrix file '", path, "'");
+  if (!in) detail::raise_io_error(path, "cannot open the matrix file '", path, "'");
   return read_matrix_market(in, path, options);
 #endif
 }

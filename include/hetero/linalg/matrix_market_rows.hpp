@@ -27,36 +27,52 @@ namespace hetero {
 /// hetero::communicator comm;
 /// -->
 /// @code
-/// hetero::distributed_csr<> a(comm, hetero::matrix_market_rows(comm, "bcsstk14.mtx.gz", {.require_spd = true}));
+/// hetero::distributed_csr<> a(hetero::matrix_market_rows("bcsstk14.mtx.gz", comm, {.require_spd = true}), comm);
 /// @endcode
 /// The result is identical, element by element, to every rank reading the whole file.
 class matrix_market_rows {
  public:
-  matrix_market_rows(const communicator& comm, const std::string& path,
+  /// Rank 0 of `comm` reads `path`; each rank keeps its block (collective). A file that cannot be
+  /// read, or is not a matrix as `options` require, raises `hetero::io_error` on every rank.
+  matrix_market_rows(const std::string& path, const communicator& comm,
                      const matrix_market_options& options = {}) {
     const int p = comm.size();
     const bool reader = comm.rank() == 0;
     csr_matrix<double> whole;
     std::string failure;
+    std::int64_t kind = 0;  // of rank 0's error: 1 io_error, 2 backend_error, 3 another
     std::exception_ptr own_error;
     if (reader) {
       try {
         whole = read_matrix_market_file(path, options);
+      } catch (const io_error& e) {
+        failure = e.what();
+        kind = 1;
+        own_error = std::current_exception();
+      } catch (const backend_error& e) {
+        failure = e.what();
+        kind = 2;
+        own_error = std::current_exception();
       } catch (const std::exception& e) {
         failure = e.what();
+        kind = 3;
         own_error = std::current_exception();
       }
     }
-    // Shape, or rank 0's error: every rank learns it before any data moves.
-    std::int64_t head[3] = {whole.global_rows(), whole.cols(), static_cast<std::int64_t>(failure.size())};
+    // Shape, or rank 0's error: every rank learns it before any data moves, and raises its type.
+    std::int64_t head[4] = {whole.global_rows(), whole.cols(), static_cast<std::int64_t>(failure.size()), kind};
     comm.broadcast(send_recv_buf(head), root(0));
-    if (head[2] > 0) {
+    if (head[3] != 0) {
       std::vector<char> text(failure.begin(), failure.end());
       text.resize(static_cast<std::size_t>(head[2]));
       comm.broadcast(send_recv_buf(text), root(0));
       if (own_error) std::rethrow_exception(own_error);
-      detail::raise<invalid_argument>("matrix_market_rows: rank 0 could not read '", path,
-                                      "': ", std::string(text.begin(), text.end()));
+      const std::string said(text.begin(), text.end());
+      if (head[3] == 2)
+        detail::raise<backend_error>("matrix_market_rows: rank 0 could not read '", path, "': ", said);
+      if (head[3] == 1)
+        detail::raise_io_error(path, "matrix_market_rows: rank 0 could not read '", path, "': ", said);
+      detail::raise<runtime_error>("matrix_market_rows: rank 0 could not read '", path, "': ", said);
     }
     m_global_rows = head[0];
     const row_block mine = block_rows(m_global_rows, p, comm.rank());
@@ -96,6 +112,13 @@ class matrix_market_rows {
     m_mine = csr_matrix<double>(m_global_rows, head[1], mine.begin, std::move(row_ptr), std::move(cols),
                                 std::move(values));
   }
+
+  /// The communicator first, as in 0.1.
+  [[deprecated(
+      "hetero: the communicator comes after what the object is made of: matrix_market_rows(path, comm, "
+      "options); docs/conventions.md")]] matrix_market_rows(const communicator& comm, const std::string& path,
+                                                            const matrix_market_options& options = {})
+      : matrix_market_rows(path, comm, options) {}
 
   /// Rows of the whole matrix.
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_global_rows; }

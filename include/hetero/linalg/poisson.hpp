@@ -23,7 +23,9 @@ class poisson_matrix {
                    "; every extent must be at least 1");
   }
 
+  /// Rows (and columns): nx * ny * nz.
   [[nodiscard]] std::int64_t global_rows() const noexcept { return m_nx * m_ny * m_nz; }
+  /// Whether the grid is 3-D (nz > 1: the seven-point matrix; otherwise the five-point one).
   [[nodiscard]] bool three_d() const noexcept { return m_nz > 1; }
 
   /// Rows [begin, end) with their global column indices.

@@ -57,13 +57,13 @@ constexpr std::string_view to_string(cg_preconditioner p) noexcept {
 /// cg_solver's `choose_preconditioner` describes): on a right-hand side b = A y (y's entries
 /// pseudo-random in [-1, 1] by global row), from x = 0.
 struct cg_trial {
-  cg_preconditioner preconditioner = cg_preconditioner::none;
-  bool available = true;     ///< false: the matrix refused it (a diagonal entry <= 0, a breakdown)
-  double setup_seconds = 0;  ///< building it (the slowest rank)
-  int iterations = 0;        ///< iterations run (at most the trial's; fewer when it converged)
-  double seconds_per_iteration = 0;
-  double residual = 1;           ///< ||b - A x|| / ||b|| after them
-  double estimated_seconds = 0;  ///< `estimated_seconds`: setup and iterations to the tolerance
+  cg_preconditioner preconditioner = cg_preconditioner::none;  ///< the candidate
+  bool available = true;             ///< false: the matrix refused it (a diagonal entry <= 0, a breakdown)
+  double setup_seconds = 0;          ///< building it (the slowest rank)
+  int iterations = 0;                ///< iterations run (at most the trial's; fewer when it converged)
+  double seconds_per_iteration = 0;  ///< wall time per iteration (the slowest rank)
+  double residual = 1;               ///< ||b - A x|| / ||b|| after them
+  double estimated_seconds = 0;      ///< `estimated_seconds`: setup and iterations to the tolerance
 };
 
 /// The time a candidate would take to reach `tolerance`: its setup plus its time per iteration

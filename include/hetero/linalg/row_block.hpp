@@ -14,10 +14,13 @@ namespace hetero {
 
 /// The rows [begin, end) of one rank.
 struct row_block {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
+  std::int64_t begin = 0;  ///< The first row (a global row number).
+  std::int64_t end = 0;    ///< One past the last row.
+  /// How many rows.
   [[nodiscard]] std::int64_t size() const noexcept { return end - begin; }
+  /// Whether the global row `row` is in [begin, end).
   [[nodiscard]] bool contains(std::int64_t row) const noexcept { return row >= begin && row < end; }
+  /// Equal when both bounds are equal.
   friend bool operator==(const row_block&, const row_block&) = default;
 };
 

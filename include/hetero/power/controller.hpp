@@ -88,7 +88,7 @@ struct controller_status {
 /// m.install();
 /// hetero::power::emulated_actuator cpu(hetero::power::frequency_table({1.2, 1.6, 2.0}, {73.0, 83.0, 95.0}));
 /// const hetero::communicator world;
-/// hetero::power::controller control(world, m, cpu, {.budget_watts = 2 * 83.0});  // or MPI_COMM_WORLD
+/// hetero::power::controller control(m, cpu, world, {.budget_watts = 2 * 83.0});  // or MPI_COMM_WORLD
 /// run_time_steps();  // hetero::mark_phase() once per step, optionally
 /// control.stop();
 /// @endcode
@@ -96,7 +96,7 @@ class controller {
  public:
   /// Starts the loop (collective over `comm`); throws `hetero::invalid_argument` for a budget below
   /// N * P(f_min) or bad options, `hetero::runtime_error` without MPI_THREAD_MULTIPLE (dynamic).
-  controller(comm_ref comm, monitor& activity, actuator& device, controller_options options)
+  controller(monitor& activity, actuator& device, comm_ref comm, controller_options options)
       : m_monitor(activity), m_actuator(device), m_table(device.table()), m_options(options) {
     int ranks = 0;
     HETERO_MPI_CHECK(MPI_Comm_size, comm.get(), &ranks);
@@ -120,7 +120,7 @@ class controller {
     m_group_budget = m_options.budget_watts * m_channel->size() / ranks;
     // Every rank starts at the even setting (the phase length is learnt there) and counts
     // frames from a moment the group agrees on.
-    m_channel->synchronise();
+    m_channel->synchronize();
     m_origin = std::chrono::steady_clock::now();
     m_monitor.align_frames(std::chrono::duration<double>(m_origin.time_since_epoch()).count());
     m_first_mark = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
@@ -155,6 +155,19 @@ class controller {
     m_channel.reset();
     if (m_error) std::rethrow_exception(m_error);
   }
+
+  /// The same on every rank of MPI_COMM_WORLD.
+  controller(monitor& activity, actuator& device, controller_options options)
+      : controller(activity, device, MPI_COMM_WORLD, options) {}
+
+  /// The communicator first, as in 0.1.
+  [[deprecated(
+      "hetero: the communicator comes after what the object works with and before the options: "
+      "controller(monitor, actuator, comm, options); docs/conventions.md")]] controller(comm_ref comm,
+                                                                                        monitor& activity,
+                                                                                        actuator& device,
+                                                                                        controller_options options)
+      : controller(activity, device, comm, options) {}
 
   ~controller() {
     try {
@@ -260,7 +273,7 @@ class controller {
       }
       const bool markers = m_options.phases == phase_source::automatic && fewest_marks >= 2;
       const phase_estimate found =
-          detect_phase(normalised(std::move(c), m_monitor.frame_seconds()), m_options.detection);
+          detect_phase(normalized(std::move(c), m_monitor.frame_seconds()), m_options.detection);
       const double frames = found.found ? static_cast<double>(found.frames) : m_options.fallback_phase_frames;
       m_channel->answer(e, {markers ? 1.0 : 0.0, frames, most_marks, found.period_frames});
       return;

@@ -132,6 +132,7 @@ struct node_split {
 /// @endcode
 class node_power_shifter {
  public:
+  /// A shifter for a node whose GPU has the steps of `gpu` and whose CPU has those of `cpu`.
   node_power_shifter(frequency_table gpu, frequency_table cpu) : m_gpu(std::move(gpu)), m_cpu(std::move(cpu)) {}
 
   /// The GPU's table (graphics clocks and board power).

@@ -62,18 +62,26 @@ inline std::vector<double> autocovariance(std::span<const double> series, std::s
 /// Normalises an autocovariance (or a sum of them) to the autocorrelation r = c / c(0), so
 /// r(0) = 1. A series that is constant up to rounding (relative to `scale`, its typical value)
 /// has no period: all zeros.
-inline std::vector<double> normalised(std::vector<double> c, double scale = 1.0) {
+inline std::vector<double> normalized(std::vector<double> c, double scale = 1.0) {
   const double variance = c.empty() ? 0.0 : c[0];
   if (!(variance > 1e-24 * (1.0 + scale * scale))) return std::vector<double>(c.size(), 0.0);
   for (double& x : c) x /= variance;
   return c;
 }
 
+/// `normalized`, spelled as in 0.1.
+[[deprecated(
+    "hetero: one spelling per word, as the C++ library spells it: write normalized(); "
+    "docs/conventions.md")]] inline std::vector<double>
+normalised(std::vector<double> c, double scale = 1.0) {
+  return normalized(std::move(c), scale);
+}
+
 /// The normalised autocorrelation r(0..max_lag) of `series`.
 inline std::vector<double> autocorrelation(std::span<const double> series, std::size_t max_lag) {
   double scale = 0.0;
   for (double x : series) scale = std::max(scale, std::abs(x));
-  return normalised(autocovariance(series, max_lag), scale);
+  return normalized(autocovariance(series, max_lag), scale);
 }
 
 namespace detail {

@@ -30,6 +30,7 @@ class access_clause {
   using storage = std::conditional_t<N == std::dynamic_extent, std::vector<event>, std::array<event, N>>;
 
  public:
+  /// A clause of `events` (made by `in`, `out` and `inout`).
   explicit access_clause(storage events) : m_events(std::move(events)) {}
 
   /// out only: when the task finishes, `ranks` (except the running rank) are notified over MPI,
@@ -40,6 +41,7 @@ class access_clause {
     c.m_targets = std::move(ranks);
     return c;
   }
+  /// The same, on a temporary clause (`out(e).to(ranks)`).
   [[nodiscard]] access_clause to(rank_set ranks) && requires(Mode == detail::event_access::write) {
     m_targets = std::move(ranks);
     return std::move(*this);
@@ -49,7 +51,7 @@ class access_clause {
   [[nodiscard]] std::span<const event> events() const noexcept { return {m_events.data(), m_events.size()}; }
   /// The ranks to notify, or nullptr.
   [[nodiscard]] const rank_set* targets() const noexcept { return m_targets ? &*m_targets : nullptr; }
-  static constexpr detail::event_access mode = Mode;
+  static constexpr detail::event_access mode = Mode;  ///< Whether the task reads or writes the events.
 
  private:
   storage m_events;
@@ -94,7 +96,7 @@ template <class... Args>
 
 /// The ranks that run the task (XcalableMP's `on`); without it, every rank runs it.
 struct on_clause {
-  rank_set ranks;
+  rank_set ranks;  ///< The ranks that run the task.
 };
 /// The task runs on the ranks of `ranks` (a rank, a list, `hetero::owners(...)`, ...).
 [[nodiscard]] inline on_clause on(rank_set ranks) { return {std::move(ranks)}; }
@@ -103,7 +105,7 @@ struct on_clause {
 /// the device queue and its body is called with the device execution space instance. `pinned`
 /// picks one of the graph's devices (its data stays there); -1 lets any idle device run it.
 struct device_clause {
-  int pinned = -1;
+  int pinned = -1;  ///< The index of the graph's device that runs the task; -1: any idle device.
 };
 /// A device task for any idle device.
 [[nodiscard]] inline device_clause device() { return {}; }
@@ -119,7 +121,7 @@ struct device_clause {
 /// of a factorisation moving (the Cholesky example); a higher value puts a task ahead of the
 /// rest. The shared queue costs a lock per task: graphs of very short tasks are faster without.
 struct priority_clause {
-  int value = 0;
+  int value = 0;  ///< The priority: above 0, queued by priority before the ordinary tasks; 0 or below, ordinary.
 };
 /// The task's priority (above 0: queued by priority, then declaration order, before the
 /// ordinary tasks).

@@ -40,7 +40,9 @@ concept completion_source = std::move_constructible<S> && requires(S& s) {
 /// @endcode
 class mpi_request {
  public:
+  /// Wraps `request`, a started non-blocking MPI operation, for a task graph to test until it completes.
   explicit mpi_request(MPI_Request request) noexcept : m_request(request) {}
+  /// Takes over `other`'s request; `other` is left with `MPI_REQUEST_NULL`.
   mpi_request(mpi_request&& other) noexcept : m_request(std::exchange(other.m_request, MPI_REQUEST_NULL)) {}
   mpi_request& operator=(mpi_request&&) = delete;
   mpi_request(const mpi_request&) = delete;

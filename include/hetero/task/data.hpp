@@ -162,22 +162,23 @@ class tile_array {
 
   /// What a tile array shares among its handles (made by the graph).
   struct shared {
-    std::string name;
-    std::array<std::int64_t, Rank> count{};
-    std::array<std::int64_t, detail::max_data_rank> extents{};
-    std::size_t bytes = 0;
-    std::function<int(const std::array<std::int64_t, Rank>&)> owner_of;
-    std::function<View(const std::array<std::int64_t, Rank>&)> view_of;
-    std::uint64_t first_id = 0;
-    int rank = 0;
-    int ranks = 1;
-    const void* graph = nullptr;
-    detail::data_registry* registry = nullptr;
-    std::weak_ptr<int> alive;  ///< expires with the registry (the graph)
-    std::thread::id declaring;
+    std::string name;                                                    ///< the name given at creation
+    std::array<std::int64_t, Rank> count{};                              ///< tiles along each dimension
+    std::array<std::int64_t, detail::max_data_rank> extents{};           ///< every tile's View extents
+    std::size_t bytes = 0;                                               ///< bytes of one tile
+    std::function<int(const std::array<std::int64_t, Rank>&)> owner_of;  ///< the rank owning a tile
+    std::function<View(const std::array<std::int64_t, Rank>&)> view_of;  ///< an owned tile's View
+    std::uint64_t first_id = 0;   ///< the data id of tile (0, ...); the others follow in row-major order
+    int rank = 0;                 ///< this rank in the graph
+    int ranks = 1;                ///< the graph's ranks
+    const void* graph = nullptr;  ///< the graph's engine (identifies the graph)
+    detail::data_registry* registry = nullptr;  ///< the graph's data registry, where tiles are registered
+    std::weak_ptr<int> alive;                   ///< expires with the registry (the graph)
+    std::thread::id declaring;                  ///< the thread that made the graph (tiles are named there)
+    /// The tiles registered so far, by row-major tile index (null: not named yet).
     std::shared_ptr<detail::data_registration> registration = std::make_shared<detail::data_registration>();
 
-    // Tile `at`, registered the first time it is named.
+    /// Tile `at`, registered the first time it is named (throws `invalid_argument` as `operator()` does).
     detail::data_state* tile(const std::array<std::int64_t, Rank>& at) {
       std::size_t linear = 0;
       for (std::size_t d = 0; d < Rank; ++d) {
@@ -251,11 +252,12 @@ struct data_args {
 template <detail::data_mode Mode, task_data_view... Views>
 class data_clause {
  public:
+  /// A clause of these pieces (made by `reads`, `writes` and `updates`).
   explicit data_clause(const task_data<Views>&... data) : m_data{data.state()...} {}
   /// The pieces, in order.
   [[nodiscard]] const std::array<detail::data_state*, sizeof...(Views)>& pieces() const noexcept { return m_data; }
-  static constexpr detail::data_mode mode = Mode;
-  using args = detail::data_args<detail::data_arg<Views, Mode>...>;
+  static constexpr detail::data_mode mode = Mode;                    ///< How the task uses the pieces.
+  using args = detail::data_args<detail::data_arg<Views, Mode>...>;  ///< What the body receives for them.
 
  private:
   std::array<detail::data_state*, sizeof...(Views)> m_data;
@@ -287,11 +289,12 @@ template <task_data_view... Views>
 template <detail::data_mode Mode, task_data_view View>
 class data_range_clause {
  public:
+  /// A clause of `pieces` (made by `reads`, `writes` and `updates` of a range).
   explicit data_range_clause(std::vector<detail::data_state*> pieces) : m_data(std::move(pieces)) {}
   /// The pieces, in order.
   [[nodiscard]] const std::vector<detail::data_state*>& pieces() const noexcept { return m_data; }
-  static constexpr detail::data_mode mode = Mode;
-  using args = detail::data_args<detail::data_arg<View, Mode, true>>;
+  static constexpr detail::data_mode mode = Mode;                      ///< How the task uses the pieces.
+  using args = detail::data_args<detail::data_arg<View, Mode, true>>;  ///< What the body receives: one span.
 
  private:
   std::vector<detail::data_state*> m_data;

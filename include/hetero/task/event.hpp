@@ -31,6 +31,7 @@ class event {
   [[nodiscard]] bool remote_capable() const noexcept { return m_state && m_state->remote_capable(); }
   /// Whether the event is not null.
   explicit operator bool() const noexcept { return m_state != nullptr; }
+  /// Equal when both are the same event of the same graph, or both are null.
   friend bool operator==(const event&, const event&) = default;
 
   /// The internal state (for the graph).
@@ -90,33 +91,47 @@ class event_array {
   /// `in(EA)`, `out(EA)`, and every algorithm of `<ranges>`.
   class iterator {
    public:
-    using iterator_concept = std::random_access_iterator_tag;
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = event;
-    using difference_type = std::ptrdiff_t;
-    using reference = event;
+    using iterator_concept = std::random_access_iterator_tag;   ///< A random access iterator.
+    using iterator_category = std::random_access_iterator_tag;  ///< A random access iterator.
+    using value_type = event;                                   ///< The element type.
+    using difference_type = std::ptrdiff_t;                     ///< A distance between iterators.
+    using reference = event;  ///< What dereferencing gives: an event handle, by value.
 
     iterator() = default;
+    /// The event at this position.
     [[nodiscard]] event operator*() const noexcept { return event(&m_block->events[m_index]); }
+    /// The event `k` positions further.
     [[nodiscard]] event operator[](difference_type k) const noexcept { return *(*this + k); }
+    /// Moves to the next event.
     iterator& operator++() noexcept { return *this += 1; }
+    /// Moves to the next event; returns the old position.
     iterator operator++(int) noexcept { return std::exchange(*this, *this + 1); }
+    /// Moves to the previous event.
     iterator& operator--() noexcept { return *this -= 1; }
+    /// Moves to the previous event; returns the old position.
     iterator operator--(int) noexcept { return std::exchange(*this, *this - 1); }
+    /// Moves `k` events forward (backward when negative).
     iterator& operator+=(difference_type k) noexcept {
       m_index = static_cast<std::size_t>(static_cast<difference_type>(m_index) + k);
       return *this;
     }
+    /// Moves `k` events backward (forward when negative).
     iterator& operator-=(difference_type k) noexcept { return *this += -k; }
+    /// The position `k` events after `i`.
     [[nodiscard]] friend iterator operator+(iterator i, difference_type k) noexcept { return i += k; }
+    /// The position `k` events after `i`.
     [[nodiscard]] friend iterator operator+(difference_type k, iterator i) noexcept { return i += k; }
+    /// The position `k` events before `i`.
     [[nodiscard]] friend iterator operator-(iterator i, difference_type k) noexcept { return i -= k; }
+    /// The number of events from `b` to `a`.
     [[nodiscard]] friend difference_type operator-(const iterator& a, const iterator& b) noexcept {
       return static_cast<difference_type>(a.m_index) - static_cast<difference_type>(b.m_index);
     }
+    /// Equal when both are at the same position (of the same array).
     [[nodiscard]] friend bool operator==(const iterator& a, const iterator& b) noexcept {
       return a.m_index == b.m_index;
     }
+    /// Orders by position (of iterators of the same array).
     [[nodiscard]] friend auto operator<=>(const iterator& a, const iterator& b) noexcept {
       return a.m_index <=> b.m_index;
     }
@@ -128,7 +143,9 @@ class event_array {
     std::size_t m_index = 0;
   };
 
+  /// The first event (row-major order).
   [[nodiscard]] iterator begin() const noexcept { return {m_block, 0}; }
+  /// One past the last event.
   [[nodiscard]] iterator end() const noexcept { return {m_block, size()}; }
 
   /// Wraps a block of events (for the graph).

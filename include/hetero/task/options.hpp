@@ -34,11 +34,12 @@ struct task_options {
   /// memory.
   std::size_t window = 4096;
   /// `wait()` raises `hetero::deadlock_error` on every rank after this long without a task
-  /// running, finishing or a notification arriving while work is still pending. The default,
-  /// `hetero::inherit_timeout`, follows the process-wide `hetero::wait_timeout()` (30 s unless
-  /// HETERO_WAIT_TIMEOUT, `runtime_options::wait_timeout` or `hetero::set_wait_timeout` say
-  /// otherwise; when that is 0, the graph waits forever). See docs/faults.md.
-  std::chrono::duration<double> no_progress_timeout = inherit_timeout;
+  /// running, finishing or a notification arriving while work is still pending
+  /// (`hetero::no_timeout`: never). The default, `hetero::inherit_timeout`, follows the
+  /// process-wide `hetero::wait_timeout()` (30 s unless HETERO_WAIT_TIMEOUT,
+  /// `runtime_options::wait_timeout` or `hetero::set_wait_timeout` say otherwise). See
+  /// docs/faults.md.
+  timeout no_progress_timeout = inherit_timeout;
   /// How long an idle worker keeps looking for work before it sleeps.
   std::chrono::duration<double> spin = std::chrono::microseconds(50);
   /// How long the thread in `wait()` keeps looking while tasks run on other workers, before it

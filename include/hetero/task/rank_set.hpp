@@ -37,13 +37,13 @@ class rank_set {
   /// The set of one rank.
   rank_set(int rank) : m_ranks{rank} {}  // NOLINT(google-explicit-constructor): on(3) reads naturally
   /// The listed ranks (duplicates are merged).
-  rank_set(std::initializer_list<int> ranks) : m_ranks(ranks) { normalise(); }
+  rank_set(std::initializer_list<int> ranks) : m_ranks(ranks) { normalize(); }
   /// The ranks of any range of integers (duplicates are merged).
   template <std::ranges::input_range Range>
   requires std::convertible_to < std::ranges::range_value_t<Range>,
   int > explicit rank_set(const Range& ranks) {
     for (auto r : ranks) m_ranks.push_back(static_cast<int>(r));
-    normalise();
+    normalize();
   }
 
   /// Every rank of the communicator, whatever its size.
@@ -109,10 +109,11 @@ class rank_set {
     return out.str();
   }
 
+  /// Equal when both are "all ranks", or both list the same ranks.
   friend bool operator==(const rank_set&, const rank_set&) = default;
 
  private:
-  void normalise() {
+  void normalize() {
     std::sort(m_ranks.begin(), m_ranks.end());
     m_ranks.erase(std::unique(m_ranks.begin(), m_ranks.end()), m_ranks.end());
   }

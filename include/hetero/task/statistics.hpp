@@ -12,8 +12,8 @@ namespace hetero {
 
 /// A number of moves and the bytes they carried.
 struct move_count {
-  std::uint64_t moves = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t moves = 0;  ///< The number of moves.
+  std::uint64_t bytes = 0;  ///< The bytes they carried, in total.
 };
 
 /// The moves of a graph's task data on this rank, per direction.
@@ -38,16 +38,16 @@ struct data_moves {
 /// when its data is in place to its end (its device's fence for a device task, which on a GPU
 /// includes the task's own moves still on the stream).
 struct label_statistics {
-  std::string label;
-  std::uint64_t host_runs = 0;
-  std::uint64_t device_runs = 0;
-  double host_seconds = 0;    ///< summed over the host runs
-  double device_seconds = 0;  ///< summed over the device runs
+  std::string label;              ///< the label ("(no label)" for tasks without one)
+  std::uint64_t host_runs = 0;    ///< tasks of the label run on the host
+  std::uint64_t device_runs = 0;  ///< tasks of the label run on a device
+  double host_seconds = 0;        ///< summed over the host runs
+  double device_seconds = 0;      ///< summed over the device runs
 };
 
 /// What `task_graph::statistics()` returns.
 struct task_statistics {
-  data_moves moves;
+  data_moves moves;                      ///< the moves of task data, per direction
   std::vector<label_statistics> labels;  ///< in the order the labels were first declared
 
   /// The entry of `label`, or nullptr.

@@ -46,14 +46,10 @@ class comm_state {
                    "; allowed: ", shm_inline_bytes, " to 1 GiB");
     HETERO_EXPECTS(options.staging_chunk_bytes >= 64, "communicator_options::staging_chunk_bytes is ",
                    options.staging_chunk_bytes, "; allowed: 64 or more");
-    HETERO_EXPECTS(std::isfinite(options.wait_timeout_seconds), "communicator_options::wait_timeout_seconds is ",
-                   options.wait_timeout_seconds,
-                   "; allowed: a negative number (inherit hetero::wait_timeout()), 0 (never) or a positive number "
-                   "of seconds");
-    // Every rank is in this constructor once the duplicate exists (or deadlock_error after the
+    // The set-up's own waits (a rank that never constructs it is a deadlock_error after the
     // timeout): the set-up's blocking steps below cannot wait for a rank that never comes.
-    const double timeout = options.wait_timeout_seconds < 0 ? inherit_wait_timeout : options.wait_timeout_seconds;
-    constexpr std::string_view timeout_option = "communicator_options::wait_timeout_seconds";
+    constexpr std::string_view timeout_option = "communicator_options::wait_timeout";
+    const double timeout = policy_seconds(options.wait_timeout, timeout_option);
     const wait_policy setup = make_wait_policy(base, timeout, timeout_option);
     m_comm_owner = duplicate_on_arrival(base, setup, "hetero::communicator construction");
     m_comm = m_comm_owner.get();

@@ -184,7 +184,7 @@ inline void settle_reduction(comm_state& st, collective kind, const op_failure& 
 /// oversubscribed, or a timeout is set (the default) and the status step did not see every rank
 /// arrive (`comm_state::all_present`), `start(&request)` starts the non-blocking form, waited
 /// politely (and given up after the timeout) instead. The polling costs MPICH about 5 us per
-/// call at 8 bytes (docs/comm.md), so calls whose ranks are known present block (watched by
+/// call at 8 bytes (docs/results/comm.md), so calls whose ranks are known present block (watched by
 /// the runtime's watchdog past the timeout: `blocking_call`).
 template <class Blocking, class Start>
 void call_mpi(comm_state& st, std::string_view what, std::string_view call, Blocking&& blocking, Start&& start) {

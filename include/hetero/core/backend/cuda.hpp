@@ -30,6 +30,8 @@ inline int device_count_cuda() {
 }  // namespace detail
 }  // namespace hetero
 
+/// Calls the CUDA runtime function `fn` with the remaining arguments; throws `hetero::backend_error` naming `fn`
+/// when it does not return `cudaSuccess`.
 #define HETERO_CUDA_CHECK(fn, ...) ::hetero::check_cuda(fn(__VA_ARGS__), #fn)
 
 #endif  // HETERO_CORE_BACKEND_CUDA_HPP

@@ -30,6 +30,8 @@ inline int device_count_hip() {
 }  // namespace detail
 }  // namespace hetero
 
+/// Calls the HIP runtime function `fn` with the remaining arguments; throws `hetero::backend_error` naming `fn`
+/// when it does not return `hipSuccess`.
 #define HETERO_HIP_CHECK(fn, ...) ::hetero::check_hip(fn(__VA_ARGS__), #fn)
 
 #endif  // HETERO_CORE_BACKEND_HIP_HPP

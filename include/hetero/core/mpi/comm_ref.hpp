@@ -27,7 +27,7 @@ concept communicator_handle = requires(const Handle& h) {
 /// so `save_weights(path, world)` and `save_weights(path, MPI_COMM_WORLD)` both work. It does
 /// not own what it refers to: the handle must outlive the call (or, in `task_options`, the
 /// construction of the graph). A handle whose communicator carries a no-progress timeout
-/// (`communicator_options::wait_timeout_seconds`, its own or its `comm()`'s) brings it along
+/// (`communicator_options::wait_timeout`, its own or its `comm()`'s) brings it along
 /// for the waits made on it.
 /// <!-- snippet: fragment -->
 /// @code
@@ -46,15 +46,11 @@ class comm_ref {
       : m_comm(handle.mpi_comm()) {
     // Its own options' timeout (a communicator), else that of the communicator it hands out
     // (a process grid, a distributed array: `comm()`).
-    double seconds = detail::inherit_wait_timeout;
-    if constexpr (requires { static_cast<double>(handle.options().wait_timeout_seconds); })
-      seconds = handle.options().wait_timeout_seconds;
-    else if constexpr (requires { static_cast<double>(handle.comm().options().wait_timeout_seconds); })
-      seconds = handle.comm().options().wait_timeout_seconds;
-    if (seconds >= 0) {
-      m_timeout_seconds = seconds;
-      m_timeout_option = "communicator_options::wait_timeout_seconds";
-    }
+    if constexpr (requires { timeout(handle.options().wait_timeout); })
+      m_timeout = handle.options().wait_timeout;
+    else if constexpr (requires { timeout(handle.comm().options().wait_timeout); })
+      m_timeout = handle.comm().options().wait_timeout;
+    if (!m_timeout.inherits()) m_timeout_option = "communicator_options::wait_timeout";
   }
 
   /// The MPI communicator.
@@ -62,21 +58,22 @@ class comm_ref {
   /// The MPI communicator, so that code written for an `MPI_Comm` keeps working.
   operator MPI_Comm() const noexcept { return m_comm; }  // NOLINT: implicit on purpose
 
-  /// Seconds without progress after which a wait on it gives up (negative: inherit
-  /// `hetero::wait_timeout()`; 0: never), and the option that set them (empty: inherited).
-  [[nodiscard]] double wait_timeout_seconds() const noexcept { return m_timeout_seconds; }
+  /// How long a wait on it goes without progress before it gives up (`hetero::inherit_timeout`:
+  /// the process-wide `hetero::wait_timeout()`).
+  [[nodiscard]] timeout wait_timeout() const noexcept { return m_timeout; }
+  /// The option that set `wait_timeout()`, named in messages (empty: inherited).
   [[nodiscard]] std::string_view timeout_option() const noexcept { return m_timeout_option; }
 
  private:
   MPI_Comm m_comm;
-  double m_timeout_seconds = detail::inherit_wait_timeout;
+  timeout m_timeout = inherit_timeout;
   std::string_view m_timeout_option{};
 };
 
 namespace detail {
 /// The wait policy of `comm` (not collective): its timeout, judged by the job's ranks on the node.
 inline wait_policy wait_policy_of(const comm_ref& comm) {
-  wait_policy policy = make_wait_policy(comm.get(), comm.wait_timeout_seconds());
+  wait_policy policy = make_wait_policy(comm.get(), policy_seconds(comm.wait_timeout(), comm.timeout_option()));
   policy.timeout_option = comm.timeout_option();
   return policy;
 }

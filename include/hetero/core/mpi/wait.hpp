@@ -58,7 +58,7 @@ struct wait_policy {
   std::string_view timeout_option{};
 
   /// The timeout in force now (0: none).
-  [[nodiscard]] double timeout() const { return timeout_seconds >= 0 ? timeout_seconds : wait_timeout(); }
+  [[nodiscard]] double timeout() const { return timeout_seconds >= 0 ? timeout_seconds : wait_timeout_seconds(); }
   /// Where to raise the limit, for messages.
   [[nodiscard]] std::string advice() const {
     return wait_timeout_advice(timeout_seconds >= 0 ? timeout_option : std::string_view{});

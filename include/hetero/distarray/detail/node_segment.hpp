@@ -3,7 +3,7 @@
 /// `MPI_Win_allocate_shared` on its node's images, so that a get or put between two images of
 /// one node is a copy made by the calling thread. MPICH's `MPI_Get` and `MPI_Put` (every window
 /// kind, ch4 with UCX as Debian builds it) are served only when the target enters MPI: a target
-/// busy in a kernel holds the origin for as long as the kernel runs (docs/distarray.md).
+/// busy in a kernel holds the origin for as long as the kernel runs (docs/results/distarray.md).
 #ifndef HETERO_DISTARRAY_DETAIL_NODE_SEGMENT_HPP
 #define HETERO_DISTARRAY_DETAIL_NODE_SEGMENT_HPP
 

@@ -121,7 +121,7 @@ inline block_plan plan_blocks(std::int64_t begin, std::int64_t end, int threads,
 
 /// The elements' loop of a guarded block starts on a 64-byte boundary, whatever code precedes it
 /// in the user's program: where a short loop falls relative to that boundary decided its speed
-/// on AMD EPYC by up to 1.6x from build to build (docs/exec.md, "Overhead on one space"), a
+/// on AMD EPYC by up to 1.6x from build to build (docs/results/exec.md, "Overhead on one space"), a
 /// lottery that no user flag should be needed to win. GCC only (Clang has no such attribute);
 /// the function is then called once per block, not inlined into Kokkos' loop over blocks.
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && !defined(__NVCOMPILER) && \

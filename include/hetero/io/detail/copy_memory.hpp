@@ -4,7 +4,7 @@
 /// 4 KiB pages that is most of the copy's time. So a large block is aligned to 2 MiB and asked
 /// for transparent huge pages (Linux's `madvise(MADV_HUGEPAGE)`, which the common "madvise"
 /// setting of /sys/kernel/mm/transparent_hugepage/enabled honours): the kernel then faults in
-/// 2 MiB at a time (docs/io.md has the measurement). Where there are no huge pages, the block
+/// 2 MiB at a time (docs/results/io.md has the measurement). Where there are no huge pages, the block
 /// is plain memory.
 #ifndef HETERO_IO_DETAIL_COPY_MEMORY_HPP
 #define HETERO_IO_DETAIL_COPY_MEMORY_HPP

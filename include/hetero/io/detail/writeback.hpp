@@ -51,7 +51,7 @@ inline void write_back(int fd) noexcept {
 class writebacks {
  public:
   /// How often a write-back queues the pages cached so far while the data is still coming (a
-  /// few MiB of a memory copy): of 1, 4 and 16 ms the fastest on 1 and 2 ranks (docs/io.md).
+  /// few MiB of a memory copy): of 1, 4 and 16 ms the fastest on 1 and 2 ranks (docs/results/io.md).
   static constexpr std::chrono::microseconds interval{1000};
 
   writebacks() = default;

@@ -89,7 +89,7 @@ class csr_halo_plan {
   [[nodiscard]] std::size_t sends() const noexcept { return m_send_index.extent(0); }
   [[nodiscard]] std::size_t ghosts() const noexcept { return m_ghost_host.extent(0); }
   /// Ranks this one exchanges with.
-  [[nodiscard]] std::size_t neighbours() const noexcept { return m_receives.size() + m_sends.size(); }
+  [[nodiscard]] std::size_t neighbors() const noexcept { return m_receives.size() + m_sends.size(); }
 
   /// Brings the ghosts into x[local rows ..] (x holds this rank's entries first).
   template <class ExecutionSpace>

@@ -32,7 +32,7 @@ static_assert(dot_lanes == 4, "hetero: dot adds its four lanes pairwise; change 
 /// index, the lanes added pairwise; the chunks in parallel, into `partials`, `dot_chunks(n)`
 /// long), then added in chunk order on the host (`host_partials`, a host mirror of `partials`).
 /// A reduction whose order follows the threads would give other bits for the same vectors on
-/// another thread count, and an ill-conditioned CG another iteration count (docs/nodes.md).
+/// another thread count, and an ill-conditioned CG another iteration count (docs/results/core.md).
 template <class Policy, class Vector, class Partials, class HostPartials>
 double dot(const Policy& policy, const Vector& u, const Vector& v, const Partials& partials,
            const HostPartials& host_partials) {

@@ -29,8 +29,8 @@ class dry_run_actuator final : public actuator {
  public:
   /// One applied setting and when (`hetero::wall_seconds()`).
   struct record {
-    double seconds;
-    power_setting setting;
+    double seconds;         ///< When it was applied (`hetero::wall_seconds()`).
+    power_setting setting;  ///< The setting applied.
   };
 
   /// Checks settings against `table`; logs to `log` (none: nullptr) with `name` on each line.

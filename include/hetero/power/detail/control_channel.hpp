@@ -63,7 +63,9 @@ class control_channel {
     }
     m_rank = m_up.rank();
     m_size = m_up.size();
-    m_policy = ::hetero::detail::make_wait_policy(m_up.get(), comm.wait_timeout_seconds(), comm.timeout_option());
+    m_policy = ::hetero::detail::make_wait_policy(
+        m_up.get(), ::hetero::detail::policy_seconds(comm.wait_timeout(), comm.timeout_option()),
+        comm.timeout_option());
   }
   control_channel(const control_channel&) = delete;
   control_channel& operator=(const control_channel&) = delete;
@@ -123,7 +125,7 @@ class control_channel {
 
   /// Waits until every rank of the group is here (blocking, collective; `deadlock_error`
   /// after the wait timeout).
-  void synchronise() const {
+  void synchronize() const {
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Ibarrier, m_shutdown.get(), &request);
     ::hetero::detail::wait_one(request, m_policy, "hetero::power::controller start (group barrier)");

@@ -45,8 +45,7 @@ inline int checked_workers(const task_options& o, int comm_size) {
   HETERO_EXPECTS(o.workers >= 0, "task_options::workers is ", o.workers,
                  "; allowed: 0 (the host threads Kokkos was given) or a positive thread count");
   HETERO_EXPECTS(o.window >= 1, "task_options::window is 0; allowed: 1 or more tasks");
-  HETERO_EXPECTS(o.no_progress_timeout.count() > 0, "task_options::no_progress_timeout is ",
-                 o.no_progress_timeout.count(), " s; allowed: a positive duration");
+  (void)policy_seconds(o.no_progress_timeout, "task_options::no_progress_timeout");
   HETERO_EXPECTS(o.spin.count() >= 0, "task_options::spin is ", o.spin.count(), " s; allowed: 0 or more");
   HETERO_EXPECTS(o.wait_spin.count() >= 0, "task_options::wait_spin is ", o.wait_spin.count(),
                  " s; allowed: 0 or more");
@@ -75,17 +74,13 @@ inline scheduler_settings settings(const task_options& o, int comm_size) {
 }
 
 /// Whether a graph's no-progress timeout is the process-wide wait timeout (named in messages).
-inline bool inherits_timeout(const task_options& o) noexcept {
-  return o.no_progress_timeout.count() < 0 || o.no_progress_timeout == ::hetero::inherit_timeout;
-}
+inline bool inherits_timeout(const task_options& o) noexcept { return o.no_progress_timeout.inherits(); }
 
 /// How a graph's collective waits (its set-up, remote_events' check) wait: with its no-progress
 /// timeout, or the process-wide one it inherits.
 inline wait_policy wait_policy_of(const task_options& o) {
-  return make_wait_policy(
-      o.comm.get(),
-      inherits_timeout(o) ? inherit_wait_timeout : std::chrono::duration<double>(o.no_progress_timeout).count(),
-      "task_options::no_progress_timeout");
+  constexpr std::string_view option = "task_options::no_progress_timeout";
+  return make_wait_policy(o.comm.get(), policy_seconds(o.no_progress_timeout, option), option);
 }
 
 /// The state of one task graph on this rank.
@@ -96,7 +91,8 @@ class graph_engine {
   graph_engine(const task_options& options, std::vector<std::unique_ptr<device_slot>> devices,
                const data_ops& ops = {})
       : m_channel(options.comm.get(), wait_policy_of(options)),
-        m_timeout(::hetero::detail::resolve_timeout(options.no_progress_timeout)),
+        m_timeout(
+            ::hetero::detail::resolve_timeout(options.no_progress_timeout, "task_options::no_progress_timeout")),
         m_timeout_inherited(inherits_timeout(options)),
         m_pool(options.window),
         m_devices(std::move(devices)),

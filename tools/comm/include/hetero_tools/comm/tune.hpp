@@ -41,7 +41,7 @@ struct tune_options {
   int repetitions = 7;
   /// An algorithm replaces MPI's call only when it is at least this much faster (0.15: its
   /// median time over MPI's, round by round, is at most 0.85). On a 2-core node the ratio of
-  /// MPI's call against itself wanders by about 10 % between runs (docs/comm.md), so a smaller
+  /// MPI's call against itself wanders by about 10 % between runs (docs/results/comm.md), so a smaller
   /// margin lets a tuning run's noise pick an algorithm that is slower than MPI's call.
   double margin = 0.15;
   /// The collectives to tune (others keep their current rules).

@@ -33,7 +33,7 @@ using ::hetero::power::detect_phase;
 using ::hetero::power::device_host_times;
 using ::hetero::power::node_power_shifter;
 using ::hetero::power::node_split;
-using ::hetero::power::normalised;
+using ::hetero::power::normalized;
 using ::hetero::power::phase_detection_options;
 using ::hetero::power::phase_estimate;
 using ::hetero::power::power_setting;
@@ -190,7 +190,7 @@ class simulated_run {
       for (std::size_t lag = 0; lag < c.size(); ++lag) covariance[lag] += c[lag];
     }
     const phase_estimate found =
-        detect_phase(normalised(std::move(covariance), m_options.frame_seconds), m_options.detection);
+        detect_phase(normalized(std::move(covariance), m_options.frame_seconds), m_options.detection);
     m_phase_frames = found.found ? found.frames : m_options.fallback_phase_frames;
     m_result.period_frames = found.period_frames;
     m_result.phase_frames = m_phase_frames;
