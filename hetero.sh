@@ -77,7 +77,7 @@ apt_packages=(
   libtbb-dev
   libstarpu-dev
   gnuplot-nox jq
-  clang-format
+  clang-format doxygen
   hwloc libhwloc-dev
   dpkg-dev xz-utils
 )
