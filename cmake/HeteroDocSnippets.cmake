@@ -180,7 +180,7 @@ macro(_hds_scan path name markdown)
 endmacro()
 
 function(hetero_add_doc_snippets target source_dir)
-  file(GLOB _docs CONFIGURE_DEPENDS "${source_dir}/docs/*.md")
+  file(GLOB_RECURSE _docs CONFIGURE_DEPENDS "${source_dir}/docs/*.md")
   file(GLOB_RECURSE _headers CONFIGURE_DEPENDS "${source_dir}/include/hetero/*.hpp")
   list(SORT _docs)
   list(SORT _headers)
