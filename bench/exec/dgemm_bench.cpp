@@ -108,7 +108,7 @@ void openblas_all_cores(benchmark::State& state) {
 
 void run_hetero(std::int64_t n, const std::string& label, policy range) {
   auto& o = operands_for(n);
-  hetero::split_for(label, range, hetero::access(hetero::in(o.a), hetero::replicated_in(o.b), hetero::out(o.c)),
+  hetero::split_for(label, range, hetero::access(hetero::reads(o.a), hetero::reads_all(o.b), hetero::writes(o.c)),
                     [](const auto& space, std::int64_t begin, std::int64_t end, const auto& a, const auto& b,
                        const auto& c) { dgemm::gemm_rows(space, begin, end, a, b, c); });
 }

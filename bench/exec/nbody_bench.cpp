@@ -106,7 +106,7 @@ void step_host_cores(benchmark::State& state) {
 
 void run_split(std::int64_t n, const char* label, policy range) {
   auto& p = particles_for(n);
-  hetero::parallel_for(label, range, hetero::access(hetero::replicated_in(p.all), hetero::out(p.acc)),
+  hetero::parallel_for(label, range, hetero::access(hetero::reads_all(p.all), hetero::writes(p.acc)),
                        nbody::forces{0, n, 0.05 * 0.05});
 }
 void run_split(std::int64_t n, const char* label) { run_split(n, label, policy(0, n)); }

@@ -49,7 +49,7 @@ class tiles {
       : m_nt(nt),
         m_b(b),
         m_rows({nt}, hetero::process_grid<1>({0}, comm), {hetero::distribution::cyclic()}),
-        m_storage({m_rows.local_size(0), nt * tile_elements()}, {.label = "cholesky::tiles"}, comm) {}
+        m_storage({m_rows.local_size(0), nt * tile_elements()}, comm, {.label = "cholesky::tiles"}) {}
 
   /// The ranks the tiles are distributed over.
   [[nodiscard]] const hetero::communicator& comm() const noexcept { return m_rows.grid().comm(); }

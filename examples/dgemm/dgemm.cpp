@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     const double weight = hetero::cpu_weight("dgemm");
     hetero::stopwatch watch;
     hetero::split_for("dgemm", hetero::split_policy<device_space, host_space>(0, rows),
-                      hetero::access(hetero::in(a), hetero::replicated_in(b), hetero::out(c)),
+                      hetero::access(hetero::reads(a), hetero::reads_all(b), hetero::writes(c)),
                       [](const auto& space, std::int64_t begin, std::int64_t end, const auto& av, const auto& bv,
                          const auto& cv) { dgemm::gemm_rows(space, begin, end, av, bv, cv); });
     // Each rank's weight beside its own times; the rate is the whole product's over the slowest rank.

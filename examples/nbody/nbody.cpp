@@ -117,15 +117,15 @@ int main(int argc, char** argv) {
   };
   auto compute_forces = [&] {
     hetero::parallel_for("nbody_forces", policy(0, mine),
-                         hetero::access(hetero::replicated_in(all), hetero::out(acc)),
+                         hetero::access(hetero::reads_all(all), hetero::writes(acc)),
                          nbody::forces{first, n, softening2});
   };
   auto total_energy = [&] {
     double kinetic = 0, potential = 0;
     hetero::parallel_reduce("nbody_kinetic", policy(0, mine),
-                            hetero::access(hetero::in(vel), hetero::replicated_in(all)),
+                            hetero::access(hetero::reads(vel), hetero::reads_all(all)),
                             nbody::kinetic_energy{first}, kinetic);
-    hetero::parallel_reduce("nbody_potential", policy(0, mine), hetero::access(hetero::replicated_in(all)),
+    hetero::parallel_reduce("nbody_potential", policy(0, mine), hetero::access(hetero::reads_all(all)),
                             nbody::potential_energy{first, n, softening2}, potential);
     return world.allreduce(hetero::send_buf(kinetic + potential), hetero::op(hetero::ops::sum{}));
   };
@@ -158,11 +158,11 @@ int main(int argc, char** argv) {
     const double weight = hetero::cpu_weight("nbody_forces");
     hetero::stopwatch watch;
     hetero::parallel_for("nbody_kick_drift", policy(0, mine),
-                         hetero::access(hetero::inout(vel), hetero::inout(pos), hetero::in(acc)),
+                         hetero::access(hetero::updates(vel), hetero::updates(pos), hetero::reads(acc)),
                          nbody::kick_drift{dt});
     gather_positions();
     compute_forces();
-    hetero::parallel_for("nbody_kick", policy(0, mine), hetero::access(hetero::inout(vel), hetero::in(acc)),
+    hetero::parallel_for("nbody_kick", policy(0, mine), hetero::access(hetero::updates(vel), hetero::reads(acc)),
                          nbody::kick{dt});
     // Each rank's weight beside its own times: ranks tune their weights separately.
     const std::vector<double> mine_row{weight, hetero::gpu_seconds("nbody_forces"),

@@ -15,4 +15,9 @@ void old_spellings(const hetero::communicator& comm, hetero::power::monitor& m, 
   // British spellings.
   (void)a.neighbours();
   (void)hetero::power::normalised({1.0, 0.5});
+  // A mirrored array's clauses named like events.
+  hetero::mirrored_array<double*> x("x", 8), y("y", 8), z("z", 8), w("w", 8);
+  hetero::parallel_for("old", 8,
+                       hetero::access(hetero::in(x), hetero::out(y), hetero::inout(z), hetero::replicated_in(w)),
+                       [](std::int64_t, auto, auto, auto, auto) {});
 }

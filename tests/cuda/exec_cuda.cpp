@@ -40,19 +40,19 @@ void cuda_check::exec() {
   x.sync_host();
   hetero::reset_weight("scale", 0.25);
   hetero::parallel_for(
-      "scale", policy(0, n), hetero::access(hetero::in(x), hetero::replicated_in(table), hetero::out(y)),
+      "scale", policy(0, n), hetero::access(hetero::reads(x), hetero::reads_all(table), hetero::writes(y)),
       KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> xv, hetero::loop_view<const double* [3]> tv,
                     hetero::loop_view<double*> yv) { yv(i) = 2 * xv(i) + tv(i, 2); });
-  hetero::parallel_for("axpy", policy(0, n), hetero::access(hetero::in(x), hetero::inout(y)), axpy{0.5});
+  hetero::parallel_for("axpy", policy(0, n), hetero::access(hetero::reads(x), hetero::updates(y)), axpy{0.5});
   hetero::parallel_for("plain", n, KOKKOS_LAMBDA(std::int64_t){});
   double sum = 0, largest = 0;
   hetero::parallel_reduce(
-      "sum", policy(0, n), hetero::access(hetero::in(y)),
+      "sum", policy(0, n), hetero::access(hetero::reads(y)),
       KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> yv, double& s) { s += yv(i); }, sum);
   hetero::parallel_reduce(
       "max", policy(0, n), KOKKOS_LAMBDA(std::int64_t i, double& m) { m = i > m ? double(i) : m; },
       Kokkos::Max<double>(largest));
-  hetero::split_for("chunks", policy(0, n), hetero::access(hetero::in(x), hetero::out(y)),
+  hetero::split_for("chunks", policy(0, n), hetero::access(hetero::reads(x), hetero::writes(y)),
                     [](const auto& space, std::int64_t begin, std::int64_t end, const auto& xv, const auto& yv) {
                       using space_t = std::remove_cvref_t<decltype(space)>;
                       using memory = typename std::remove_cvref_t<decltype(xv)>::memory_space;

@@ -356,7 +356,7 @@ TEMPLATE_LIST_TEST_CASE("an exception in a loop over mirrored arrays reaches the
       const auto policy = hetero::split_policy<device, host>(t.begin, t.end).weight(t.weight);
       check_thrown<device, host>(what_throws([&] {
                                    hetero::parallel_for("test_mirror_throw", policy,
-                                                        hetero::access(hetero::out(y)),
+                                                        hetero::access(hetero::writes(y)),
                                                         [=](std::int64_t i, hetero::loop_view<double*> yv) {
                                                           if (i == device_throw)
                                                             throw device_failure(message_at(i));
@@ -365,7 +365,7 @@ TEMPLATE_LIST_TEST_CASE("an exception in a loop over mirrored arrays reaches the
                                                         });
                                  }),
                                  t);
-      hetero::parallel_for("test_mirror_throw", policy, hetero::access(hetero::out(y)),
+      hetero::parallel_for("test_mirror_throw", policy, hetero::access(hetero::writes(y)),
                            [](std::int64_t i, hetero::loop_view<double*> yv) { yv(i) = 2.0 * value_of(i); });
       y.sync_host();
       for (std::int64_t i = t.begin; i < t.end; ++i) REQUIRE(y.host_view()(i) == 2.0 * value_of(i));

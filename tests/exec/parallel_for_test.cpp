@@ -99,7 +99,7 @@ TEMPLATE_LIST_TEST_CASE("partitioned and replicated arrays move exactly the rows
     // y(i) = x(i) * table(n - 1 - i, 1): x partitioned in, table replicated in, y out.
     hetero::parallel_for(
         "test_access", hetero::split_policy<device, host>(0, n).weight(w),
-        hetero::access(hetero::in(x), hetero::replicated_in(table), hetero::out(y)),
+        hetero::access(hetero::reads(x), hetero::reads_all(table), hetero::writes(y)),
         KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> xv, hetero::loop_view<const double* [2]> tv,
                       hetero::loop_view<double*> yv) { yv(i) = xv(i) * tv(n - 1 - i, 1); });
     CHECK(x.bytes_to_device() == device_rows * sizeof(double));  // the device's rows only
@@ -123,7 +123,7 @@ TEMPLATE_LIST_TEST_CASE("partitioned and replicated arrays move exactly the rows
     x.reset_transfer_counters();
     y.modify_host();  // the host holds the newest y everywhere now
     hetero::parallel_for(
-        "test_access", hetero::split_policy<device, host>(0, n).weight(w2), hetero::access(hetero::inout(y)),
+        "test_access", hetero::split_policy<device, host>(0, n).weight(w2), hetero::access(hetero::updates(y)),
         KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<double*> yv) { yv(i) += 1.0; });
     CHECK(y.bytes_to_device() == static_cast<std::uint64_t>(plan2.device_items()) * sizeof(double));
     y.sync_host();
@@ -169,15 +169,15 @@ TEST_CASE("bad weights, counts and sizes raise invalid_argument naming the value
   CHECK_THROWS_WITH(hetero::parallel_for("bad", -5, KOKKOS_LAMBDA(std::int64_t){}),
                     ContainsSubstring("iteration count is -5"));
   hetero::mirrored_array<double*> small("small", 10);
-  CHECK_THROWS_WITH(hetero::parallel_for("bad", 12, hetero::access(hetero::out(small)),
+  CHECK_THROWS_WITH(hetero::parallel_for("bad", 12, hetero::access(hetero::writes(small)),
                                          KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<double*>){}),
                     ContainsSubstring("'small' has 10 rows") && ContainsSubstring("[0, 12)"));
   CHECK_THROWS_WITH(
-      hetero::parallel_for("bad", 10, hetero::access(hetero::in(small), hetero::out(small)),
+      hetero::parallel_for("bad", 10, hetero::access(hetero::reads(small), hetero::writes(small)),
                            KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<double*>, hetero::loop_view<double*>){}),
       ContainsSubstring("appears twice"));
   hetero::mirrored_array<double*> big("big", 5);
-  CHECK_NOTHROW(hetero::parallel_for("ok", 3, hetero::access(hetero::replicated_in(big)),
+  CHECK_NOTHROW(hetero::parallel_for("ok", 3, hetero::access(hetero::reads_all(big)),
                                      KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<const double*>){}));
 }
 

@@ -105,7 +105,7 @@ TEMPLATE_LIST_TEST_CASE("split_for bodies get their side's views after the missi
   const double w = std::uniform_real_distribution<double>(0.1, 0.9)(gen);
   hetero::split_for(
       "test_rows", hetero::split_policy<device, host>(0, n).weight(w),
-      hetero::access(hetero::in(a), hetero::out(c)),
+      hetero::access(hetero::reads(a), hetero::writes(c)),
       [&](const auto& space, std::int64_t b, std::int64_t e, const auto& av, const auto& cv) {
         using space_type = std::remove_cvref_t<decltype(space)>;
         if constexpr (hetero::is_gpu_space<space_type>) {  // device views: a kernel

@@ -115,7 +115,7 @@ TEST_CASE("split loops on the GPU and the host cores equal a serial loop for any
     x.assign_host(xs);
     hetero::reset_weight("gpu_scale", w);
     hetero::parallel_for(
-        "gpu_scale", policy(0, n), hetero::access(hetero::in(x), hetero::out(y)),
+        "gpu_scale", policy(0, n), hetero::access(hetero::reads(x), hetero::writes(y)),
         KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> xv, hetero::loop_view<double*> yv) {
           yv(i) = 3 * xv(i) + value_of(i, 1);
         });
@@ -135,7 +135,7 @@ TEST_CASE("split loops on the GPU and the host cores equal a serial loop for any
         "gpu_sum", policy(0, n).weight(w), KOKKOS_LAMBDA(std::int64_t i, double& s) { s += value_of(i, 2); }, sum);
     CHECK(sum == expected_sum);
     hetero::parallel_reduce(
-        "gpu_max", policy(0, n).weight(w), hetero::access(hetero::in(x)),
+        "gpu_max", policy(0, n).weight(w), hetero::access(hetero::reads(x)),
         KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> xv, double& m) {
           m = xv(i) > m ? xv(i) : m;
         },
@@ -153,7 +153,7 @@ TEST_CASE("split_for hands the GPU its device views and the host its host views"
   x.assign_host(xs);
   int device_calls = 0, host_calls = 0;
   hetero::split_for("gpu_chunks", policy(0, n).weight(0.5).host_chunks(3),
-                    hetero::access(hetero::in(x), hetero::out(y)),
+                    hetero::access(hetero::reads(x), hetero::writes(y)),
                     [&](const auto& space, std::int64_t b, std::int64_t e, const auto& xv, const auto& yv) {
                       using space_type = std::remove_cvref_t<decltype(space)>;
                       if constexpr (hetero::is_gpu_space<space_type>) {
@@ -228,7 +228,7 @@ TEST_CASE("the tuner settles on a loop the GPU dwarfs, every step's result right
   for (int step = 1; step <= 8; ++step) {
     weights.push_back(hetero::cpu_weight(label));
     hetero::parallel_for(
-        label, policy(0, n), hetero::access(hetero::out(y)),
+        label, policy(0, n), hetero::access(hetero::writes(y)),
         KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<double*> yv) {
           double s = 0;
           for (int k = 1; k <= 200; ++k) s += 1.0 / (static_cast<double>(i % 97) + k);

@@ -1,7 +1,8 @@
 /// @file
-/// Access modes of the mirrored arrays a work-sharing loop uses: partitioned `in`, `out`,
-/// `inout` (each side needs only the rows it computes) and `replicated_in` (each side needs all
-/// rows, e.g. all positions in N-body or matrix B in DGEMM). Before a run the rows each side
+/// Access clauses of the mirrored arrays a work-sharing loop uses: partitioned `reads`, `writes`,
+/// `updates` (each side needs only the rows it computes) and `reads_all` (each side needs all
+/// rows, e.g. all positions in N-body or matrix B in DGEMM); the names and meanings of task data's
+/// clauses (docs/conventions.md). Before a run the rows each side
 /// lacks are moved; afterwards the rows each side wrote are recorded as newest there.
 #ifndef HETERO_EXEC_ACCESS_HPP
 #define HETERO_EXEC_ACCESS_HPP
@@ -45,24 +46,58 @@ inline constexpr bool is_mirrored_array<mirrored_array<D, Dev, H>> = true;
 template <class T>
 concept mirrored = is_mirrored_array<T>;
 
-/// Rows of `a` partitioned like the loop's iterations, read by each side.
+/// Rows of `a` partitioned like the loop's iterations, read by each side (the same clause name
+/// and meaning as for task data: the work reads `a`, and each side gets a current copy).
 template <mirrored Array>
-array_access<Array, access_mode::in> in(Array& a) noexcept {
+array_access<Array, access_mode::in> reads(Array& a) noexcept {
   return {&a};
 }
-/// Rows of `a` partitioned like the loop's iterations, written by each side.
+/// Rows of `a` partitioned like the loop's iterations, written by each side (their old values
+/// are not moved).
 template <mirrored Array>
-array_access<Array, access_mode::out> out(Array& a) noexcept {
+array_access<Array, access_mode::out> writes(Array& a) noexcept {
   return {&a};
 }
 /// Rows of `a` partitioned like the loop's iterations, read and written by each side.
 template <mirrored Array>
-array_access<Array, access_mode::inout> inout(Array& a) noexcept {
+array_access<Array, access_mode::inout> updates(Array& a) noexcept {
   return {&a};
 }
 /// All rows of `a`, read by both sides.
 template <mirrored Array>
-array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept {
+array_access<Array, access_mode::replicated_in> reads_all(Array& a) noexcept {
+  return {&a};
+}
+
+/// `reads(a)`, as 0.1 spelled it.
+template <mirrored Array>
+[[deprecated(
+    "hetero: in/out name events; data a loop reads is hetero::reads(a) (as for task data); "
+    "docs/conventions.md")]] array_access<Array, access_mode::in>
+in(Array& a) noexcept {
+  return {&a};
+}
+/// `writes(a)`, as 0.1 spelled it.
+template <mirrored Array>
+[[deprecated(
+    "hetero: in/out name events; data a loop writes is hetero::writes(a) (as for task data); "
+    "docs/conventions.md")]] array_access<Array, access_mode::out>
+out(Array& a) noexcept {
+  return {&a};
+}
+/// `updates(a)`, as 0.1 spelled it.
+template <mirrored Array>
+[[deprecated(
+    "hetero: in/out name events; data a loop reads and writes is hetero::updates(a) (as for task "
+    "data); docs/conventions.md")]] array_access<Array, access_mode::inout>
+inout(Array& a) noexcept {
+  return {&a};
+}
+/// `reads_all(a)`, as 0.1 spelled it.
+template <mirrored Array>
+[[deprecated("hetero: data both sides read whole is hetero::reads_all(a); docs/conventions.md")]] array_access<
+    Array, access_mode::replicated_in>
+replicated_in(Array& a) noexcept {
   return {&a};
 }
 
@@ -73,7 +108,7 @@ array_access<Array, access_mode::replicated_in> replicated_in(Array& a) noexcept
 /// hetero::mirrored_array<double* [3]> pos("pos", n), acc("acc", n);
 /// -->
 /// @code
-/// hetero::parallel_for("force", n, hetero::access(hetero::replicated_in(pos), hetero::out(acc)),
+/// hetero::parallel_for("force", n, hetero::access(hetero::reads_all(pos), hetero::writes(acc)),
 ///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double* [3]> pos,
 ///                                    hetero::loop_view<double* [3]> acc) { /* ... */ });
 /// @endcode
@@ -124,7 +159,7 @@ void check_accesses(const Policy& policy, const access_list<A...>& list) {
             for (std::size_t j = i + 1; j < sizeof...(A); ++j)
               HETERO_EXPECTS(arrays[i] != arrays[j],
                              "a mirrored array appears twice in one access list (arguments ", i + 1, " and ",
-                             j + 1, "); give it once, with the mode that covers both uses");
+                             j + 1, "); give it once, with the mode that covers both uses (hetero::updates)");
         }
       },
       list.accesses);

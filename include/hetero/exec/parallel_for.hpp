@@ -64,7 +64,7 @@ void parallel_for(std::string_view label, const Range& range, const Functor& fun
 /// hetero::mirrored_array<double*> x("x", n), y("y", n);
 /// -->
 /// @code
-/// hetero::parallel_for("scale", n, hetero::access(hetero::in(x), hetero::out(y)),
+/// hetero::parallel_for("scale", n, hetero::access(hetero::reads(x), hetero::writes(y)),
 ///                      KOKKOS_LAMBDA(std::int64_t i, hetero::loop_view<const double*> x,
 ///                                    hetero::loop_view<double*> y) { y(i) = 2 * x(i); });
 /// @endcode
