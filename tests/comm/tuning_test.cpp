@@ -99,6 +99,7 @@ TEST_CASE("tuning text is parsed with its shape and checked line by line", "[com
                     ContainsSubstring("f:1: expected 'shape <ranks> <nodes>'"));
   CHECK_THROWS_WITH(comm_tuning::load("/nonexistent/hetero.tuning"),
                     ContainsSubstring("cannot open the tuning file '/nonexistent/hetero.tuning'"));
+  CHECK_THROWS_AS(comm_tuning::load("/nonexistent/hetero.tuning"), hetero::io_error);
   comm_tuning u;
   CHECK_THROWS_WITH(u.set(collective::allreduce, {{64, comm_algorithm::shm}}),
                     ContainsSubstring("must end with one for unbounded sizes"));
@@ -149,6 +150,7 @@ TEST_CASE("a communicator reads its tuning file or the environment's, if it fits
   communicator_options o;
   o.tuning_file = path;
   CHECK_THROWS_WITH(communicator(o), ContainsSubstring(path + ":2: unknown algorithm 'warp'"));
+  CHECK_THROWS_AS(communicator(o), hetero::io_error);  // every rank: a bad file, whatever its format
   world.barrier();
   if (world.rank() == 0) std::filesystem::remove(path);
 }

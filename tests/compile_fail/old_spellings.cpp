@@ -15,6 +15,8 @@ void old_spellings(const hetero::communicator& comm, hetero::power::monitor& m, 
   // British spellings.
   (void)a.neighbours();
   (void)hetero::power::normalised({1.0, 0.5});
+  // The access modes named like events.
+  static_assert(hetero::access_mode::in == hetero::access_mode::read);
   // A mirrored array's clauses named like events.
   hetero::mirrored_array<double*> x("x", 8), y("y", 8), z("z", 8), w("w", 8);
   hetero::parallel_for("old", 8,

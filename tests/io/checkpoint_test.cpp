@@ -107,3 +107,28 @@ TEST_CASE("checkpoint arguments are checked", "[io][checkpoint][errors]") {
   hetero::checkpoint nowhere(dir.file("no/such/folder/run"));
   CHECK_THROWS_AS(nowhere.begin(0), hetero::io_error);
 }
+
+TEST_CASE("a rank that skips a checkpoint's collective call: the others give up after the wait timeout",
+          "[io][checkpoint][errors]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-checkpoint-skip");
+  MPI_Comm ranks = MPI_COMM_NULL;  // its own ranks: what is left pending stays off the world
+  MPI_Comm_dup(MPI_COMM_WORLD, &ranks);
+  const hetero::timeout before = hetero::wait_timeout();
+  const double limit = 0.5 * hetero::testing::time_scale();
+  hetero::set_wait_timeout(std::chrono::duration<double>(limit));
+  {
+    hetero::checkpoint saved(dir.file("run"), ranks);
+    // Rank 0 lists the files and broadcasts them; here it skips the call, and every other rank
+    // gives up waiting for it (a root that calls while another rank skips may complete its
+    // broadcast at once: MPI lets it).
+    const bool skips = world_rank() == 0;
+    if (!skips) {
+      CHECK_THROWS_AS(saved.steps(), hetero::deadlock_error);
+      CHECK_THROWS_WITH(saved.steps(), ContainsSubstring("hetero::checkpoint::steps"));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // every rank ends here, none hangs in MPI_Bcast
+  }
+  hetero::set_wait_timeout(before);
+  MPI_Comm_free(&ranks);
+}

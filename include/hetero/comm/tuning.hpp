@@ -193,20 +193,25 @@ class comm_tuning {
     return t;
   }
 
-  /// Reads a tuning file; throws `invalid_argument` naming the file and line on a bad one.
+  /// Reads a tuning file; throws `io_error` naming the file (and the line) when it cannot be read
+  /// or is malformed, as for every file (docs/conventions.md).
   static comm_tuning load(const std::string& path) {
     std::ifstream in(path);
-    if (!in) detail::raise<invalid_argument>("cannot open the tuning file '", path, "'");
+    if (!in) detail::raise_io_error(path, "cannot open the tuning file '", path, "'");
     std::ostringstream text;
     text << in.rdbuf();
-    return parse(text.str(), path);
+    try {
+      return parse(text.str(), path);
+    } catch (const invalid_argument& e) {
+      throw io_error(e.what(), path);
+    }
   }
 
-  /// Writes the table to `path`.
+  /// Writes the table to `path`; throws `io_error` when it cannot be written.
   void save(const std::string& path) const {
     std::ofstream out(path);
     out << to_text();
-    if (!out) detail::raise<invalid_argument>("cannot write the tuning file '", path, "'");
+    if (!out) detail::raise_io_error(path, "cannot write the tuning file '", path, "'");
   }
 
   /// Equal when the rules of every collective and the shape are equal.

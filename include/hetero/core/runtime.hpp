@@ -68,7 +68,7 @@ struct runtime_options {
   /// tasks, waits, idle time, collectives, split loops' parts, reflects, gmoves and power
   /// settings to this file at the runtime's end, merged by rank 0; when empty, the environment
   /// variable HETERO_TRACE (unset or empty: no trace). The file is created at the start: a path
-  /// that cannot be written raises `hetero::invalid_argument` on every rank then (docs/trace.md).
+  /// that cannot be written raises `hetero::io_error` on every rank then (docs/trace.md).
   std::optional<std::string> trace_file{};
 };
 

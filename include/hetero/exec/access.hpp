@@ -19,12 +19,19 @@
 
 namespace hetero {
 
-/// How a loop uses one mirrored array.
+/// How a loop uses one mirrored array (the clause that says it: `reads`, `writes`, `updates`,
+/// `reads_all`).
 enum class access_mode {
-  in,            ///< each side reads the rows of its own part
-  out,           ///< each side writes the rows of its own part (their old values are not read)
-  inout,         ///< each side reads and writes the rows of its own part
-  replicated_in  ///< each side reads all rows
+  read,        ///< each side reads the rows of its own part
+  write,       ///< each side writes the rows of its own part (their old values are not read)
+  read_write,  ///< each side reads and writes the rows of its own part
+  read_all,    ///< each side reads all rows
+  in [[deprecated("hetero: access_mode::read; docs/conventions.md")]] = read,     ///< 0.1's `read`
+  out [[deprecated("hetero: access_mode::write; docs/conventions.md")]] = write,  ///< 0.1's `write`
+  inout [[deprecated("hetero: access_mode::read_write; docs/conventions.md")]] =
+      read_write,  ///< 0.1's `read_write`
+  replicated_in [[deprecated("hetero: access_mode::read_all; docs/conventions.md")]] =
+      read_all  ///< 0.1's `read_all`
 };
 
 /// A mirrored array `Array` used in mode `Mode` by one loop.
@@ -49,23 +56,23 @@ concept mirrored = is_mirrored_array<T>;
 /// Rows of `a` partitioned like the loop's iterations, read by each side (the same clause name
 /// and meaning as for task data: the work reads `a`, and each side gets a current copy).
 template <mirrored Array>
-array_access<Array, access_mode::in> reads(Array& a) noexcept {
+array_access<Array, access_mode::read> reads(Array& a) noexcept {
   return {&a};
 }
 /// Rows of `a` partitioned like the loop's iterations, written by each side (their old values
 /// are not moved).
 template <mirrored Array>
-array_access<Array, access_mode::out> writes(Array& a) noexcept {
+array_access<Array, access_mode::write> writes(Array& a) noexcept {
   return {&a};
 }
 /// Rows of `a` partitioned like the loop's iterations, read and written by each side.
 template <mirrored Array>
-array_access<Array, access_mode::inout> updates(Array& a) noexcept {
+array_access<Array, access_mode::read_write> updates(Array& a) noexcept {
   return {&a};
 }
 /// All rows of `a`, read by both sides.
 template <mirrored Array>
-array_access<Array, access_mode::replicated_in> reads_all(Array& a) noexcept {
+array_access<Array, access_mode::read_all> reads_all(Array& a) noexcept {
   return {&a};
 }
 
@@ -73,7 +80,7 @@ array_access<Array, access_mode::replicated_in> reads_all(Array& a) noexcept {
 template <mirrored Array>
 [[deprecated(
     "hetero: in/out name events; data a loop reads is hetero::reads(a) (as for task data); "
-    "docs/conventions.md")]] array_access<Array, access_mode::in>
+    "docs/conventions.md")]] array_access<Array, access_mode::read>
 in(Array& a) noexcept {
   return {&a};
 }
@@ -81,7 +88,7 @@ in(Array& a) noexcept {
 template <mirrored Array>
 [[deprecated(
     "hetero: in/out name events; data a loop writes is hetero::writes(a) (as for task data); "
-    "docs/conventions.md")]] array_access<Array, access_mode::out>
+    "docs/conventions.md")]] array_access<Array, access_mode::write>
 out(Array& a) noexcept {
   return {&a};
 }
@@ -89,14 +96,14 @@ out(Array& a) noexcept {
 template <mirrored Array>
 [[deprecated(
     "hetero: in/out name events; data a loop reads and writes is hetero::updates(a) (as for task "
-    "data); docs/conventions.md")]] array_access<Array, access_mode::inout>
+    "data); docs/conventions.md")]] array_access<Array, access_mode::read_write>
 inout(Array& a) noexcept {
   return {&a};
 }
 /// `reads_all(a)`, as 0.1 spelled it.
 template <mirrored Array>
 [[deprecated("hetero: data both sides read whole is hetero::reads_all(a); docs/conventions.md")]] array_access<
-    Array, access_mode::replicated_in>
+    Array, access_mode::read_all>
 replicated_in(Array& a) noexcept {
   return {&a};
 }
@@ -147,7 +154,7 @@ void check_accesses(const Policy& policy, const access_list<A...>& list) {
               static_assert(std::is_same_v<typename array_t::device_space, typename Policy::device_space> &&
                                 std::is_same_v<typename array_t::host_space, typename Policy::host_space>,
                             "hetero: a mirrored array must have the same device and host spaces as the loop");
-              if (std::decay_t<decltype(a)>::mode != access_mode::replicated_in)
+              if (std::decay_t<decltype(a)>::mode != access_mode::read_all)
                 HETERO_EXPECTS(a.array->rows() >= policy.end(), "mirrored array '", a.array->label(), "' has ",
                                a.array->rows(), " rows, but the loop's range [", policy.begin(), ", ",
                                policy.end(), ") partitions it and needs at least ", policy.end());
@@ -172,15 +179,15 @@ move_seconds prepare_accesses(const access_list<A...>& list, const split_plan& p
   const bool device_runs = plan.device_items() > 0, host_runs = plan.host_items() > 0;
   auto prepare = [&](const auto& a) {
     constexpr access_mode mode = std::decay_t<decltype(a)>::mode;
-    if constexpr (mode == access_mode::out) return;
+    if constexpr (mode == access_mode::write) return;
     stopwatch watch;
-    if (mode == access_mode::replicated_in) {
+    if (mode == access_mode::read_all) {
       if (device_runs) a.array->sync_device();
     } else if (device_runs) {
       a.array->sync_device(plan.device_begin, plan.device_end);
     }
     spent.to_device += watch.restart();
-    if (mode == access_mode::replicated_in) {
+    if (mode == access_mode::read_all) {
       if (host_runs) a.array->sync_host();
     } else if (host_runs) {
       a.array->sync_host(plan.host_begin, plan.host_end);
@@ -196,7 +203,7 @@ template <class... A>
 void finish_accesses(const access_list<A...>& list, const split_plan& plan) {
   auto finish = [&](const auto& a) {
     constexpr access_mode mode = std::decay_t<decltype(a)>::mode;
-    if constexpr (mode == access_mode::out || mode == access_mode::inout) {
+    if constexpr (mode == access_mode::write || mode == access_mode::read_write) {
       a.array->modify_device(plan.device_begin, plan.device_end);
       a.array->modify_host(plan.host_begin, plan.host_end);
     }

@@ -16,7 +16,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -51,6 +53,41 @@ inline std::vector<std::pair<std::int64_t, std::string>> checkpoint_files(const 
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+/// Rank 0's `value` on every rank of `comm`, waited with the wait timeout: a rank that never
+/// comes is a `deadlock_error` naming `what`, not a hang in `MPI_Bcast`.
+inline std::int64_t broadcast_from_first(MPI_Comm comm, std::int64_t value, std::string_view what) {
+  request_buffer<std::int64_t, 1> box;
+  box[0] = value;
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Ibcast, box.data(), 1, MPI_INT64_T, 0, comm, &request);
+  box.wait(std::span<MPI_Request>(&request, 1), {}, make_wait_policy(comm), what);
+  return box[0];
+}
+
+/// Rank 0's `values` on every rank of `comm` (waited as `broadcast_from_first`).
+inline std::vector<std::int64_t> broadcast_list(MPI_Comm comm, std::vector<std::int64_t> values,
+                                                std::string_view what) {
+  const std::int64_t count = broadcast_from_first(comm, static_cast<std::int64_t>(values.size()), what);
+  auto box = std::make_unique<std::vector<std::int64_t>>(std::move(values));
+  box->resize(static_cast<std::size_t>(count));
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Ibcast, box->data(), mpi_count(count, "checkpoint steps"), MPI_INT64_T, 0, comm, &request);
+  try {
+    wait_one(request, make_wait_policy(comm), what);
+  } catch (const deadlock_error&) {
+    keep_for_mpi(std::move(box));  // MPI may still write there
+    throw;
+  }
+  return std::move(*box);
+}
+
+/// Every rank of `comm` got here, waited as `broadcast_from_first`.
+inline void barrier_waited(MPI_Comm comm, std::string_view what) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Ibarrier, comm, &request);
+  wait_one(request, make_wait_policy(comm), what);
 }
 
 }  // namespace detail
@@ -122,7 +159,8 @@ class checkpoint_writer {
     out.close();
     int failure = 0;
     if (m_rank == 0) failure = publish();
-    HETERO_MPI_CHECK(MPI_Bcast, &failure, 1, MPI_INT, 0, m_comm.get());
+    failure = static_cast<int>(
+        detail::broadcast_from_first(m_comm.get(), failure, "hetero::checkpoint commit (the rename's outcome)"));
     if (failure != 0)
       detail::raise_io(m_final, "making checkpoint step ", m_step, " current (renaming ", m_partial, " to ",
                        m_final, " and syncing its folder): ", std::strerror(failure));
@@ -133,7 +171,7 @@ class checkpoint_writer {
       for (std::size_t i = 0; i + static_cast<std::size_t>(m_keep) < whole.size(); ++i)
         std::filesystem::remove(whole[i].second, ignored);
     }
-    HETERO_MPI_CHECK(MPI_Barrier, m_comm.get());
+    detail::barrier_waited(m_comm.get(), "hetero::checkpoint commit (old checkpoints removed)");
   }
 
  private:
@@ -233,10 +271,12 @@ class checkpoint {
   /// writes that never committed (a crashed run) are removed first.
   [[nodiscard]] checkpoint_writer begin(std::int64_t step) {
     HETERO_EXPECTS(step >= 0, "checkpoint step is ", step, "; allowed: 0 or more");
-    if (m_comm.rank() == 0)
+    if (m_comm.rank() == 0) {
+      std::error_code ignored;  // one that cannot be removed is overwritten or left; no rank-0-only throw
       for (const auto& leftover : detail::checkpoint_files(m_prefix, ".h5.partial"))
-        std::filesystem::remove(leftover.second);
-    HETERO_MPI_CHECK(MPI_Barrier, m_comm.get());
+        std::filesystem::remove(leftover.second, ignored);
+    }
+    detail::barrier_waited(m_comm.get(), "hetero::checkpoint::begin (leftovers removed)");
     return checkpoint_writer(m_comm, m_prefix, m_options.keep, file_of(step), step);
   }
 
@@ -245,11 +285,7 @@ class checkpoint {
     std::vector<std::int64_t> found;
     if (m_comm.rank() == 0)
       for (const auto& entry : detail::checkpoint_files(m_prefix, ".h5")) found.push_back(entry.first);
-    std::int64_t count = static_cast<std::int64_t>(found.size());
-    HETERO_MPI_CHECK(MPI_Bcast, &count, 1, MPI_INT64_T, 0, m_comm.get());
-    found.resize(static_cast<std::size_t>(count));
-    HETERO_MPI_CHECK(MPI_Bcast, found.data(), static_cast<int>(count), MPI_INT64_T, 0, m_comm.get());
-    return found;
+    return detail::broadcast_list(m_comm.get(), std::move(found), "hetero::checkpoint::steps");
   }
 
   /// The newest whole checkpoint opened for reading, with its step, or none when there is none

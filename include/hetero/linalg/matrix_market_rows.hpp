@@ -72,7 +72,7 @@ class matrix_market_rows {
         detail::raise<backend_error>("matrix_market_rows: rank 0 could not read '", path, "': ", said);
       if (head[3] == 1)
         detail::raise_io_error(path, "matrix_market_rows: rank 0 could not read '", path, "': ", said);
-      detail::raise<runtime_error>("matrix_market_rows: rank 0 could not read '", path, "': ", said);
+      detail::raise<error>("matrix_market_rows: rank 0 could not read '", path, "': ", said);
     }
     m_global_rows = head[0];
     const row_block mine = block_rows(m_global_rows, p, comm.rank());

@@ -108,7 +108,7 @@ TEST_CASE("the runtime's trace holds every rank's tasks, collectives, split part
 TEST_CASE("a trace path that cannot be written raises a named error on every rank at the start", "[trace]") {
   const hetero::communicator world;
   const std::string missing_dir = std::string(HETERO_TRACE_TEST_DIR) + "/no such folder/trace.json";
-  CHECK_THROWS_AS(hetero::runtime(traced_to(missing_dir)), hetero::invalid_argument);
+  CHECK_THROWS_AS(hetero::runtime(traced_to(missing_dir)), hetero::io_error);  // a file, as every file
   CHECK_THROWS_WITH(hetero::runtime(traced_to(missing_dir)),
                     ContainsSubstring("the trace file '" + missing_dir +
                                       "' (runtime_options::trace_file) cannot be "

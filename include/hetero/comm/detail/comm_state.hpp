@@ -280,7 +280,7 @@ class comm_state {
       HETERO_MPI_CHECK(MPI_Bcast, &length, 1, MPI_LONG_LONG, 0, m_comm);
       text.resize(static_cast<std::size_t>(length));
       HETERO_MPI_CHECK(MPI_Bcast, text.data(), mpi_count(length, "tuning text"), MPI_CHAR, 0, m_comm);
-      if (status != 0) throw invalid_argument(text);
+      if (status != 0) throw io_error(text, path);  // on every rank: rank 0's message
       m_tuning = comm_tuning::parse(text, path);
       m_tuning_source = "file " + path;
     }

@@ -46,10 +46,13 @@ class trace_session {
     MPI_Bcast(&failure, 1, MPI_INT, 0, m_comm);
     if (failure != 0) {
       MPI_Comm_free(&m_comm);
-      raise<invalid_argument>("the trace file '", m_path, "' (", source, ") cannot be written: ",
-                              m_path.empty() ? "the path is empty" : std::strerror(failure),
-                              "; allowed: a path, on rank 0's file system, to a new or writable file in an "
-                              "existing directory");
+      if (m_path.empty())
+        raise<invalid_argument>("the trace file (", source,
+                                "): the path is empty; allowed: a path, on rank 0's file ",
+                                "system, to a new or writable file in an existing directory");
+      raise_io_error(
+          m_path, "the trace file '", m_path, "' (", source, ") cannot be written: ", std::strerror(failure),
+          "; allowed: a path, on rank 0's file system, to a new or writable file in an existing directory");
     }
     m_tracer = std::make_shared<tracer>();
     MPI_Barrier(m_comm);
