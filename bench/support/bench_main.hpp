@@ -19,6 +19,8 @@
 
 #include <hetero/core/runtime.hpp>
 
+#include "bounds.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -34,6 +36,13 @@ inline void set_iteration_time(benchmark::State& state, double seconds, MPI_Comm
   double slowest = seconds;
   MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
   state.SetIterationTime(slowest);
+}
+
+/// Sets the case's counter bound_s: the least time `work` takes at the device rates the GPU kit
+/// measured (bounds.hpp; bench/report.sh prints it with time / bound). Nothing where no rates
+/// were measured (HETERO_DEVICE_RATES unset: every run off the kit).
+inline void report_bound(benchmark::State& state, const device_work& work) {
+  if (const auto& rates = measured_device_rates()) state.counters["bound_s"] = bound_seconds(work, *rates);
 }
 
 /// True in the test command's smoke run (`--hetero_rounds=1 --benchmark_min_time=0.01` or less),

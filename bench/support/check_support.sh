@@ -41,7 +41,7 @@ run() { printf '{"run_name": "%s", "real_time": %s, "time_unit": "ms", "family_i
   printf ']}\n'
 } >"$tmp/fixture.json"
 got=$("$report" "$tmp/fixture.json" --tsv)
-want=$(printf 'f\t8\tbaseline_x\t2\tms\t3\t1.000\t1.000\tbaseline_x\nf\t8\trival\t2\tms\t3\t2.000\t3.000\tbaseline_x')
+want=$(printf 'f\t8\tbaseline_x\t2\tms\t3\t1.000\t1.000\tbaseline_x\t-\t-\nf\t8\trival\t2\tms\t3\t2.000\t3.000\tbaseline_x\t-\t-')
 [ "$got" = "$want" ] || fail "report.sh --tsv on the fixture printed
 $got
 instead of
@@ -51,6 +51,14 @@ line=$("$report" "$tmp/fixture.json" | awk '$3 == "rival"')
   || fail "report.sh's table row for the rival should show ratio 1.000 and paired 2.000: $line"
 got=$("$report" "$tmp/fixture.json" --tsv --baseline=rival | awk -F'\t' '$3 == "baseline_x" {print $7, $9}')
 [ "$got" = "0.500 rival" ] || fail "report.sh --baseline=rival should make the rival the baseline: $got"
+# 6. A case's bound_s counter (seconds) is printed in the case's unit, with median / bound:
+#    times 3, 4, 5 us against a bound of 2 us read 2 and 2.000.
+bound() { printf '{"run_name": "g/hetero/16", "real_time": %s, "time_unit": "us", "family_index": 0, "per_family_instance_index": 0, "bound_s": 2e-6}' "$1"; }
+printf '{"benchmarks": [%s, %s, %s]}\n' "$(bound 3)" "$(bound 4)" "$(bound 5)" >"$tmp/bound.json"
+got=$("$report" "$tmp/bound.json" --tsv | cut -f4,10,11)
+[ "$got" = $'4\t2\t2.000' ] || fail "report.sh should print the bound in us and median/bound: $got"
+[ "$("$report" "$tmp/bound.json" | awk '$3 == "hetero" {print $(NF - 1), $NF}')" = "2 2.000" ] \
+  || fail "report.sh's table should end with the bound and median/bound: $("$report" "$tmp/bound.json")"
 if "$report" "$tmp/fixture.json" --bogus >/dev/null 2>&1; then fail "report.sh accepted an unknown option"; fi
 mkdir "$tmp/results"
 cp "$tmp/fixture.json" "$tmp/results/fixture.json"

@@ -207,7 +207,17 @@ else
   record setup "machine code for $arch" FAIL "$(elapsed "$t0")" 1 "${missing_code[*]}"
 fi
 
-# --- 5. the checks and benchmarks ---------------------------------------------------------------
+# --- 5. the device's rates, which bound each benchmark's time (bench/support/bounds.hpp) -------
+t0=$EPOCHREALTIME
+if rates_line=$(timeout --kill-after=10 120 kit_device_rates "$out/device_rates.txt" 2>>"$log"); then
+  export HETERO_DEVICE_RATES="$out/device_rates.txt" # read by the benchmarks (bound_s counters)
+  echo "$rates_line" | sed 's/^kit: /       /' | tee -a "$log"
+  record setup "device rates" PASS "$(elapsed "$t0")" 0
+else
+  record setup "device rates" FAIL "$(elapsed "$t0")" $? "kit_device_rates; see log.txt (benchmarks print no bounds)"
+fi
+
+# --- 6. the checks and benchmarks ---------------------------------------------------------------
 while read -r kind name ranks limit program args; do
   [[ -z "$kind" || "$kind" == \#* ]] && continue
   if [ -n "${HETERO_KIT_ONLY:-}" ] && ! [[ "$name" =~ $HETERO_KIT_ONLY ]]; then continue; fi
