@@ -202,6 +202,10 @@ class cg_solver {
   static constexpr bool serial_possible =
       HETERO_HAS_SERIAL() &&
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename matrix_type::memory_space>::accessible;
+  // A matrix in memory the host cannot address (a GPU's): the fused kernels with Kokkos'
+  // reductions (detail::on_device_memory) run its iterations.
+  static constexpr bool device_kernels =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename matrix_type::memory_space>::accessible;
 
   // `cg_kernels::automatic`: the kernels of a classic iteration (a halo product, two dot
   // products, two vector updates; their launches are what Serial saves) timed on the matrix's
@@ -315,15 +319,38 @@ class cg_solver {
       if (!(pq > 0) && at_rounding_level(std::sqrt(rr), b_norm)) break;  // nothing left to reduce
       if (!(pq > 0)) not_positive_definite(pq, k);
       const double alpha = rho / pq;
-      update_x_r(x, alpha);
-      precondition(m_r, m_z);
-      const auto [rho_next, rr_next] = residual_dots();
+      const auto [rho_next, rr_next] = update_and_residual_dots(x, alpha);
       xpby(m_p, m_z, rho_next / rho);  // p = z + beta p
       rho = rho_next;
       rr = rr_next;
       if (!m_trial) mark_phase();
     }
     return k;
+  }
+
+  // x += alpha p, r -= alpha q, z = M r; then r'z and r'r summed over the ranks. On a GPU without
+  // a preconditioner or with Jacobi's, one fused pass (detail::cg_update_dot,
+  // cg_update_jacobi_dots) instead of an update, a scaling and one or two reductions.
+  std::pair<double, double> update_and_residual_dots(const vector_type& x, double alpha) {
+    const auto kind = m_precondition.kind();
+    if constexpr (device_kernels) {
+      if (kind == cg_preconditioner::none) {
+        const double rr = allreduce(kernel_policy(
+            [&](const auto& policy) { return detail::cg_update_dot(policy, x, m_r, alpha, m_p, m_q); }));
+        return {rr, rr};
+      }
+      if (kind == cg_preconditioner::jacobi) {
+        const auto d = m_precondition.inverse_diagonal();
+        auto dots = kernel_policy([&](const auto& policy) {
+          return detail::cg_update_jacobi_dots(policy, x, m_r, m_z, d, alpha, m_p, m_q);
+        });
+        m_a.comm().allreduce(send_recv_buf(std::span<double>(dots.v, 2)), op(ops::sum{}));
+        return {dots.v[0], dots.v[1]};
+      }
+    }
+    update_x_r(x, alpha);
+    precondition(m_r, m_z);
+    return residual_dots();
   }
 
   // r'z and r'r summed over the ranks, in one allreduce (one dot product without a
@@ -373,8 +400,7 @@ class cg_solver {
     const bool pc = preconditioned();
     while (k < m_options.max_iterations) {
       // Without a preconditioner z is r and q is s: r'r, p's, r's, s's (the fifth left out).
-      std::array<double, 5> dots{dot(m_r, m_z), dot(m_p, m_s), dot(m_r, m_ms), dot(m_s, m_ms),
-                                 pc ? dot(m_r, m_r) : 0.0};
+      std::array<double, 5> dots = pipelined_dots();
       auto request =
           m_a.comm().iallreduce(send_recv_buf(std::span<double>(dots.data(), pc ? 5 : 4)), op(ops::sum{}));
       multiply(m_ms, m_u);  // u = A q and w = A z, overlapping the allreduce
@@ -681,9 +707,29 @@ class cg_solver {
 
   double allreduce(double local) { return m_a.comm().allreduce(send_buf(local), op(ops::sum{})); }
 
+  // u'v on this rank: Kokkos' reduction on a GPU, else `detail::dot`'s fixed-order chunks (the
+  // same bits on every host space and thread count).
   double dot(const vector_type& u, const vector_type& v) const {
-    return kernel_policy(
-        [&](const auto& policy) { return detail::dot(policy, u, v, m_partials, m_host_partials); });
+    return kernel_policy([&](const auto& policy) {
+      if constexpr (detail::on_device_memory<std::decay_t<decltype(policy)>>) {
+        return detail::dot_reduce(policy, u, v);
+      } else {
+        return detail::dot(policy, u, v, m_partials, m_host_partials);
+      }
+    });
+  }
+
+  // The pipelined variant's r'z, p's, r'q, s'q and r'r (z is r and q is s without a
+  // preconditioner, and r'r is then not needed): one pass on a GPU.
+  std::array<double, 5> pipelined_dots() const {
+    if constexpr (device_kernels) {
+      const auto t = kernel_policy(
+          [&](const auto& policy) { return detail::pipelined_dots(policy, m_r, m_z, m_p, m_s, m_ms); });
+      return {t.v[0], t.v[1], t.v[2], t.v[3], preconditioned() ? t.v[4] : 0.0};
+    } else {
+      return {dot(m_r, m_z), dot(m_p, m_s), dot(m_r, m_ms), dot(m_s, m_ms),
+              preconditioned() ? dot(m_r, m_r) : 0.0};
+    }
   }
   void copy(const vector_type& to, const vector_type& from) const {
     kernel_policy([&](const auto& policy) { return (detail::copy(policy, to, from), 0); });

@@ -192,6 +192,119 @@ void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, cons
       });
 }
 
+// --- GPU spaces: Kokkos' reductions, and updates fused with their dot products ----------------
+// On a GPU, `dot`'s fixed-order chunks (a thread per 1024 elements) leave the device all but idle
+// and bring their partial sums to the host. There the solver uses the kernels below instead: one
+// reduction per sweep, fused with the update that produces its operands, and one value (or a
+// few) to the host. Their bits are those of Kokkos' reduction on that device, as a GPU's fused
+// multiply-adds already differ from the host's.
+
+/// True for a policy whose execution space's memory the host cannot address (a GPU's).
+template <class Policy>
+inline constexpr bool on_device_memory =
+    !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Policy::execution_space::memory_space>::accessible;
+
+/// N sums reduced together (a Kokkos reduction's value).
+template <int N>
+struct sums {
+  double v[N] = {};
+};
+
+/// A Kokkos reducer of N sums in one pass, into a host `sums<N>`.
+template <int N>
+class sum_of {
+ public:
+  using reducer = sum_of;
+  using value_type = sums<N>;
+  using result_view_type = Kokkos::View<value_type, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+
+  KOKKOS_INLINE_FUNCTION explicit sum_of(value_type& result) : m_result(&result) {}
+
+  KOKKOS_INLINE_FUNCTION void join(value_type& into, const value_type& from) const {
+    for (int k = 0; k < N; ++k) into.v[k] += from.v[k];
+  }
+#if KOKKOS_VERSION < 30700
+  // Kokkos before 3.7 joins through volatile references.
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& into, const volatile value_type& from) const {
+    for (int k = 0; k < N; ++k) into.v[k] = into.v[k] + from.v[k];  // C++20: no += on volatile
+  }
+#endif
+  KOKKOS_INLINE_FUNCTION void init(value_type& value) const {
+    for (int k = 0; k < N; ++k) value.v[k] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *m_result.data(); }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return m_result; }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+
+ private:
+  result_view_type m_result;
+};
+
+/// u'v as one Kokkos reduction.
+template <class Policy, class Vector>
+double dot_reduce(const Policy& policy, const Vector& u, const Vector& v) {
+  double sum = 0;
+  Kokkos::parallel_reduce(
+      "hetero::cg dot", policy, KOKKOS_LAMBDA(const std::size_t i, double& s) { s += u(i) * v(i); }, sum);
+  return sum;
+}
+
+/// x += alpha p; r -= alpha q; returns the new r'r (one pass, one reduction).
+template <class Policy, class Vector>
+double cg_update_dot(const Policy& policy, const Vector& x, const Vector& r, double alpha, const Vector& p,
+                     const Vector& q) {
+  double rr = 0;
+  Kokkos::parallel_reduce(
+      "hetero::cg update and r'r", policy,
+      KOKKOS_LAMBDA(const std::size_t i, double& s) {
+        x(i) += alpha * p(i);
+        const double ri = r(i) - alpha * q(i);
+        r(i) = ri;
+        s += ri * ri;
+      },
+      rr);
+  return rr;
+}
+
+/// x += alpha p; r -= alpha q; z = d r (Jacobi); returns r'z and r'r (one pass, one reduction).
+template <class Policy, class Vector, class Diagonal>
+sums<2> cg_update_jacobi_dots(const Policy& policy, const Vector& x, const Vector& r, const Vector& z,
+                              const Diagonal& d, double alpha, const Vector& p, const Vector& q) {
+  sums<2> result;
+  Kokkos::parallel_reduce(
+      "hetero::cg jacobi update and dots", policy,
+      KOKKOS_LAMBDA(const std::size_t i, sums<2>& s) {
+        x(i) += alpha * p(i);
+        const double ri = r(i) - alpha * q(i);
+        const double zi = d(i) * ri;
+        r(i) = ri;
+        z(i) = zi;
+        s.v[0] += ri * zi;
+        s.v[1] += ri * ri;
+      },
+      sum_of<2>(result));
+  return result;
+}
+
+/// The pipelined variant's dot products in one pass: r'z, p's, r'q, s'q and r'r.
+template <class Policy, class Vector>
+sums<5> pipelined_dots(const Policy& policy, const Vector& r, const Vector& z, const Vector& p, const Vector& s,
+                       const Vector& q) {
+  sums<5> result;
+  Kokkos::parallel_reduce(
+      "hetero::cg pipelined dots", policy,
+      KOKKOS_LAMBDA(const std::size_t i, sums<5>& t) {
+        const double ri = r(i), si = s(i), qi = q(i);
+        t.v[0] += ri * z(i);
+        t.v[1] += p(i) * si;
+        t.v[2] += ri * qi;
+        t.v[3] += si * qi;
+        t.v[4] += ri * ri;
+      },
+      sum_of<5>(result));
+  return result;
+}
+
 }  // namespace hetero::detail
 
 #endif  // HETERO_LINALG_DETAIL_VECTOR_KERNELS_HPP

@@ -1,0 +1,93 @@
+// The kernels CG runs on a GPU (linalg/detail/vector_kernels.hpp: Kokkos' reductions, updates
+// fused with their dot products), run here on the host's default execution space, each against
+// a serial loop over the same random vectors. The GPU kit runs them on a GPU inside the solver
+// (tests/gpu/linalg_gpu_test.cpp).
+#include <hetero/linalg.hpp>
+
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "random.hpp"
+
+using Catch::Approx;
+
+namespace {
+
+using space = Kokkos::DefaultHostExecutionSpace;
+using vector = Kokkos::View<double*, space::memory_space>;
+using policy = Kokkos::RangePolicy<space, Kokkos::IndexType<std::int64_t>>;
+
+vector random_vector(std::mt19937_64& gen, std::int64_t n) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  vector v("v", n);
+  for (std::int64_t i = 0; i < n; ++i) v(i) = u(gen);
+  return v;
+}
+
+vector copy_of(const vector& v) {
+  vector c("copy", v.extent(0));
+  Kokkos::deep_copy(c, v);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the GPU path's dot products and fused updates match serial loops", "[linalg][device_kernels]") {
+  auto gen = hetero::testing::rng(11);
+  for (const std::int64_t n :
+       {std::int64_t{1}, std::int64_t{1000}, std::uniform_int_distribution<std::int64_t>(2, 300000)(gen)}) {
+    CAPTURE(n);
+    const vector x = random_vector(gen, n), r = random_vector(gen, n), p = random_vector(gen, n),
+                 q = random_vector(gen, n), d = random_vector(gen, n), z = random_vector(gen, n),
+                 s = random_vector(gen, n);
+    const double alpha = std::uniform_real_distribution<double>(-2, 2)(gen);
+    const policy all(0, n);
+
+    double pq = 0;
+    for (std::int64_t i = 0; i < n; ++i) pq += p(i) * q(i);
+    CHECK(hetero::detail::dot_reduce(all, p, q) == Approx(pq).epsilon(1e-12));
+
+    // x += alpha p; r -= alpha q; r'r
+    {
+      const vector x1 = copy_of(x), r1 = copy_of(r);
+      const double rr = hetero::detail::cg_update_dot(all, x1, r1, alpha, p, q);
+      double expected = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double ri = r(i) - alpha * q(i);
+        CHECK(x1(i) == x(i) + alpha * p(i));
+        CHECK(r1(i) == ri);
+        expected += ri * ri;
+      }
+      CHECK(rr == Approx(expected).epsilon(1e-12));
+    }
+    // ... and z = d r, r'z and r'r (Jacobi)
+    {
+      const vector x1 = copy_of(x), r1 = copy_of(r), z1("z", n);
+      const auto dots = hetero::detail::cg_update_jacobi_dots(all, x1, r1, z1, d, alpha, p, q);
+      double rz = 0, rr = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double ri = r(i) - alpha * q(i);
+        CHECK(x1(i) == x(i) + alpha * p(i));
+        CHECK(r1(i) == ri);
+        CHECK(z1(i) == d(i) * ri);
+        rz += ri * d(i) * ri;
+        rr += ri * ri;
+      }
+      CHECK(dots.v[0] == Approx(rz).epsilon(1e-12));
+      CHECK(dots.v[1] == Approx(rr).epsilon(1e-12));
+    }
+    // The pipelined variant's five products: r'z, p's, r'q, s'q, r'r.
+    {
+      const auto t = hetero::detail::pipelined_dots(all, r, z, p, s, q);
+      double e[5] = {};
+      for (std::int64_t i = 0; i < n; ++i) {
+        e[0] += r(i) * z(i), e[1] += p(i) * s(i), e[2] += r(i) * q(i), e[3] += s(i) * q(i), e[4] += r(i) * r(i);
+      }
+      for (int k = 0; k < 5; ++k) CHECK(t.v[k] == Approx(e[k]).epsilon(1e-12));
+    }
+  }
+}
