@@ -4,9 +4,14 @@
 // plain Kokkos on all the host cores (the GPU alone is baseline_plain_kokkos). In a split the two own
 // disjoint cores (the device part keeps the cores the host part leaves), so a split can win only
 // by using the machine better:
-//  - nbody_step: one force evaluation of all N particles, the baseline plain Kokkos on all of the
+//  - nbody_step: one force evaluation of all N particles (the example's two loops), the baseline plain Kokkos on
+//  all of the
 //    rank's cores; hetero's device side alone (w = 0, also all cores) and the split chosen by the
 //    (converged) default tuner, which settles on the faster of the two;
+//  - nbody_kernel (16,384 bodies, the device alone, plain Kokkos): the force kernel as it was
+//    (one thread per body, 1 / std::sqrt), with hetero::rsqrt, with 8 sources a step, and the
+//    example's (nbody_kernels.hpp: partial sums over slices of the sources, then their sum) in
+//    32 and 64 slices and in as many as the example takes; each checked against a serial loop;
 //  - convergence: N-body steps from the seed paper's start w = 0.2, with the default tuner and
 //    with the paper's 0.01 rule, in the same run; the counter steps_to_5pct is the first step
 //    whose time is within 5 % of the time the tuner settles at (median of the last 10 steps). --exec_trace=FILE
@@ -14,12 +19,15 @@
 //    bench/exec/plot_convergence.sh.
 // A quick run (--benchmark_min_time below 0.1 s, as in the test command's smoke run) uses small
 // sizes and few steps.
+#include <hetero/core/math.hpp>
 #include <hetero/exec.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -51,6 +59,8 @@ struct particles {
   std::int64_t n = -1;
   array<double* [4]> all;
   array<double* [3]> acc;
+  std::int64_t slices = 1;
+  array<double* [3]> partial;  // the example's partial sums (nbody::partial_forces)
 };
 
 particles& particles_for(std::int64_t n) {
@@ -60,6 +70,8 @@ particles& particles_for(std::int64_t n) {
   if (p.n != n) {
     p.all = array<double* [4]>("all", n);
     p.acc = array<double* [3]>("acc", n);
+    p.slices = nbody::force_slices(n, n);
+    p.partial = array<double* [3]>("partial", n * p.slices);
     std::mt19937_64 gen(7);
     std::uniform_real_distribution<double> u(-1, 1);
     for (std::int64_t i = 0; i < n; ++i) {
@@ -72,18 +84,140 @@ particles& particles_for(std::int64_t n) {
   return p;
 }
 
+// A loop body of the example (element index, then its views) as a plain Kokkos functor.
+template <class Body, class A, class B>
+struct plain_body {
+  Body body;
+  A a;
+  B b;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { body(i, a, b); }
+};
+
+template <class Space, class All, class Partial, class Acc>
+void plain_forces(std::int64_t n, std::int64_t slices, const All& all, const Partial& partial, const Acc& acc) {
+  using range = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
+  const nbody::partial_forces forces{0, n, n, slices, 0.05 * 0.05};
+  const nbody::sum_partials sum{n, slices};
+  Kokkos::parallel_for("nbody_plain_forces", range(0, n * slices),
+                       plain_body<nbody::partial_forces, All, Partial>{forces, all, partial});
+  Kokkos::parallel_for("nbody_plain_sum", range(0, n),
+                       plain_body<nbody::sum_partials, Partial, Acc>{sum, partial, acc});
+  Space().fence();
+}
+
 void step_plain_kokkos(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   auto& p = particles_for(n);
-  const auto all = p.all.device_view();
-  const auto acc = p.acc.device_view();
-  const nbody::forces forces{0, n, 0.05 * 0.05};
+  p.all.sync_device();  // the positions were drawn on the host
+  for (auto _ : state)
+    plain_forces<device_space>(n, p.slices, p.all.device_view(), p.partial.device_view(), p.acc.device_view());
+  p.acc.modify_device();
+  hetero::bench::report_bound(state, hetero::bench::nbody_forces_work(n, n));
+}
+
+// --- the force kernel's variants on the device alone (plain Kokkos), beside its bound --------------
+// One thread per particle as the example had it (1 / std::sqrt), with hetero::rsqrt, and with
+// hetero::rsqrt and `Unroll` sources per step (independent interactions for the FP64 pipe to
+// overlap); the example's kernel now is below (kernel_example).
+template <bool Rsqrt, int Unroll>
+struct forces_variant {
+  Kokkos::View<const double* [4], Kokkos::LayoutRight, device_space::memory_space> all;
+  Kokkos::View<double* [3], Kokkos::LayoutRight, device_space::memory_space> acc;
+  std::int64_t count;
+  double softening2;
+
+  KOKKOS_INLINE_FUNCTION double inverse_root(double r2) const {
+    if constexpr (Rsqrt) {
+      return hetero::rsqrt(r2);
+    } else {
+      return 1.0 / std::sqrt(r2);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const double xi = all(i, 0), yi = all(i, 1), zi = all(i, 2);
+    double ax = 0, ay = 0, az = 0;
+    std::int64_t j = 0;
+    for (; j + Unroll <= count; j += Unroll) {
+      double dx[Unroll], dy[Unroll], dz[Unroll], s[Unroll];
+      for (int u = 0; u < Unroll; ++u) {
+        dx[u] = all(j + u, 0) - xi, dy[u] = all(j + u, 1) - yi, dz[u] = all(j + u, 2) - zi;
+        const double inv = inverse_root(dx[u] * dx[u] + dy[u] * dy[u] + dz[u] * dz[u] + softening2);
+        s[u] = all(j + u, 3) * inv * inv * inv;
+      }
+      for (int u = 0; u < Unroll; ++u) ax += s[u] * dx[u], ay += s[u] * dy[u], az += s[u] * dz[u];
+    }
+    for (; j < count; ++j) {
+      const double dx = all(j, 0) - xi, dy = all(j, 1) - yi, dz = all(j, 2) - zi;
+      const double inv = inverse_root(dx * dx + dy * dy + dz * dz + softening2);
+      const double s = all(j, 3) * inv * inv * inv;
+      ax += s * dx, ay += s * dy, az += s * dz;
+    }
+    acc(i, 0) = ax, acc(i, 1) = ay, acc(i, 2) = az;
+  }
+};
+
+// Largest relative difference of the device's forces from a serial loop over the host copy, at 64
+// particles (the variants must compute the example's forces, whatever their order of sums).
+double worst_difference(particles& p) {
+  p.all.sync_host();
+  const auto all = p.all.host_view();
+  auto acc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.acc.device_view());
+  double worst = 0;
+  for (std::int64_t i = 0; i < p.n; i += std::max<std::int64_t>(1, p.n / 64)) {
+    double expected[3] = {0, 0, 0};
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      const double dx = all(j, 0) - all(i, 0), dy = all(j, 1) - all(i, 1), dz = all(j, 2) - all(i, 2);
+      const double inv = 1.0 / std::sqrt(dx * dx + dy * dy + dz * dz + 0.05 * 0.05);
+      const double s = all(j, 3) * inv * inv * inv;
+      expected[0] += s * dx, expected[1] += s * dy, expected[2] += s * dz;
+    }
+    for (int d = 0; d < 3; ++d) worst = std::max(worst, std::abs(acc(i, d) - expected[d]) / std::abs(expected[d]));
+  }
+  return worst;
+}
+
+template <class Run>
+void time_kernel(benchmark::State& state, particles& p, Run&& run) {
+  run();
+  device_space().fence();
+  const double worst = worst_difference(p);
+  if (!(worst < 1e-12)) {
+    state.SkipWithError(("forces differ from a serial loop by " + std::to_string(worst)).c_str());
+    return;
+  }
   for (auto _ : state) {
-    Kokkos::parallel_for(
-        "nbody_plain_kokkos", Kokkos::RangePolicy<device_space, Kokkos::IndexType<std::int64_t>>(0, n),
-        KOKKOS_LAMBDA(std::int64_t i) { forces(i, all, acc); });
+    run();
     device_space().fence();
   }
+  state.counters["worst_relative_difference"] = worst;
+  hetero::bench::report_bound(state, hetero::bench::nbody_forces_work(p.n, p.n));
+}
+
+template <bool Rsqrt, int Unroll>
+void kernel_variant(benchmark::State& state) {
+  auto& p = particles_for(state.range(0));
+  p.all.sync_device();
+  const forces_variant<Rsqrt, Unroll> f{p.all.device_view(), p.acc.device_view(), p.n, 0.05 * 0.05};
+  time_kernel(state, p, [&] {
+    Kokkos::parallel_for("nbody_variant",
+                         Kokkos::RangePolicy<device_space, Kokkos::IndexType<std::int64_t>>(0, p.n), f);
+  });
+  p.acc.modify_device();
+}
+
+// The example's two loops (nbody::partial_forces, then their sum) in `Slices` slices of the
+// sources, 0: as many as the example takes (nbody::force_slices).
+template <std::int64_t Slices>
+void kernel_example(benchmark::State& state) {
+  auto& p = particles_for(state.range(0));
+  p.all.sync_device();
+  const std::int64_t slices = Slices > 0 ? Slices : p.slices;
+  Kokkos::View<double* [3], Kokkos::LayoutRight, device_space::memory_space> partial("partial", slices * p.n);
+  time_kernel(state, p,
+              [&] { plain_forces<device_space>(p.n, slices, p.all.device_view(), partial, p.acc.device_view()); });
+  p.acc.modify_device();
+  state.counters["slices"] = static_cast<double>(slices);
 }
 
 // The host cores alone, plain Kokkos on all of them: in a build with a GPU the other side's
@@ -93,27 +227,31 @@ void step_host_cores(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   auto& p = particles_for(n);
   p.all.sync_host();
-  const auto all = p.all.host_view();
-  const auto acc = p.acc.host_view();
-  const nbody::forces forces{0, n, 0.05 * 0.05};
-  for (auto _ : state) {
-    Kokkos::parallel_for("nbody_host_cores", Kokkos::RangePolicy<host_all, Kokkos::IndexType<std::int64_t>>(0, n),
-                         [=](std::int64_t i) { forces(i, all, acc); });
-    host_all().fence();
-  }
+  for (auto _ : state)
+    plain_forces<host_all>(n, p.slices, p.all.host_view(), p.partial.host_view(), p.acc.host_view());
+  p.acc.modify_host();
   state.counters["threads"] = host_all().concurrency();
 }
 
-void run_split(std::int64_t n, const char* label, policy range) {
+// The example's two loops (nbody.cpp), the forces under `label` and their sum under label_sum;
+// a weight given applies to both.
+void run_split(std::int64_t n, const std::string& label, std::optional<double> weight = std::nullopt) {
   auto& p = particles_for(n);
-  hetero::parallel_for(label, range, hetero::access(hetero::reads_all(p.all), hetero::writes(p.acc)),
-                       nbody::forces{0, n, 0.05 * 0.05});
+  const auto range = [&](std::int64_t items) {
+    return weight ? policy(0, items).weight(*weight) : policy(0, items);
+  };
+  hetero::parallel_for(label, range(n * p.slices),
+                       hetero::access(hetero::reads_all(p.all), hetero::writes(p.partial)),
+                       nbody::partial_forces{0, n, n, p.slices, 0.05 * 0.05});
+  hetero::parallel_for(label + "_sum", range(n),
+                       hetero::access(hetero::reads_all(p.partial), hetero::writes(p.acc)),
+                       nbody::sum_partials{n, p.slices});
 }
-void run_split(std::int64_t n, const char* label) { run_split(n, label, policy(0, n)); }
 
 void step_device_alone(benchmark::State& state) {
   const std::int64_t n = state.range(0);
-  for (auto _ : state) run_split(n, "bench_nbody_device_alone", policy(0, n).weight(0.0));
+  for (auto _ : state) run_split(n, "bench_nbody_device_alone", 0.0);
+  hetero::bench::report_bound(state, hetero::bench::nbody_forces_work(n, n));
 }
 
 void step_split(benchmark::State& state) {
@@ -125,6 +263,7 @@ void step_split(benchmark::State& state) {
   for (auto _ : state) run_split(n, "bench_nbody_step");
   state.counters["weight"] = hetero::cpu_weight("bench_nbody_step");
   state.SetLabel(hetero::split_statistics("bench_nbody_step").decision);
+  hetero::bench::report_bound(state, hetero::bench::nbody_forces_work(n, n));
 }
 
 double median(std::vector<double> v) {
@@ -177,7 +316,17 @@ const auto convergence_setup = [](benchmark::internal::Benchmark* b) {
   b->Arg(g_quick ? 512 : 8192)->Iterations(1)->UseManualTime()->Unit(benchmark::kSecond);
 };
 
+const auto kernel_sizes = [](benchmark::internal::Benchmark* b) {
+  b->Arg(g_quick ? 512 : 16384)->Unit(benchmark::kMillisecond);
+};
+
 const int registered[] = {
+    hetero::bench::add("nbody_kernel/baseline_one_thread_per_body", kernel_variant<false, 1>, kernel_sizes),
+    hetero::bench::add("nbody_kernel/rsqrt", kernel_variant<true, 1>, kernel_sizes),
+    hetero::bench::add("nbody_kernel/rsqrt_unroll8", kernel_variant<true, 8>, kernel_sizes),
+    hetero::bench::add("nbody_kernel/example_slices32", kernel_example<32>, kernel_sizes),
+    hetero::bench::add("nbody_kernel/example_slices64", kernel_example<64>, kernel_sizes),
+    hetero::bench::add("nbody_kernel/example", kernel_example<0>, kernel_sizes),
     hetero::bench::add("nbody_step/baseline_plain_kokkos", step_plain_kokkos, step_sizes),
     hetero::bench::add("nbody_step/hetero_device_alone", step_device_alone, step_sizes),
     hetero::bench::add("nbody_step/hetero_split", step_split, step_sizes),

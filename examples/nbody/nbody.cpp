@@ -115,10 +115,17 @@ int main(int argc, char** argv) {
     hetero::gmove(all.host_view(), blocks);  // distributed -> replicated: every rank gets all
     all.modify_host();
   };
+  // The forces in two loops: partial sums over slices of the sources (mine x slices items: a
+  // GPU needs more threads than there are particles), then their sum per particle.
+  const std::int64_t slices = nbody::force_slices(mine, n);
+  array<double* [3]> partial("partial", mine * slices);
   auto compute_forces = [&] {
-    hetero::parallel_for("nbody_forces", policy(0, mine),
-                         hetero::access(hetero::reads_all(all), hetero::writes(acc)),
-                         nbody::forces{first, n, softening2});
+    hetero::parallel_for("nbody_forces", policy(0, mine * slices),
+                         hetero::access(hetero::reads_all(all), hetero::writes(partial)),
+                         nbody::partial_forces{first, mine, n, slices, softening2});
+    hetero::parallel_for("nbody_sum", policy(0, mine),
+                         hetero::access(hetero::reads_all(partial), hetero::writes(acc)),
+                         nbody::sum_partials{mine, slices});
   };
   auto total_energy = [&] {
     double kinetic = 0, potential = 0;

@@ -7,6 +7,7 @@
 #include "hetero/config.hpp"
 #include "hetero/core/concepts.hpp"
 #include "hetero/core/error.hpp"
+#include "hetero/core/math.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/comm_ref.hpp"
 #include "hetero/core/mpi/known_defects.hpp"
