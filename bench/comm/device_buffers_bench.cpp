@@ -6,7 +6,9 @@
 //  - hetero_automatic: hetero's communicator as it comes (it stages where MPI is not GPU-aware);
 //  - hetero_staged: device_buffer_path::staged (pinned host buffers, asynchronous copies).
 // `direct` (device pointers to MPI) needs a CUDA-aware MPI and is refused by name without one.
-// Every case checks its result once against the serial sum of every rank's values.
+// Every case checks its result once against the serial sum of every rank's values. In a run of
+// the GPU kit each case's bound is the batch's copies to the host and back at the measured
+// pinned rates (bench/support/bounds.hpp).
 #include <hetero/comm.hpp>
 
 #include <chrono>
@@ -75,6 +77,10 @@ void timed(benchmark::State& state, Call&& call) {
         state, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * calls_per_iteration * state.range(0));
+  hetero::bench::device_work batch;
+  for (int k = 0; k < calls_per_iteration; ++k)
+    batch += hetero::bench::staged_allreduce_work(static_cast<double>(state.range(0)));
+  hetero::bench::report_bound(state, batch);
 }
 
 void mpi_staged(benchmark::State& state) {

@@ -6,7 +6,11 @@
 //  - baseline_openblas_all_cores: one cblas_dgemm of the whole product with OpenBLAS on all of
 //    the rank's cores (what a user would call instead);
 //  - hetero_device_alone: hetero's device side alone (w = 0), all cores;
-//  - hetero_split: the split chosen by the (converged) default tuner.
+//  - hetero_split: the split chosen by the (converged) default tuner;
+//  - cublas_alone (CUDA builds): one cublasDgemm of the whole product on the GPU's copies, what a
+//    user would call there instead (the GPU kit reports the family against it).
+// In a run of the GPU kit each case's bound is its flops at the FP64 matrix rate cuBLAS reaches
+// (bench/support/bounds.hpp).
 // Every case's C is checked once against the baseline's, element by element.
 #include <cblas.h>
 
@@ -119,7 +123,27 @@ void device_alone(benchmark::State& state) {
   for (auto _ : state) run_hetero(n, "bench_dgemm_device_alone", policy(0, n).weight(0.0));
   check(operands_for(n), "hetero, device side alone");
   gflops(state, n);
+  hetero::bench::report_bound(state, hetero::bench::dgemm_work(n, n, n));
 }
+
+#if HETERO_HAS_CUDA()
+void cublas_alone(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  auto& o = operands_for(n);
+  o.a.sync_device();
+  o.b.sync_device();
+  const Kokkos::Cuda gpu;
+  const auto a = o.a.device_view(), b = o.b.device_view(), c = o.c.device_view();
+  for (auto _ : state) {
+    dgemm::gemm_rows_cuda(gpu, static_cast<int>(n), static_cast<int>(n), a.data(), b.data(), c.data());
+    gpu.fence();
+  }
+  o.c.modify_device();
+  check(o, "cuBLAS alone");
+  gflops(state, n);
+  hetero::bench::report_bound(state, hetero::bench::dgemm_work(n, n, n));
+}
+#endif
 
 void split(benchmark::State& state) {
   const std::int64_t n = state.range(0);
@@ -133,6 +157,7 @@ void split(benchmark::State& state) {
   gflops(state, n);
   state.counters["weight"] = hetero::split_statistics(label).last_weight;
   state.SetLabel(hetero::split_statistics(label).decision);
+  hetero::bench::report_bound(state, hetero::bench::dgemm_work(n, n, n));
 }
 
 const auto sizes = [](benchmark::internal::Benchmark* b) {
@@ -149,6 +174,9 @@ const int registered[] = {
     hetero::bench::add("dgemm/baseline_openblas_all_cores", openblas_all_cores, sizes),
     hetero::bench::add("dgemm/hetero_device_alone", device_alone, sizes),
     hetero::bench::add("dgemm/hetero_split", split, sizes),
+#if HETERO_HAS_CUDA()
+    hetero::bench::add("dgemm/cublas_alone", cublas_alone, sizes),
+#endif
 };
 
 }  // namespace
