@@ -54,6 +54,13 @@ struct triad_body {
   }
 };
 
+// Every case's bound (24 bytes an element at the measured bandwidth) and its rate.
+void report_triad(benchmark::State& state, std::int64_t n) {
+  hetero::bench::report_bound(state, hetero::bench::triad_work(n));
+  state.counters["GB_per_s"] =
+      benchmark::Counter(24.0 * static_cast<double>(n) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 template <class A, class B, class C>
 struct plain_triad {
   A a;
@@ -82,9 +89,7 @@ void plain_kokkos(benchmark::State& state) {
     run_plain<Space>(state, v.n, v.a.host_view(), v.b.host_view(), v.c.host_view());
     v.a.modify_host();
   }
-  hetero::bench::report_bound(state, hetero::bench::triad_work(v.n));
-  state.counters["GB_per_s"] =
-      benchmark::Counter(24.0 * static_cast<double>(v.n) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  report_triad(state, v.n);
 }
 
 void split(benchmark::State& state, const char* label, policy range,
@@ -100,9 +105,7 @@ void split(benchmark::State& state, const char* label, policy range,
   state.counters["device_s"] = sharing.gpu_seconds(label);
   state.counters["host_s"] = sharing.cpu_seconds(label);
   state.counters["weight"] = range.weight().value_or(sharing.cpu_weight(label));
-  hetero::bench::report_bound(state, hetero::bench::triad_work(v.n));
-  state.counters["GB_per_s"] =
-      benchmark::Counter(24.0 * static_cast<double>(v.n) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  report_triad(state, v.n);
 }
 
 void device_alone(benchmark::State& state) {

@@ -1,7 +1,6 @@
 // The N-body loop bodies, shared by the example and by bench/exec: direct all-pairs forces with
 // softening (in slices of the sources, then summed), leapfrog (kick-drift-kick) updates, and the
-// energies. Particles are rows of
-// (x, y, z, m); G = 1.
+// energies. Particles are rows of (x, y, z, m); G = 1.
 #ifndef HETERO_EXAMPLES_NBODY_KERNELS_HPP
 #define HETERO_EXAMPLES_NBODY_KERNELS_HPP
 

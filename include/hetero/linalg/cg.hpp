@@ -199,13 +199,12 @@ class cg_solver {
 
   using serial_space = detail::cg_serial_space;
   // A matrix in host memory can have its kernels run by Kokkos::Serial on this thread.
-  static constexpr bool serial_possible =
-      HETERO_HAS_SERIAL() &&
+  static constexpr bool host_memory =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename matrix_type::memory_space>::accessible;
-  // A matrix in memory the host cannot address (a GPU's): the fused kernels with Kokkos'
-  // reductions (detail::on_device_memory) run its iterations.
-  static constexpr bool device_kernels =
-      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename matrix_type::memory_space>::accessible;
+  static constexpr bool serial_possible = HETERO_HAS_SERIAL() && host_memory;
+  // A matrix in memory the host cannot address (a GPU's): Kokkos' reductions, fused with the
+  // updates where the recurrence allows, run its iterations (vector_kernels.hpp).
+  static constexpr bool device_kernels = !host_memory;
 
   // `cg_kernels::automatic`: the kernels of a classic iteration (a halo product, two dot
   // products, two vector updates; their launches are what Serial saves) timed on the matrix's
@@ -711,7 +710,7 @@ class cg_solver {
   // same bits on every host space and thread count).
   double dot(const vector_type& u, const vector_type& v) const {
     return kernel_policy([&](const auto& policy) {
-      if constexpr (detail::on_device_memory<std::decay_t<decltype(policy)>>) {
+      if constexpr (device_kernels) {
         return detail::dot_reduce(policy, u, v);
       } else {
         return detail::dot(policy, u, v, m_partials, m_host_partials);

@@ -199,11 +199,6 @@ void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, cons
 // few) to the host. Their bits are those of Kokkos' reduction on that device, as a GPU's fused
 // multiply-adds already differ from the host's.
 
-/// True for a policy whose execution space's memory the host cannot address (a GPU's).
-template <class Policy>
-inline constexpr bool on_device_memory =
-    !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Policy::execution_space::memory_space>::accessible;
-
 /// N sums reduced together (a Kokkos reduction's value).
 template <int N>
 struct sums {
