@@ -170,6 +170,17 @@ inline device_work staged_allreduce_work(double bytes) {
   return {.host_waits = 1, .to_device_bytes = bytes, .to_host_bytes = bytes};
 }
 
+/// A broadcast of `bytes` in device memory, staged the same way: the root's buffer reaches the
+/// host, the others' results come back from it (the bound of the slowest rank: one copy each
+/// way, as the allreduce's).
+inline device_work staged_broadcast_work(double bytes) { return staged_allreduce_work(bytes); }
+
+/// An allgather of `bytes` per rank over `ranks` ranks, staged: each rank's block reaches the
+/// host and all `ranks` blocks come back.
+inline device_work staged_allgather_work(double bytes, int ranks) {
+  return {.host_waits = 1, .to_device_bytes = bytes * ranks, .to_host_bytes = bytes};
+}
+
 /// The recurrences of hetero's CG (hetero::cg_variant): classic (halo and allgather: on one rank
 /// the gather is the identity) and pipelined (Ghysels-Vanroose: one reduction per iteration).
 enum class cg_recurrence { classic, pipelined };

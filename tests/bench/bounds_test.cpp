@@ -209,6 +209,13 @@ TEST_CASE("the N-body, triad and DGEMM kernels' work", "[bench][bounds]") {
   CHECK(hb::potrf_work(3000, false).to_device_bytes == 0);
   const auto allreduce = hb::staged_allreduce_work(1 << 20);
   CHECK(hb::bound_seconds(allreduce, some_rates()) == Approx(4e-6 + 1048576 / 50e9 + 1048576 / 40e9));
+  const auto broadcast = hb::staged_broadcast_work(1 << 20);
+  CHECK(hb::bound_seconds(broadcast, some_rates()) == hb::bound_seconds(allreduce, some_rates()));
+  // 3 ranks: one block to the host, three back.
+  const auto allgather = hb::staged_allgather_work(1 << 20, 3);
+  CHECK(allgather.to_host_bytes == 1048576);
+  CHECK(allgather.to_device_bytes == 3 * 1048576.0);
+  CHECK(hb::bound_seconds(allgather, some_rates()) == Approx(4e-6 + 3 * 1048576 / 50e9 + 1048576 / 40e9));
   // 16,384 bodies on a device of 33 TFLOP/s: 0.21 ms, the flops far above the bytes.
   const auto r = some_rates();
   CHECK(hb::bound_seconds(hb::nbody_forces_work(16384, 16384), r) == Approx(26.0 * 16384 * 16384 / 33e12));
