@@ -101,8 +101,8 @@ class cg_solver {
     HETERO_EXPECTS(options.kernels != cg_kernels::serial || serial_possible, "cg_options: kernels = serial needs ",
                    "a matrix in host memory and Kokkos::Serial enabled; this matrix's execution space is ",
                    ExecutionSpace::name(), " (allowed here: automatic or space)");
-    m_serial = options.kernels == cg_kernels::serial ||
-               (options.kernels == cg_kernels::automatic && serial_possible && serial_is_faster());
+    m_kernels_measured = options.kernels == cg_kernels::automatic && serial_possible;
+    m_serial = options.kernels == cg_kernels::serial || (m_kernels_measured && serial_is_faster());
     m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
     if (options.variant == cg_variant::automatic) m_options.variant = choose_variant();
     if (m_options.variant == cg_variant::allgather && m_global.extent(0) == 0)
@@ -119,15 +119,8 @@ class cg_solver {
     } else {
       use(preconditioner_data(a, options.preconditioner));
     }
-    // IC(0)'s triangular solves run on one host thread between the kernels, over the whole of r
-    // and z. With the kernels on a host space's threads beside them, an iteration took 1.6x the
-    // kernels on Serial (nos3 on 2 cores: 27 against 17 us), where the test without the solves
-    // had found them equal: decided again, with the solves in the test.
-    if (options.kernels == cg_kernels::automatic && serial_possible &&
-        m_precondition.kind() == cg_preconditioner::block_ic0) {
-      m_serial = serial_is_faster();
-      m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
-    }
+    // (`automatic` decides the kernels with IC(0)'s solves within its trial of block_ic0.)
+    if (options.preconditioner == cg_preconditioner::block_ic0) decide_kernels_with_solves();
   }
 
   /// Solves A x = b; `x` holds the initial guess on entry. Both hold this rank's rows. Throws
@@ -252,6 +245,17 @@ class cg_solver {
       std::sort(on_serial.begin(), on_serial.end());
       return on_serial[runs / 2] < on_space[runs / 2];
     }
+  }
+
+  // IC(0)'s triangular solves run on one host thread between the kernels, over the whole of r
+  // and z. With the kernels on a host space's threads beside them, an iteration took 1.6x the
+  // kernels on Serial (nos3 on 2 cores: 27 against 17 us), where the test without the solves
+  // had found them equal: with block_ic0 in place, `cg_kernels::automatic` decides again, with
+  // the solves in the test.
+  void decide_kernels_with_solves() {
+    if (!m_kernels_measured) return;
+    m_serial = serial_is_faster();
+    m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
   }
 
   // `automatic`: an iteration of the halo variant costs a product and two allreduces; the
@@ -590,6 +594,10 @@ class cg_solver {
       return r;
     };
     std::array<preconditioner_data, 4> built;
+    // The kernels as decided without IC(0)'s solves, for the other candidates, and with them,
+    // for block_ic0 (its trial runs on those).
+    const cg_kernels without_solves = m_options.kernels;
+    cg_kernels with_solves = without_solves;
     std::size_t best = 3;  // none
     double best_seconds = std::numeric_limits<double>::infinity();
     bool best_converged = false;
@@ -608,6 +616,12 @@ class cg_solver {
           send_buf(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()),
           op(ops::max{}));
       if (t.available) {
+        m_options.kernels = without_solves;
+        m_serial = without_solves == cg_kernels::serial;
+        if (kind == cg_preconditioner::block_ic0) {  // outside its setup time: paid whichever wins
+          decide_kernels_with_solves();
+          with_solves = m_options.kernels;
+        }
         const cg_result calibration = run(calibration_iterations);
         double budget = trial_iterations;
         if (calibration.seconds_per_iteration > 0)
@@ -632,6 +646,8 @@ class cg_solver {
     }
     m_options = requested;
     use(std::move(built[best]));
+    m_options.kernels = m_options.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
+    m_serial = m_options.kernels == cg_kernels::serial;
     if (regions_observed()) {
       const std::string why = std::string(to_string(m_options.preconditioner)) + ", " +
                               std::to_string(best_seconds) + " s to the tolerance in its trial";
@@ -784,7 +800,8 @@ class cg_solver {
 
   const matrix_type& m_a;
   cg_options m_options;
-  bool m_serial = false;  // kernels on Serial (cg_kernels)
+  bool m_serial = false;            // kernels on Serial (cg_kernels)
+  bool m_kernels_measured = false;  // cg_kernels::automatic with Serial possible
   vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
   // Preconditioned: z = M r, q = M s (pipelined), m = M w (pipelined), held in m_own_z and
   // m_own_ms; without one z is m_r and q is m_s.

@@ -163,7 +163,9 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
 }
 
 /// z = (L L')^-1 r for `n` entries (z and r may be the same array), `l` prepared for the solve.
-/// Both sweeps gather along divided rows: z(i) = r(i) / L(i, i) - sum of (L(i, j) / L(i, i)) z(j).
+/// Both sweeps gather along divided rows: forward y(i) = r(i) / L(i, i) - sum over j < i of
+/// (L(i, j) / L(i, i)) y(j); backward z(i) = y(i) / L(i, i) - sum over j > i of
+/// (L(j, i) / L(i, i)) z(j).
 /// Each sweep meets a row's nearest (latest computed) dependence last.
 inline void ic0_solve(const ic0_factor& l, const double* r, double* z, std::size_t n) {
   const std::int64_t* lower_ptr = l.lower_ptr.data();

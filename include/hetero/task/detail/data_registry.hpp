@@ -277,7 +277,11 @@ class data_registry {
   void ready(node& n, bool either) {
     node_data& d = n.extra.data;
     if (d.kind != data_node_kind::task) return;
-    if (either) n.kind = pick_side(n) == task_side::device ? node_kind::device : node_kind::cpu;
+    if (either) {
+      const placement_choice choice = pick_side(n);
+      n.kind = choice.side == task_side::device ? node_kind::device : node_kind::cpu;
+      d.trying = choice.trying;
+    }
     const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
     // The work queued on each side matters to tasks with both bodies only.
     if (d.label && m_placing.load(std::memory_order_relaxed)) {
@@ -344,7 +348,8 @@ class data_registry {
   void finish(node& n) {
     node_data& d = n.extra.data;
     const int place = d.place;
-    if (d.kind == data_node_kind::task && d.acquired) {
+    const bool ran = d.kind == data_node_kind::task && d.acquired;
+    if (ran) {
       const std::int64_t elapsed = steady_ns() - d.started_ns;
       if (d.slot >= 0 && d.moves_before > 0) {  // the task's fence completed the moves before it
         slot_moves& q = *m_moves[static_cast<std::size_t>(d.slot)];
@@ -375,12 +380,13 @@ class data_registry {
       std::lock_guard lock(s.mutex);
       for (int p = 0; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = p == host_place;
     }
+    const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
     if (d.estimate_ns != 0) {
-      const auto side =
-          static_cast<std::size_t>(n.kind == node_kind::device ? task_side::device : task_side::host);
-      m_busy_ns[side].fetch_sub(d.estimate_ns, std::memory_order_relaxed);
+      m_busy_ns[static_cast<std::size_t>(side)].fetch_sub(d.estimate_ns, std::memory_order_relaxed);
       d.estimate_ns = 0;
     }
+    if (d.trying && !ran && d.label) d.label->abandon_try(side, d.bytes);  // skipped: try again
+    d.trying = false;
     for (const data_use& u : d.uses) u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
   }
 
@@ -398,9 +404,9 @@ class data_registry {
   }
 
   // The side a ready task with both bodies runs on.
-  task_side pick_side(node& n) {
+  placement_choice pick_side(node& n) {
     node_data& d = n.extra.data;
-    if (d.bytes > device_capacity()) return task_side::host;
+    if (d.bytes > device_capacity()) return {task_side::host};
     // A worker waits for each device task it launches: while the devices have work, that many
     // workers are not host lanes.
     const int slots = static_cast<int>(m_slots.size());

@@ -99,6 +99,7 @@ struct node_data {
   std::int8_t place = 0;           ///< where it ran (host_place, or 1 + a device memory)
   std::int16_t slot = -1;          ///< the device slot it ran on, or -1
   bool acquired = false;           ///< its copies are pinned where it runs
+  bool trying = false;             ///< a calibration try of its label's side (placement.hpp)
   std::uint64_t moves_before = 0;  ///< device tasks: the slot's moves enqueued before its kernels
   std::int64_t estimate_ns = 0;    ///< what it added to its side's queued work
   std::int64_t started_ns = 0;     ///< its body's start (steady clock)
@@ -111,6 +112,7 @@ struct node_data {
     place = 0;
     slot = -1;
     acquired = false;
+    trying = false;
     moves_before = 0;
     estimate_ns = 0;
     started_ns = 0;

@@ -56,7 +56,7 @@ class label_record {
     m_runs[s].fetch_add(1, std::memory_order_relaxed);
     m_nanoseconds[s].fetch_add(static_cast<std::int64_t>(seconds * 1e9), std::memory_order_relaxed);
     std::lock_guard lock(m_mutex);
-    estimate& e = m_by_size[size_class(bytes)][s];
+    estimate& e = m_by_size[size_class(bytes)].sides[s];
     e.last[e.samples % e.last.size()] = seconds;
     ++e.samples;
   }
@@ -66,22 +66,23 @@ class label_record {
   struct outlook {
     std::array<double, 2> seconds{-1.0, -1.0};
   };
-  /// `peek`, counting a decision.
+  /// `peek`, counting a decision for data of `bytes`.
   [[nodiscard]] outlook look(std::size_t bytes) {
     outlook o = peek(bytes);
     std::lock_guard lock(m_mutex);
-    ++m_decisions;
+    ++m_by_size[size_class(bytes)].decisions;
     return o;
   }
 
-  /// Whether this decision re-checks the slower side, `slowdown` times slower than the chosen
-  /// one: `recheck_every * slowdown` decisions after the last re-check (at least
-  /// `recheck_every`).
-  [[nodiscard]] bool recheck_due(double slowdown) {
+  /// Whether this decision for data of `bytes` re-checks the slower side, `slowdown` times
+  /// slower than the chosen one: `recheck_every * slowdown` decisions for that size after its
+  /// last re-check (at least `recheck_every`).
+  [[nodiscard]] bool recheck_due(std::size_t bytes, double slowdown) {
     std::lock_guard lock(m_mutex);
+    size_entry& e = m_by_size[size_class(bytes)];
     const double every = static_cast<double>(recheck_every) * std::max(1.0, slowdown);
-    if (static_cast<double>(m_decisions - m_rechecked_at) < every) return false;
-    m_rechecked_at = m_decisions;
+    if (static_cast<double>(e.decisions - e.rechecked_at) < every) return false;
+    e.rechecked_at = e.decisions;
     return true;
   }
 
@@ -96,20 +97,32 @@ class label_record {
   /// no side may take one more try now. A side not measured yet may: up to `calibration_runs`
   /// decisions for it, but while its first run has not come back, no second one (a burst of
   /// ready tasks would otherwise send several to a side that may be 1000x slower before any
-  /// came back). Of two such sides the one with fewer runs, the device on a tie.
+  /// came back); nor the host a second one before the device's first run is back (which may
+  /// make the host's one run enough). Of two such sides the one with fewer runs, the device on
+  /// a tie.
   [[nodiscard]] std::optional<task_side> calibration_side(std::size_t bytes) {
     std::lock_guard lock(m_mutex);
-    auto& e = m_by_size[size_class(bytes)];
+    auto& e = m_by_size[size_class(bytes)].sides;
+    constexpr auto host = static_cast<std::size_t>(task_side::host), device = 1 - host;
     std::array<bool, 2> open{};
     for (std::size_t s = 0; s < 2; ++s)
       open[s] = !measured(e, s) && std::max(e[s].samples, e[s].tried) < calibration_runs &&
                 !(e[s].samples == 0 && e[s].tried > 0);
+    if (e[host].samples > 0 && e[device].samples == 0) open[host] = false;
     if (!open[0] && !open[1]) return std::nullopt;
     task_side side = open[0] ? task_side::host : task_side::device;
     if (open[0] && open[1] && std::max(e[0].samples, e[0].tried) >= std::max(e[1].samples, e[1].tried))
       side = task_side::device;
     ++e[static_cast<std::size_t>(side)].tried;
     return side;
+  }
+
+  /// A calibration try on `side` (calibration_side) whose task never ran (skipped after an
+  /// error): the side may be tried again.
+  void abandon_try(task_side side, std::size_t bytes) {
+    std::lock_guard lock(m_mutex);
+    estimate& e = m_by_size[size_class(bytes)].sides[static_cast<std::size_t>(side)];
+    if (e.tried > 0) --e.tried;
   }
 
   /// Runs and summed seconds on `side` (for the statistics).
@@ -137,6 +150,7 @@ class label_record {
     std::uint64_t tried = 0;  ///< decisions for this side during calibration
     [[nodiscard]] double median() const {
       const std::size_t n = std::min<std::uint64_t>(samples, last.size());
+      if (n == 0) return 0;
       std::array<double, 5> sorted = last;
       for (std::size_t i = 1; i < n; ++i)  // insertion sort of at most 5
         for (std::size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; --j) std::swap(sorted[j - 1], sorted[j]);
@@ -159,7 +173,7 @@ class label_record {
   outlook medians(std::size_t bytes, bool measured_only) {
     std::lock_guard lock(m_mutex);
     outlook o;
-    const auto& e = m_by_size[size_class(bytes)];
+    const auto& e = m_by_size[size_class(bytes)].sides;
     for (std::size_t s = 0; s < 2; ++s)
       if (measured_only ? measured(e, s) : e[s].samples > 0) o.seconds[s] = e[s].median();
     return o;
@@ -167,25 +181,36 @@ class label_record {
 
   std::string m_label;
   std::mutex m_mutex;
-  std::map<int, std::array<estimate, 2>> m_by_size;
-  std::uint64_t m_decisions = 0, m_rechecked_at = 0;
+  // One data size's runs of both sides, and its decisions (for the re-checks).
+  struct size_entry {
+    std::array<estimate, 2> sides;
+    std::uint64_t decisions = 0, rechecked_at = 0;
+  };
+  std::map<int, size_entry> m_by_size;
   std::array<std::atomic<std::uint64_t>, 2> m_runs{};
   std::array<std::atomic<std::int64_t>, 2> m_nanoseconds{};
+};
+
+/// Where one ready task runs, and whether that is a calibration try (label_record::abandon_try
+/// takes it back if the task never runs).
+struct placement_choice {
+  task_side side = task_side::device;
+  bool trying = false;
 };
 
 /// The choice for one ready task: `busy[s]` is the work queued or running on side `s` per
 /// worker (seconds), `move[s]` the time to move the task's data there. While a side is not
 /// measured it is tried (label_record::calibration_side); when it may not be tried now, the
-/// runs so far decide as the model would, a side that never ran left out.
-inline task_side choose_side(label_record& label, std::size_t bytes, const std::array<double, 2>& busy,
-                             const std::array<double, 2>& move) {
+/// runs so far decide as the model would once both sides have run, and the device takes the
+/// task while one has not (its first run is out: the tasks wait for it there).
+inline placement_choice choose_side(label_record& label, std::size_t bytes, const std::array<double, 2>& busy,
+                                    const std::array<double, 2>& move) {
   label_record::outlook o = label.look(bytes);
   const bool calibrated = o.seconds[0] >= 0 && o.seconds[1] >= 0;
   if (!calibrated) {
-    if (const auto side = label.calibration_side(bytes)) return *side;
+    if (const auto side = label.calibration_side(bytes)) return {*side, true};
     o = label.known(bytes);
-    if (o.seconds[0] < 0) return task_side::device;
-    if (o.seconds[1] < 0) return task_side::host;
+    if (o.seconds[0] < 0 || o.seconds[1] < 0) return {task_side::device};
   }
   std::array<double, 2> finish{};
   for (std::size_t s = 0; s < 2; ++s) finish[s] = busy[s] + move[s] + o.seconds[s];
@@ -193,9 +218,9 @@ inline task_side choose_side(label_record& label, std::size_t bytes, const std::
   const auto b = static_cast<std::size_t>(best), other = 1 - b;
   // The other side once in a while, where a changed cost could make it the faster one.
   const bool could_win = busy[other] + move[other] + o.seconds[other] / label_record::recheck_headroom < finish[b];
-  if (!calibrated || !could_win) return best;
-  if (!label.recheck_due(o.seconds[b] > 0 ? o.seconds[other] / o.seconds[b] : 1.0)) return best;
-  return best == task_side::host ? task_side::device : task_side::host;
+  if (!calibrated || !could_win) return {best};
+  if (!label.recheck_due(bytes, o.seconds[b] > 0 ? o.seconds[other] / o.seconds[b] : 1.0)) return {best};
+  return {best == task_side::host ? task_side::device : task_side::host};
 }
 
 }  // namespace hetero::detail
