@@ -75,16 +75,17 @@ enum class collective { allreduce, broadcast, allgather };
 struct operands {
   collective kind;
   std::size_t n;
+  int p = ranks();
   vector x, y;
   operands(collective k, std::size_t count)
       : kind(k),
         n(count),
         x(filled(count)),
-        y("y", k == collective::allgather ? count * static_cast<std::size_t>(ranks()) : count) {}
+        y("y", k == collective::allgather ? count * static_cast<std::size_t>(p) : count) {}
   [[nodiscard]] const vector& result() const { return kind == collective::broadcast ? x : y; }
   [[nodiscard]] double expected(std::size_t i) const {
-    const double p = ranks(), pattern = static_cast<double>(i % n % 7);
-    if (kind == collective::allreduce) return p * (p + 1) / 2 + p * pattern;
+    const double r = p, pattern = static_cast<double>(i % n % 7);
+    if (kind == collective::allreduce) return r * (r + 1) / 2 + r * pattern;
     if (kind == collective::broadcast) return 1 + pattern;  // rank 0's values
     return static_cast<double>(i / n) + 1 + pattern;        // block q is rank q's
   }
@@ -99,7 +100,7 @@ struct operands {
     const double bytes = static_cast<double>(n * sizeof(double));
     if (kind == collective::allreduce) return hetero::bench::staged_allreduce_work(bytes);
     if (kind == collective::broadcast) return hetero::bench::staged_broadcast_work(bytes);
-    return hetero::bench::staged_allgather_work(bytes, ranks());
+    return hetero::bench::staged_allgather_work(bytes, p);
   }
 };
 

@@ -102,8 +102,8 @@ class cg_solver {
                    "a matrix in host memory and Kokkos::Serial enabled; this matrix's execution space is ",
                    ExecutionSpace::name(), " (allowed here: automatic or space)");
     m_kernels_measured = options.kernels == cg_kernels::automatic && serial_possible;
-    m_serial = options.kernels == cg_kernels::serial || (m_kernels_measured && serial_is_faster());
-    m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
+    const bool serial = options.kernels == cg_kernels::serial || (m_kernels_measured && serial_is_faster());
+    m_options.kernels = serial ? cg_kernels::serial : cg_kernels::space;
     if (options.variant == cg_variant::automatic) m_options.variant = choose_variant();
     if (m_options.variant == cg_variant::allgather && m_global.extent(0) == 0)
       m_global = vector_type("hetero::cg gathered p", static_cast<std::size_t>(a.global_rows()));
@@ -221,12 +221,12 @@ class cg_solver {
     } else {
       Kokkos::deep_copy(m_p, 1.0);
       auto seconds_of = [&](bool serial) {
-        m_serial = serial;
+        m_options.kernels = serial ? cg_kernels::serial : cg_kernels::space;
         const auto start = std::chrono::steady_clock::now();
         multiply_halo_here(m_p, m_q);
         const double pq = dot(m_p, m_q);
         axpby(m_r, 1.0, m_p, -1.0 / (pq + 1.0), m_q);
-        const bool solves = m_precondition.kind() == cg_preconditioner::block_ic0;  // see the constructor
+        const bool solves = m_precondition.kind() == cg_preconditioner::block_ic0;  // decide_kernels_with_solves
         if (solves) precondition(m_r, m_z);
         dot(m_r, solves ? m_z : m_r);
         xpby(m_q, m_r, 0.5);
@@ -240,7 +240,7 @@ class cg_solver {
         on_space[i] = seconds_of(false);
         on_serial[i] = seconds_of(true);
       }
-      m_serial = false;
+      m_options.kernels = cg_kernels::space;
       std::sort(on_space.begin(), on_space.end());
       std::sort(on_serial.begin(), on_serial.end());
       return on_serial[runs / 2] < on_space[runs / 2];
@@ -254,8 +254,7 @@ class cg_solver {
   // the solves in the test.
   void decide_kernels_with_solves() {
     if (!m_kernels_measured) return;
-    m_serial = serial_is_faster();
-    m_options.kernels = m_serial ? cg_kernels::serial : cg_kernels::space;
+    m_options.kernels = serial_is_faster() ? cg_kernels::serial : cg_kernels::space;
   }
 
   // `automatic`: an iteration of the halo variant costs a product and two allreduces; the
@@ -617,7 +616,6 @@ class cg_solver {
           op(ops::max{}));
       if (t.available) {
         m_options.kernels = without_solves;
-        m_serial = without_solves == cg_kernels::serial;
         if (kind == cg_preconditioner::block_ic0) {  // outside its setup time: paid whichever wins
           decide_kernels_with_solves();
           with_solves = m_options.kernels;
@@ -647,7 +645,6 @@ class cg_solver {
     m_options = requested;
     use(std::move(built[best]));
     m_options.kernels = m_options.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
-    m_serial = m_options.kernels == cg_kernels::serial;
     if (regions_observed()) {
       const std::string why = std::string(to_string(m_options.preconditioner)) + ", " +
                               std::to_string(best_seconds) + " s to the tolerance in its trial";
@@ -793,14 +790,14 @@ class cg_solver {
   auto kernel_policy(Kernel&& kernel) const {
     const auto rows = static_cast<std::int64_t>(m_a.local_rows());
     if constexpr (serial_possible && !std::is_same_v<ExecutionSpace, serial_space>) {
-      if (m_serial) return kernel(Kokkos::RangePolicy<serial_space, Kokkos::IndexType<std::int64_t>>(0, rows));
+      if (m_options.kernels == cg_kernels::serial)
+        return kernel(Kokkos::RangePolicy<serial_space, Kokkos::IndexType<std::int64_t>>(0, rows));
     }
     return kernel(Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(0, rows));
   }
 
   const matrix_type& m_a;
   cg_options m_options;
-  bool m_serial = false;            // kernels on Serial (cg_kernels)
   bool m_kernels_measured = false;  // cg_kernels::automatic with Serial possible
   vector_type m_r, m_q, m_p, m_global, m_w, m_u, m_s, m_w2;
   // Preconditioned: z = M r, q = M s (pipelined), m = M w (pipelined), held in m_own_z and
