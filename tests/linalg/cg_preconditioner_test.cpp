@@ -10,6 +10,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -210,6 +211,27 @@ double distance(const matrix& a, const matrix::vector_type& x, const std::vector
   return std::sqrt(sums[0] / sums[1]);
 }
 
+// The eigenvalues of A, or of D^-1/2 A D^-1/2 (those of D^-1 A), ascending: LAPACK's dsyevd on
+// the dense matrix.
+std::vector<double> eigenvalues(const hetero::csr_matrix<double>& a, bool jacobi_scaled) {
+  const auto n = static_cast<std::size_t>(a.global_rows());
+  std::vector<double> diagonal(n, 1.0), dense(n * n, 0.0);
+  if (jacobi_scaled)
+    for (std::size_t i = 0; i < n; ++i)
+      for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+        if (a.col_idx()[static_cast<std::size_t>(k)] == static_cast<std::int64_t>(i))
+          diagonal[i] = a.values()[static_cast<std::size_t>(k)];
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(a.col_idx()[static_cast<std::size_t>(k)]);
+      dense[i * n + j] = a.values()[static_cast<std::size_t>(k)] / std::sqrt(diagonal[i] * diagonal[j]);
+    }
+  std::vector<double> values(n);
+  const auto size = static_cast<lapack_int>(n);
+  REQUIRE(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'L', size, dense.data(), size, values.data()) == 0);
+  return values;
+}
+
 hetero::csr_matrix<double> whole(const hetero::poisson_matrix& p) { return p.rows(0, p.global_rows()); }
 
 // Kershaw's 4 x 4 SPD matrix, on which IC(0) breaks down, repeated along the diagonal.
@@ -235,8 +257,20 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
   std::uint64_t stream = 700;
   for (const auto& global : matrices) {
     const matrix a(global, comm);
+    // Two CGs that differ only in the order of their sums drift apart by up to about eps * kappa
+    // of the preconditioned operator (494_bus unpreconditioned: kappa 2.4e6, 2e-10 seen on 3
+    // ranks), so the tolerance follows kappa: that of A without a preconditioner, else that of
+    // D^-1 A (Jacobi's; Chebyshev's and IC(0)'s operators are better conditioned on these
+    // matrices, where they stay below 2e-12).
+    const auto condition = [&global](bool jacobi_scaled) {
+      const std::vector<double> lambda = eigenvalues(global, jacobi_scaled);
+      return lambda.back() / lambda.front();
+    };
+    const double kappa[2] = {condition(false), condition(true)};
     for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
                     cg_preconditioner::block_ic0}) {
+      const double rounding =
+          std::max(1e-10, 8 * std::numeric_limits<double>::epsilon() * kappa[pc == cg_preconditioner::none ? 0 : 1]);
       serial_preconditioner m(global, pc, comm.size());
       const int degree = 3;  // the default
       if (pc == cg_preconditioner::chebyshev)
@@ -260,9 +294,10 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
           auto x = a.make_halo_vector();
           const hetero::cg_result result = cg.solve(rows_of(a, b), x);
           CHECK(result.iterations == k);
-          // The pipelined recurrences round differently (up to 2e-13 seen), yet a step whose z
-          // update is 0.1 % off fails here.
-          CHECK(distance(a, x, reference) < (v == cg_variant::pipelined ? 1e-9 : 1e-10));
+          // The pipelined recurrences round differently (up to 1.5x the classic distance seen),
+          // yet a step whose z update is 0.1 % off fails here.
+          INFO("tolerance " << rounding << " (kappa " << kappa[0] << ", D^-1 A: " << kappa[1] << ")");
+          CHECK(distance(a, x, reference) < (v == cg_variant::pipelined ? 10 : 1) * rounding);
         }
       }
     }
@@ -351,26 +386,8 @@ TEST_CASE("the Chebyshev interval covers the spectrum of D^-1 A", "[linalg][cg][
     const matrix a(global, comm);
     const auto [lower, upper] =
         hetero::cg_solver<>(a, {.preconditioner = cg_preconditioner::chebyshev}).preconditioner_interval();
-    // The serial reference: the largest eigenvalue of D^-1/2 A D^-1/2 (that of D^-1 A), LAPACK's
-    // dsyevr on the dense matrix.
-    const auto n = static_cast<std::size_t>(global.global_rows());
-    std::vector<double> diagonal(n), dense(n * n, 0.0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (auto k = global.row_ptr()[i]; k < global.row_ptr()[i + 1]; ++k)
-        if (global.col_idx()[static_cast<std::size_t>(k)] == static_cast<std::int64_t>(i))
-          diagonal[i] = global.values()[static_cast<std::size_t>(k)];
-    for (std::size_t i = 0; i < n; ++i)
-      for (auto k = global.row_ptr()[i]; k < global.row_ptr()[i + 1]; ++k) {
-        const auto j = static_cast<std::size_t>(global.col_idx()[static_cast<std::size_t>(k)]);
-        dense[i * n + j] = global.values()[static_cast<std::size_t>(k)] / std::sqrt(diagonal[i] * diagonal[j]);
-      }
-    lapack_int found = 0;
-    std::vector<double> eigenvalues(n);
-    std::vector<lapack_int> support(2 * n);
-    const auto size = static_cast<lapack_int>(n);
-    REQUIRE(LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'N', 'I', 'L', size, dense.data(), size, 0, 0, size, size, 0, &found,
-                           eigenvalues.data(), nullptr, size, support.data()) == 0);
-    const double largest = eigenvalues[0];
+    // The serial reference: the largest eigenvalue of D^-1/2 A D^-1/2 (that of D^-1 A).
+    const double largest = eigenvalues(global, true).back();
     INFO(global.global_rows() << " rows: upper " << upper << ", largest eigenvalue " << largest);
     // Lanczos' Ritz value (upper / 1.1) lies below the largest eigenvalue, and not far.
     CHECK(upper >= largest);
