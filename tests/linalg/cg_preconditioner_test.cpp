@@ -269,8 +269,8 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
     const double kappa[2] = {condition(false), condition(true)};
     for (auto pc : {cg_preconditioner::none, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
                     cg_preconditioner::block_ic0}) {
-      const double rounding =
-          std::max(1e-10, 8 * std::numeric_limits<double>::epsilon() * kappa[pc == cg_preconditioner::none ? 0 : 1]);
+      const double rounding = std::max(
+          1e-10, 8 * std::numeric_limits<double>::epsilon() * kappa[pc == cg_preconditioner::none ? 0 : 1]);
       serial_preconditioner m(global, pc, comm.size());
       const int degree = 3;  // the default
       if (pc == cg_preconditioner::chebyshev)
