@@ -29,20 +29,25 @@ using hetero::cg_variant;
 
 namespace {
 
+// The diagonal of `a` (0 where none is stored).
+std::vector<double> diagonal_of(const hetero::csr_matrix<double>& a) {
+  const auto n = static_cast<std::size_t>(a.global_rows());
+  std::vector<double> d(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      if (a.col_idx()[static_cast<std::size_t>(k)] == static_cast<std::int64_t>(i))
+        d[i] = a.values()[static_cast<std::size_t>(k)];
+  return d;
+}
+
 // A serial preconditioner: the inverse diagonal; the Chebyshev iteration of Saad's Algorithm
 // 12.1 on a given interval; or per rank block an IC(0) from a dense copy of the block (its
 // stored pattern), shifted as preconditioner.hpp says when a pivot is not positive.
 class serial_preconditioner {
  public:
   serial_preconditioner(const hetero::csr_matrix<double>& a, cg_preconditioner kind, int ranks)
-      : m_a(a), m_kind(kind) {
+      : m_a(a), m_kind(kind), m_diagonal(diagonal_of(a)) {
     const std::int64_t n = a.global_rows();
-    m_diagonal.assign(static_cast<std::size_t>(n), 0.0);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (auto k = a.row_ptr()[static_cast<std::size_t>(i)]; k < a.row_ptr()[static_cast<std::size_t>(i) + 1];
-           ++k)
-        if (a.col_idx()[static_cast<std::size_t>(k)] == i)
-          m_diagonal[static_cast<std::size_t>(i)] = a.values()[static_cast<std::size_t>(k)];
     if (kind != cg_preconditioner::block_ic0) return;
     for (int r = 0; r < ranks; ++r) m_blocks.push_back(factor(a, hetero::block_rows(n, ranks, r)));
   }
@@ -215,12 +220,8 @@ double distance(const matrix& a, const matrix::vector_type& x, const std::vector
 // the dense matrix.
 std::vector<double> eigenvalues(const hetero::csr_matrix<double>& a, bool jacobi_scaled) {
   const auto n = static_cast<std::size_t>(a.global_rows());
-  std::vector<double> diagonal(n, 1.0), dense(n * n, 0.0);
-  if (jacobi_scaled)
-    for (std::size_t i = 0; i < n; ++i)
-      for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
-        if (a.col_idx()[static_cast<std::size_t>(k)] == static_cast<std::int64_t>(i))
-          diagonal[i] = a.values()[static_cast<std::size_t>(k)];
+  const std::vector<double> diagonal = jacobi_scaled ? diagonal_of(a) : std::vector<double>(n, 1.0);
+  std::vector<double> dense(n * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
       const auto j = static_cast<std::size_t>(a.col_idx()[static_cast<std::size_t>(k)]);
@@ -294,7 +295,7 @@ TEST_CASE("each preconditioner and variant follows a serial preconditioned CG", 
           auto x = a.make_halo_vector();
           const hetero::cg_result result = cg.solve(rows_of(a, b), x);
           CHECK(result.iterations == k);
-          // The pipelined recurrences round differently (up to 1.5x the classic distance seen),
+          // The pipelined recurrences round differently (up to 4x the classic distance seen),
           // yet a step whose z update is 0.1 % off fails here.
           INFO("tolerance " << rounding << " (kappa " << kappa[0] << ", D^-1 A: " << kappa[1] << ")");
           CHECK(distance(a, x, reference) < (v == cg_variant::pipelined ? 10 : 1) * rounding);
