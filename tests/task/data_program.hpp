@@ -148,7 +148,10 @@ class program {
 
   // The moves rank `me` needs with every side fixed (no either) and no cap: to the device, to
   // the host, received from owners, sent to readers.
-  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(int me) const {
+  /// `from_owner` (if given): per owner rank, how many of the tiles received here it owns.
+  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(
+      int me, std::vector<std::uint64_t>* from_owner = nullptr) const {
+    if (from_owner) from_owner->assign(static_cast<std::size_t>(m_ranks), 0);
     std::vector<std::uint64_t> version(m_sizes.size(), 0);   // writes declared so far
     std::vector<std::array<bool, 2>> valid(m_sizes.size());  // host, device on this rank
     std::vector<std::uint64_t> fetched(m_sizes.size(), ~0ULL);
@@ -171,6 +174,7 @@ class program {
           }
           if (me == r && fetched[p] != version[p]) {
             ++moves[2];
+            if (from_owner) ++(*from_owner)[static_cast<std::size_t>(owner(u.piece))];
             fetched[p] = version[p];
             valid[p] = {true, false};
           }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "data_program.hpp"
+#include "nodes.hpp"
 #include "random.hpp"
 #include "world.hpp"
 
@@ -71,19 +72,30 @@ data_test::program tile_program(std::mt19937_64& rng, int tiles, int tasks, std:
 TEST_CASE("random programs on tiles across ranks give their sequential results with the fewest moves",
           "[task][data][mpi]") {
   const int ranks = hetero::testing::world_size();
+  const hetero::testing::node_layout nodes = hetero::testing::node_layout_of();
   auto rng = hetero::testing::rng(51);
   for (int workers : {1, 2}) {
-    tile_graph graph({.workers = workers});
-    for (int round = 0; round < 4; ++round) {
-      INFO("workers " << workers << ", round " << round);
-      const auto prog = tile_program(rng, 7, 50, {data_test::side::host, data_test::side::device}, ranks);
-      const auto stats = run_tiles(graph, prog);
-      const auto minimum = prog.minimum_moves(graph.rank());
-      CHECK(stats.moves.to_device.moves == minimum[0]);
-      CHECK(stats.moves.to_host.moves == minimum[1]);
-      CHECK(stats.moves.from_ranks.moves == minimum[2]);
-      CHECK(stats.moves.to_ranks.moves == minimum[3]);
-      CHECK(stats.moves.from_ranks.bytes == minimum[2] * 64 * sizeof(data_test::word));
+    for (bool shared : {true, false}) {
+      tile_graph graph({.workers = workers, .node_shared_copies = shared});
+      for (int round = 0; round < 4; ++round) {
+        INFO("workers " << workers << ", round " << round << ", node_shared_copies " << shared);
+        const auto prog = tile_program(rng, 7, 50, {data_test::side::host, data_test::side::device}, ranks);
+        const auto stats = run_tiles(graph, prog);
+        std::vector<std::uint64_t> from_owner;
+        const auto minimum = prog.minimum_moves(graph.rank(), &from_owner);
+        CHECK(stats.moves.to_device.moves == minimum[0]);
+        CHECK(stats.moves.to_host.moves == minimum[1]);
+        CHECK(stats.moves.from_ranks.moves == minimum[2]);
+        CHECK(stats.moves.to_ranks.moves == minimum[3]);
+        CHECK(stats.moves.from_ranks.bytes == minimum[2] * 64 * sizeof(data_test::word));
+        // Through shared memory exactly the tiles whose owner shares this rank's node (on
+        // emulated nodes, never between two of them).
+        std::uint64_t on_node = 0;
+        for (int r = 0; r < ranks; ++r)
+          if (shared && r != graph.rank() && nodes.same_node(r, graph.rank()))
+            on_node += from_owner[static_cast<std::size_t>(r)];
+        CHECK(stats.moves.from_node_memory == on_node);
+      }
     }
   }
 }
@@ -108,7 +120,9 @@ TEST_CASE("a task writing a tile on a rank that does not own it is refused there
   auto tiles = graph.tiles(
       "W", {2}, {4}, [](std::int64_t p) { return static_cast<int>(p); },
       [&](std::int64_t p) { return mine[static_cast<std::size_t>(p)]; });
-  const auto spawn = [&] { graph.spawn("stray write", hetero::on(1), hetero::updates(tiles(0)), [](auto) {}); };
+  // A write alone (an update would also make rank 0 send the tile to rank 1, a move that the
+  // refused task leaves without a reader: rank 0's wait would end in a no-progress report).
+  const auto spawn = [&] { graph.spawn("stray write", hetero::on(1), hetero::writes(tiles(0)), [](auto) {}); };
   if (me == 1) {
     CHECK_THROWS_MATCHES(
         spawn(), hetero::invalid_argument,

@@ -55,6 +55,11 @@ struct task_options {
   /// first when they hold the only current version). 0: what the device has (90 % of a GPU's
   /// free memory when the graph is made), no cap for a host space standing in for a device.
   std::size_t device_memory = 0;
+  /// Tiles read from a rank of the same node come through shared memory (POSIX, in /dev/shm):
+  /// their owner copies each version into this rank's copy and sends a small message, where MPI
+  /// would make both ranks handle the whole tile (docs/task.md). False: through MPI. Where
+  /// /dev/shm has no room for a copy, that tile goes through MPI anyway.
+  bool node_shared_copies = true;
 };
 
 }  // namespace hetero

@@ -27,6 +27,10 @@ struct data_moves {
   move_count from_ranks;
   /// Tiles sent to other ranks.
   move_count to_ranks;
+  /// Of `from_ranks`, the tiles their owner copied into this rank's copy through the node's
+  /// shared memory (owner on this rank's node, `task_options::node_shared_copies`) rather than
+  /// sent through MPI.
+  std::uint64_t from_node_memory = 0;
   /// Device copies dropped to make room under the cap.
   std::uint64_t evictions = 0;
   /// Of them, the ones that held the only current version (moved to the host first).

@@ -39,6 +39,7 @@
 #include "hetero/task/detail/data_state.hpp"
 #include "hetero/task/detail/device_queues.hpp"
 #include "hetero/task/detail/node.hpp"
+#include "hetero/task/detail/node_copies.hpp"
 #include "hetero/task/detail/placement.hpp"
 #include "hetero/task/statistics.hpp"
 
@@ -124,6 +125,23 @@ class data_registry {
     m_states.push_back(s);
   }
 
+  /// The ranks of the graph that share this rank's node (`same_node[r]`), and whether copies
+  /// of their tiles go to shared slabs (node_copies.hpp). Declaring thread, before the first
+  /// tile is received.
+  void share_node(std::vector<char> same_node, bool shared_copies) {
+    m_same_node = std::move(same_node);
+    m_shared_copies = shared_copies;
+  }
+
+  /// Whether rank `r` shares this rank's node (and its tiles' copies are shared memory).
+  [[nodiscard]] bool shares_node_with(int r) const noexcept {
+    return r >= 0 && r != m_rank && static_cast<std::size_t>(r) < m_same_node.size() &&
+           m_same_node[static_cast<std::size_t>(r)] != 0;
+  }
+
+  /// The random nonce in the names of this rank's shared slabs.
+  [[nodiscard]] std::uint64_t slab_nonce() const noexcept { return m_nonce; }
+
   /// A tile of another rank is about to be received here for the first time: its host copy
   /// (declaring thread). Copies of tiles with neighbouring ids (tiles side by side in a row of
   /// a tile array) are carved from one block of `slab_tiles`, in id order, so that a task
@@ -131,6 +149,7 @@ class data_registry {
   /// 4 tiles rather than 4).
   void ensure_host_copy(data_state& s) {
     if (s.copies[host_place].ptr) return;
+    if (shares_node_with(s.owner) && make_shared_copy(s)) return;
     host_slab& slab = m_slabs[s.id / slab_tiles];
     if (!slab.base) {
       slab.bytes = s.bytes;
@@ -143,6 +162,29 @@ class data_registry {
       s.copies[host_place].ptr = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copy", s.bytes);
     }
     s.host_allocated = true;
+  }
+
+  // The host copy of `s`, a tile of a rank of this node, in a shared slab; false where the
+  // node's shared memory has no room (the tile then moves through MPI into a private copy).
+  bool make_shared_copy(data_state& s) {
+    if (!m_shared_copies) return false;
+    const std::pair<std::uint64_t, std::size_t> key{s.id / slab_tiles, s.bytes};
+    auto it = m_shared_slabs.find(key);
+    if (it == m_shared_slabs.end()) {
+      shared_host_slab slab;
+      slab.generation = m_shared_generations++;
+      try {
+        slab.memory = shared_slab::create(shared_slab_name(m_nonce, slab.generation), slab_tiles * s.bytes);
+      } catch (const runtime_error&) {
+        return false;
+      }
+      it = m_shared_slabs.emplace(key, std::move(slab)).first;
+    }
+    ++it->second.users;
+    s.copies[host_place].ptr = it->second.memory.base() + (s.id % slab_tiles) * s.bytes;
+    s.shared_slab = it->second.generation + 1;
+    s.host_allocated = true;
+    return true;
   }
 
   /// The registration of `pieces` was dropped by the user (declaring thread): pieces no task
@@ -251,6 +293,7 @@ class data_registry {
     t.moves.to_host = m_to_host.read();
     t.moves.from_ranks = m_from_ranks.read();
     t.moves.to_ranks = m_to_ranks.read();
+    t.moves.from_node_memory = m_from_node_memory.load(std::memory_order_relaxed);
     t.moves.evictions = m_evictions.load(std::memory_order_relaxed);
     t.moves.write_backs = m_write_backs.load(std::memory_order_relaxed);
     for (const label_record* l : m_label_order)
@@ -260,13 +303,16 @@ class data_registry {
   }
   void reset_statistics() {
     for (counter* c : {&m_to_device, &m_to_host, &m_from_ranks, &m_to_ranks}) c->reset();
+    m_from_node_memory.store(0, std::memory_order_relaxed);
     m_evictions.store(0, std::memory_order_relaxed);
     m_write_backs.store(0, std::memory_order_relaxed);
     for (label_record* l : m_label_order) l->reset_totals();
   }
 
-  /// Counts a tile sent to or received from another rank.
-  void count_transfer(bool received, std::size_t bytes) noexcept {
+  /// Counts a tile sent to or received from another rank (`node_memory`: received through
+  /// this node's shared memory).
+  void count_transfer(bool received, std::size_t bytes, bool node_memory = false) noexcept {
+    if (node_memory) m_from_node_memory.fetch_add(1, std::memory_order_relaxed);
     (received ? m_from_ranks : m_to_ranks).add(bytes);
   }
 
@@ -816,7 +862,13 @@ class data_registry {
       m.used -= s.bytes;
       c.valid = false;
     }
-    if (s.host_allocated && !m_keep_host_copies) {
+    if (s.host_allocated && s.shared_slab != 0) {  // never an MPI buffer: only owners send
+      auto it = m_shared_slabs.find({s.id / slab_tiles, s.bytes});
+      if (it != m_shared_slabs.end() && --it->second.users == 0) m_shared_slabs.erase(it);
+      s.copies[host_place].ptr = nullptr;
+      s.host_allocated = false;
+      s.shared_slab = 0;
+    } else if (s.host_allocated && !m_keep_host_copies) {
       auto it = m_slabs.find(s.id / slab_tiles);
       const auto* in_slab = it == m_slabs.end() ? nullptr : static_cast<std::byte*>(it->second.base);
       auto* p = static_cast<std::byte*>(s.copies[host_place].ptr);
@@ -834,8 +886,18 @@ class data_registry {
     s.registry = nullptr;
   }
 
-  // Host copies of tiles of other ranks, carved in blocks of neighbouring ids.
-  static constexpr std::uint64_t slab_tiles = 8;
+  // Host copies of tiles of other ranks, carved in blocks of neighbouring ids (slab_tiles):
+  // in shared memory for the ranks of this node, else in this process's.
+  struct shared_host_slab {
+    shared_slab memory;
+    std::uint64_t generation = 0;
+    int users = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::size_t>, shared_host_slab> m_shared_slabs;  // by slab index, tile size
+  std::vector<char> m_same_node;  // per rank of the graph: shares this rank's node
+  bool m_shared_copies = true;
+  std::uint64_t m_nonce = new_slab_nonce();
+  std::uint64_t m_shared_generations = 0;
   struct host_slab {
     void* base = nullptr;
     std::size_t bytes = 0;
@@ -864,6 +926,7 @@ class data_registry {
   std::array<std::atomic<std::int64_t>, 2> m_busy_ns{};                 // queued and running work per side
   std::array<std::atomic<double>, 2> m_seconds_per_byte{1e-10, 1e-10};  // 10 GB/s until measured
   counter m_to_device, m_to_host, m_from_ranks, m_to_ranks;
+  std::atomic<std::uint64_t> m_from_node_memory{0};
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_write_backs{0};
 };

@@ -72,6 +72,9 @@ struct data_state {
   std::unique_ptr<event_block> order;                 ///< its hidden event: orders the tasks using it
   data_registry* registry = nullptr;                  ///< null once the graph is gone
   bool host_allocated = false;                        ///< copies[host_place].ptr was allocated by hetero
+  /// A tile of a rank of this node: the number of the shared slab holding this rank's copy
+  /// (node_copies.hpp), + 1; 0 where the copy is this process's own memory.
+  std::uint64_t shared_slab = 0;
 
   /// Guards `copies`: taken a few times per task, for a few dozen instructions (a copy is made
   /// outside it, its target marked `filling`).

@@ -23,6 +23,16 @@
 
 namespace hetero::detail {
 
+/// One move of one version of a tile between this rank and `peer` (a send or a receive).
+struct tile_move {
+  int peer = 0;
+  std::uint64_t id = 0;       ///< the tile's id (its tag)
+  std::uint64_t version = 0;  ///< the version moving, counted alike on both ranks
+  std::size_t bytes = 0;
+  MPI_Comm comm = MPI_COMM_NULL;  ///< the graph's tile communicator
+  void* into = nullptr;           ///< a receive: this rank's copy
+};
+
 /// The MPI tag of tile `id` (tiles are counted so that ids stay below the tag bound).
 inline int tile_tag(std::uint64_t id) noexcept { return static_cast<int>(id); }
 

@@ -27,6 +27,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/core/mpi/world_nodes.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/task/detail/data_registry.hpp"
 #include "hetero/task/detail/data_transfer.hpp"
@@ -94,6 +95,7 @@ class graph_engine {
         m_timeout(
             ::hetero::detail::resolve_timeout(options.no_progress_timeout, "task_options::no_progress_timeout")),
         m_timeout_inherited(inherits_timeout(options)),
+        m_node_shared_copies(options.node_shared_copies),
         m_pool(options.window),
         m_devices(std::move(devices)),
         m_data(ops, m_devices, options.device_memory, checked_workers(options, m_channel.size()),
@@ -217,8 +219,18 @@ class graph_engine {
           "was declared differently on different ranks (name, tile counts, tile extents or element type, or the "
           "number of tile arrays made before); tile arrays are made collectively, in the same order and shape on "
           "every rank");
-    if (size() > 1 && m_data_comm.get() == MPI_COMM_NULL)
+    if (size() > 1 && m_data_comm.get() == MPI_COMM_NULL) {
       m_data_comm = duplicate_on_arrival(comm(), m_channel.policy(), "hetero::task_graph::tiles (communicator)");
+      // Tiles move between ranks of one node through shared memory (node_copies.hpp); the
+      // nodes are the runtime's (emulated ones included), none known without it.
+      const std::vector<int> leaders = world_nodes::leaders_of(m_data_comm.get());
+      std::vector<char> same_node(static_cast<std::size_t>(size()), 0);
+      if (!leaders.empty())
+        for (int r = 0; r < size(); ++r)
+          same_node[static_cast<std::size_t>(r)] =
+              r != rank() && leaders[static_cast<std::size_t>(r)] == leaders[static_cast<std::size_t>(rank())];
+      m_data.share_node(std::move(same_node), m_node_shared_copies);
+    }
     const std::uint64_t first = m_next_tile_id;
     const auto bound = static_cast<std::uint64_t>(size() > 1 ? mpi_tag_bound(m_data_comm.get()) : INT_MAX);
     if (first + count > bound + 1)
@@ -274,7 +286,8 @@ class graph_engine {
     expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
     std::exception_ptr data_error;
     try {
-      m_data.end_of_graph();  // the newest version of each piece back in its host memory
+      m_data.end_of_graph();          // the newest version of each piece back in its host memory
+      m_channel.forget_peer_slabs();  // no tile of this rank is on its way
     } catch (...) {
       data_error = std::current_exception();
     }
@@ -688,11 +701,11 @@ class graph_engine {
       runners.for_each(world, [&](int r) {
         if (r == s.owner) return;
         if (rank() == s.owner && s.sent[static_cast<std::size_t>(r)] != version) {
-          declare_send(s, r);
+          declare_send(s, r, version);
           s.sent[static_cast<std::size_t>(r)] = version;
         }
         if (rank() == r && s.fetched != version) {
-          declare_receive(s);
+          declare_receive(s, version);
           s.fetched = version;
         }
       });
@@ -728,7 +741,34 @@ class graph_engine {
   // The body of a transfer's start: posts the move (a failed post still completes its done
   // node, so that wait() ends and reports the failure).
   template <class Buffer>
-  void set_transfer_body(node& start, node* done, data_state& s, bool receive, int peer, Buffer buffer) {
+  void set_transfer_body(node& start, node* done, data_state& s, bool receive, int peer, Buffer buffer,
+                         std::uint64_t version) {
+    if (m_data.shares_node_with(peer)) {  // the reader's copy is shared memory, or the reader says not
+      set_body<void>(start, [data = &m_data, channel = &m_channel, piece = &s, done, receive, peer, buffer,
+                             version, comm = m_data_comm.get()] {
+        const tile_move move{peer,         piece->id, version,
+                             piece->bytes, comm,      receive ? buffer(*data, *piece) : nullptr};
+        if (receive && piece->shared_slab != 0) {
+          channel->expect_tile(move, done, data->slab_nonce(), piece->shared_slab - 1);
+          data->count_transfer(true, piece->bytes, true);
+          return;
+        }
+        if (receive) {
+          channel->expect_tile_by_mpi(move, done, move.into);
+        } else {
+          void* from = nullptr;
+          try {
+            from = buffer(*data, *piece);
+          } catch (...) {
+            channel->push_tile(move, done, nullptr);  // completes the move, cancelled, on both ranks
+            throw;
+          }
+          channel->push_tile(move, done, from);
+        }
+        data->count_transfer(receive, piece->bytes);
+      });
+      return;
+    }
     set_body<void>(start, [data = &m_data, channel = &m_channel, piece = &s, done, receive, peer, buffer,
                            comm = m_data_comm.get()] {
       MPI_Request request = MPI_REQUEST_NULL;
@@ -743,11 +783,12 @@ class graph_engine {
     });
   }
 
-  void declare_send(data_state& s, int to) {
+  void declare_send(data_state& s, int to, std::uint64_t version) {
     auto [start, done] = transfer_nodes(s, data_node_kind::send_start, data_node_kind::send_done, data_mode::read,
                                         "send " + s.name + " to rank " + std::to_string(to));
-    set_transfer_body(*start, done, s, false, to,
-                      [](data_registry& data, data_state& piece) { return data.host_for_send(piece); });
+    set_transfer_body(
+        *start, done, s, false, to,
+        [](data_registry& data, data_state& piece) { return data.host_for_send(piece); }, version);
     start->append_successor(done);
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::read(h, start, false);
@@ -757,13 +798,14 @@ class graph_engine {
     release(done, done_edges + 2);  // + the start, + the operation
   }
 
-  void declare_receive(data_state& s) {
+  void declare_receive(data_state& s, std::uint64_t version) {
     m_data.ensure_host_copy(s);
     auto [start, done] =
         transfer_nodes(s, data_node_kind::receive_start, data_node_kind::receive_done, data_mode::write,
                        "receive " + s.name + " from rank " + std::to_string(s.owner));
-    set_transfer_body(*start, done, s, true, s.owner,
-                      [](data_registry&, data_state& piece) { return data_registry::host_for_receive(piece); });
+    set_transfer_body(
+        *start, done, s, true, s.owner,
+        [](data_registry&, data_state& piece) { return data_registry::host_for_receive(piece); }, version);
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::write(h, start, false);
     const int done_edges = dependency_tracker::write(h, done, false);  // after the start (output dependency)
@@ -787,7 +829,8 @@ class graph_engine {
   std::uint64_t m_next_plan = 0;
   bool m_broken = false;
   bool m_declared_since_wait = false;
-  owned_comm m_data_comm;  // tiles moving between ranks (their requests live in m_channel)
+  owned_comm m_data_comm;            // tiles moving between ranks (their requests live in m_channel)
+  bool m_node_shared_copies = true;  // task_options::node_shared_copies
   std::uint64_t m_next_tile_id = 0;
   node_pool m_pool;
   std::vector<std::unique_ptr<device_slot>> m_devices;

@@ -18,7 +18,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -26,7 +28,9 @@
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/owned_comm.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/task/detail/data_transfer.hpp"
 #include "hetero/task/detail/node.hpp"
+#include "hetero/task/detail/node_copies.hpp"
 
 namespace hetero::detail {
 
@@ -34,6 +38,10 @@ namespace hetero::detail {
 struct remote_message {
   static constexpr std::uint64_t notify = 1;
   static constexpr std::uint64_t barrier = 2;
+  static constexpr std::uint64_t tile_ready =
+      3;  ///< a, b: tile id, version; c: slab number + 1 (0: by MPI), d: nonce
+  static constexpr std::uint64_t tile_written = 4;    ///< a, b: tile id, version
+  static constexpr std::uint64_t by_mpi_flag = 2;     ///< tile_written: sent through MPI instead, receive it
   static constexpr std::uint64_t cancelled_flag = 1;  ///< the writer was cancelled (a task failed)
   std::uint64_t type = 0;
   std::uint64_t a = 0, b = 0, c = 0, d = 0;  ///< notify: the remote_key; barrier: epoch, round
@@ -168,6 +176,68 @@ class remote_channel {
     m_active.fetch_add(1, std::memory_order_release);
   }
 
+  /// Any thread: this rank reads `move`'s version of a tile of `move.peer`, a rank of its node,
+  /// into its copy (at `move.into`) in shared slab `slab` of the slabs named with `nonce`
+  /// (node_copies.hpp); `done` arrives once the owner wrote it there (or sent it through MPI,
+  /// where it cannot open the slab). Tells the owner that the copy may be written now.
+  void expect_tile(const tile_move& move, node* done, std::uint64_t nonce, std::uint64_t slab) {
+    std::lock_guard lock(m_mutex);
+    m_tile_waits[key_of(move)] = {done, move, nonce, slab};
+    m_active.fetch_add(1, std::memory_order_release);
+    post_send({remote_message::tile_ready, move.id, move.version, slab + 1, nonce, 0}, move.peer);
+  }
+
+  /// Any thread: this rank cannot take `move`'s tile (its copy could not be made ready); `done`
+  /// arrives cancelled, and the owner is told, so that its move ends cancelled too.
+  void refuse_tile(const tile_move& move, node* done) {
+    add_transfer(done, MPI_REQUEST_NULL, true);
+    ready_by_mpi(move, true);
+  }
+
+  /// Any thread: the same, into this process's memory at `buffer` through MPI (the node's
+  /// shared memory had no room); the owner is told to send.
+  void expect_tile_by_mpi(const tile_move& move, node* done, void* buffer) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    try {
+      request = post_transfer(true, buffer, move.bytes, move.peer, tile_tag(move.id), move.comm);
+    } catch (...) {
+      refuse_tile(move, done);
+      throw;
+    }
+    add_transfer(done, request, true);
+    ready_by_mpi(move, false);
+  }
+
+  /// Any thread: this rank owns `move`'s tile (its version at `from`; null: it could not be
+  /// made current, and the move ends cancelled on both ranks) and `move.peer` of its node reads
+  /// it. Once the reader said where, the next round of progress copies it into the reader's
+  /// shared slab (or sends it through MPI) and `done` arrives.
+  void push_tile(const tile_move& move, node* done, const void* from) {
+    if (!from) add_transfer(done, MPI_REQUEST_NULL, false);  // arrives at the next round
+    std::lock_guard lock(m_mutex);
+    tile_push& p = m_pushes[key_of(move)];
+    p.move = move;
+    p.done = from ? done : nullptr;
+    p.from = from;
+    p.posted = true;
+    m_active.fetch_add(1, std::memory_order_release);
+    m_pushes_ready = m_pushes_ready || p.ready;
+  }
+
+  /// Declaring thread, at the end of `wait()` (no move is in flight): the readers' slabs that
+  /// this graph run did not write are let go (a slab its reader dropped would otherwise stay in
+  /// memory); the others stay mapped for the next run.
+  void forget_peer_slabs() {
+    std::lock_guard lock(m_mutex);
+    for (auto it = m_peer_slabs.begin(); it != m_peer_slabs.end();) {
+      if (!std::exchange(it->second.written, false)) {
+        it = m_peer_slabs.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   /// The graph goes away (its workers stopped): tile receives still pending are cancelled,
   /// sends get a second to complete and are then left to MPI. Returns whether a send was left
   /// (its buffer must then outlive the graph).
@@ -194,6 +264,9 @@ class remote_channel {
     }
     m_transfers.clear();
     m_transfer_requests.clear();
+    m_pushes.clear();
+    m_tile_waits.clear();
+    m_peer_slabs.clear();
     return left;
   }
 
@@ -310,13 +383,24 @@ class remote_channel {
           const remote_message m = m_received[static_cast<std::size_t>(i)];
           post_small(i);
           if (m.graph != m_instance) continue;  // a message of an earlier graph on these ranks
+          const int source = statuses[static_cast<std::size_t>(k)].MPI_SOURCE;
           if (m.type == remote_message::notify) {
             deliver({m.a, m.b, m.c, m.d}, (m.flags & remote_message::cancelled_flag) != 0, on_arrival);
+          } else if (m.type == remote_message::tile_ready) {
+            tile_push& p = m_pushes[{source, m.a, m.b}];
+            p.ready = true;
+            p.reader_failed = (m.flags & remote_message::cancelled_flag) != 0;
+            p.slab = m.c;
+            p.nonce = m.d;
+            m_pushes_ready = m_pushes_ready || p.posted;
+          } else if (m.type == remote_message::tile_written) {
+            tile_written({source, m.a, m.b}, m.flags, on_arrival);
           } else if (m.type == remote_message::barrier) {
             m_barrier_arrivals[{m.a, m.b}] |= m.flags;
           }
         }
       }
+      if (m_pushes_ready) progressed = run_pushes(on_arrival) || progressed;
       if (!m_send_requests.empty()) progressed = test_sends() || progressed;
       if (m_rounds > 0 && !m_barrier_done.load(std::memory_order_relaxed)) advance_barrier();
     }
@@ -336,6 +420,137 @@ class remote_channel {
       }
     }
     return progressed;
+  }
+
+  using move_key = std::tuple<int, std::uint64_t, std::uint64_t>;  // other rank, tile id, version
+  static move_key key_of(const tile_move& m) noexcept { return {m.peer, m.id, m.version}; }
+
+  // The reader's copy is its own memory: the owner is told to send through MPI (`failed`: the
+  // reader could not post its receive, and the owner's move ends cancelled).
+  void ready_by_mpi(const tile_move& move, bool failed) {
+    std::lock_guard lock(m_mutex);
+    post_send(
+        {remote_message::tile_ready, move.id, move.version, 0, 0, failed ? remote_message::cancelled_flag : 0},
+        move.peer);
+  }
+
+  // The owner wrote the version into this rank's shared copy, or failed to (cancelled), or sent
+  // it through MPI instead (it could not open the slab): then the receive is posted now.
+  template <class F>
+  void tile_written(const move_key& key, std::uint64_t flags, F& on_arrival) {
+    auto it = m_tile_waits.find(key);
+    if (it == m_tile_waits.end()) return;
+    const auto [n, move, nonce, slab] = it->second;
+    m_tile_waits.erase(it);
+    m_active.fetch_sub(1, std::memory_order_release);
+    if ((flags & remote_message::by_mpi_flag) != 0) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      try {
+        // MPI writes into the shared copy: its memory reserved first (the owner did not).
+        shared_slab::reserve(static_cast<std::byte*>(move.into), move.bytes, shared_slab_name(nonce, slab),
+                             (move.id % slab_tiles) * move.bytes);
+        request = post_transfer(true, move.into, move.bytes, move.peer, tile_tag(move.id), move.comm);
+      } catch (...) {
+        add_transfer(n, MPI_REQUEST_NULL, true);
+        throw;
+      }
+      add_transfer(n, request, true);
+      return;
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);  // the owner's copy before its message
+    m_arrivals.fetch_add(1, std::memory_order_relaxed);
+    on_arrival(n, true, (flags & remote_message::cancelled_flag) != 0);
+  }
+
+  // Copies (or sends) each tile whose reader is ready and whose version is here. A move that
+  // fails still completes, cancelled on both ranks; the first error is raised after the round.
+  template <class F>
+  bool run_pushes(F& on_arrival) {
+    m_pushes_ready = false;
+    bool progressed = false;
+    std::exception_ptr failure;
+    const auto fail = [&] {
+      if (!failure) failure = std::current_exception();
+    };
+    for (auto it = m_pushes.begin(); it != m_pushes.end();) {
+      tile_push& p = it->second;
+      if (!p.ready || !p.posted) {
+        ++it;
+        continue;
+      }
+      const tile_move& move = p.move;
+      progressed = true;
+      std::uint64_t flags = 0;
+      bool cancelled = p.reader_failed || !p.from;
+      if (!cancelled && (p.slab == 0 || m_no_shared_memory.count(move.peer) != 0)) {
+        // The reader's copy is its own memory, or its slabs cannot be opened here: MPI moves it.
+        MPI_Request request = MPI_REQUEST_NULL;
+        try {
+          request =
+              post_transfer(false, const_cast<void*>(p.from), move.bytes, move.peer, tile_tag(move.id), move.comm);
+        } catch (...) {
+          fail();
+        }
+        if (p.slab != 0) {
+          flags = remote_message::by_mpi_flag;  // the reader posts its receive when told
+        }
+        add_transfer(p.done, request, false);
+        m_active.fetch_sub(1, std::memory_order_release);  // add_transfer counts it again
+        if (flags != 0) try_post_written(move, flags, fail);
+        it = m_pushes.erase(it);
+        continue;
+      }
+      if (!cancelled) {
+        try {
+          copy_into_slab(move, p.from, p.nonce, p.slab - 1);
+        } catch (const runtime_error&) {  // no shared /dev/shm, or no room left in it: MPI from now on
+          m_no_shared_memory.insert(move.peer);
+          m_pushes_ready = true;  // the same entry again, next round, through MPI
+          ++it;
+          continue;
+        } catch (...) {
+          fail();
+          cancelled = true;
+        }
+      }
+      if (cancelled) flags = remote_message::cancelled_flag;
+      if (!p.reader_failed) try_post_written(move, flags, fail);
+      node* n = p.done;
+      it = m_pushes.erase(it);
+      m_active.fetch_sub(1, std::memory_order_release);
+      if (n) {  // null: the move already arrived (this rank failed to make its version current)
+        m_arrivals.fetch_add(1, std::memory_order_relaxed);
+        on_arrival(n, true, cancelled);
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+    return progressed;
+  }
+
+  template <class Fail>
+  void try_post_written(const tile_move& move, std::uint64_t flags, Fail& fail) {
+    try {
+      post_send({remote_message::tile_written, move.id, move.version, 0, 0, flags}, move.peer);
+    } catch (...) {
+      fail();
+    }
+  }
+
+  void copy_into_slab(const tile_move& move, const void* from, std::uint64_t nonce, std::uint64_t slab_number) {
+    const std::string name = shared_slab_name(nonce, slab_number);
+    auto slab = m_peer_slabs.find(name);
+    if (slab == m_peer_slabs.end())
+      slab = m_peer_slabs.emplace(name, peer_slab{shared_slab::open(name, slab_tiles * move.bytes)}).first;
+    peer_slab& s = slab->second;
+    s.written = true;
+    std::byte* to = s.memory.base() + (move.id % slab_tiles) * move.bytes;
+    const auto tile_bit = static_cast<std::uint8_t>(1U << (move.id % slab_tiles));
+    if ((s.mapped & tile_bit) == 0) {  // its memory reserved and mapped here, in one call
+      shared_slab::reserve(to, move.bytes, name, (move.id % slab_tiles) * move.bytes);
+      s.mapped |= tile_bit;
+    }
+    stream_copy(to, static_cast<const std::byte*>(from), move.bytes);
+    std::atomic_thread_fence(std::memory_order_release);  // the copy before the message
   }
 
   // Moves the transfers posted since the last round into the tested list.
@@ -520,6 +735,34 @@ class remote_channel {
   std::vector<transfer> m_transfers;  // m_transfer_requests[i] belongs to m_transfers[i]
   std::vector<MPI_Request> m_transfer_requests;
   std::atomic<std::int64_t> m_transfers_in_flight{0};  // posted and not arrived
+
+  // Tile moves between ranks of one node (node_copies.hpp), by (other rank, tile id, version).
+  struct tile_push {  // a tile of this rank: copied into the reader's slab once both are ready
+    tile_move move;
+    node* done = nullptr;
+    const void* from = nullptr;  // null: the version could not be made current here
+    bool posted = false;         // this rank's send started
+    bool ready = false;          // the reader's "ready" arrived
+    bool reader_failed = false;  // ... saying its receive failed
+    std::uint64_t slab = 0;      // the reader's slab number + 1; 0: send through MPI
+    std::uint64_t nonce = 0;     // the reader's slab names' nonce
+  };
+  struct tile_wait {
+    node* done = nullptr;
+    tile_move move;
+    std::uint64_t nonce = 0, slab = 0;  // this rank's slab holding the copy (node_copies.hpp)
+  };
+  std::map<move_key, tile_push> m_pushes;
+  bool m_pushes_ready = false;                 // some push has both ends
+  std::map<move_key, tile_wait> m_tile_waits;  // tiles read here, until "written"
+  std::set<int> m_no_shared_memory;            // readers whose slabs this rank cannot open
+  struct peer_slab {
+    shared_slab memory;
+    bool written = false;     // in this graph run
+    std::uint8_t mapped = 0;  // the tiles whose pages are mapped here, a bit each
+  };
+  static_assert(slab_tiles <= 8, "peer_slab::mapped has a bit per tile of a slab");
+  std::map<std::string, peer_slab> m_peer_slabs;  // the readers' slabs, mapped
 
   std::vector<std::unique_ptr<send_slot>> m_send_slots;
   std::vector<send_slot*> m_free_slots;
