@@ -159,3 +159,19 @@ TEST_CASE("tile arrays made differently on different ranks are refused on every 
                     ContainsSubstring("tiles('M', ...) was declared differently on different ranks"));
   graph.wait();
 }
+
+TEST_CASE("graphs whose ranks differ in node_shared_copies refuse their tile arrays on every rank",
+          "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  // Both ends of a move must take the same path: a reader through MPI and an owner waiting for
+  // its "ready" would never meet.
+  tile_graph graph({.workers = 1, .node_shared_copies = hetero::testing::world_rank() == 0});
+  data_test::host_view local("tile", 4);
+  CHECK_THROWS_WITH(
+      (void)graph.tiles(
+          "S", {2}, {4}, [](std::int64_t p) { return static_cast<int>(p); }, [&](std::int64_t) { return local; }),
+      ContainsSubstring("tiles('S', ...) was declared differently on different ranks") &&
+          ContainsSubstring("node_shared_copies"));
+  graph.wait();
+}

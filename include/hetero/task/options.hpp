@@ -57,8 +57,9 @@ struct task_options {
   std::size_t device_memory = 0;
   /// Tiles read from a rank of the same node come through shared memory (POSIX, in /dev/shm):
   /// their owner copies each version into this rank's copy and sends a small message, where MPI
-  /// would make both ranks handle the whole tile (docs/task.md). False: through MPI. Where
-  /// /dev/shm has no room for a copy, that tile goes through MPI anyway.
+  /// would make both ranks handle the whole tile (docs/task.md). False: through MPI. The same on
+  /// every rank of a graph (tiles() checks). Where /dev/shm has no room for a slab of copies
+  /// when its first tile is read, those tiles go through MPI anyway.
   bool node_shared_copies = true;
 };
 

@@ -133,9 +133,10 @@ class data_registry {
     m_shared_copies = shared_copies;
   }
 
-  /// Whether rank `r` shares this rank's node (and its tiles' copies are shared memory).
+  /// Whether rank `r` shares this rank's node and tiles move between the two through shared
+  /// memory (task_options::node_shared_copies).
   [[nodiscard]] bool shares_node_with(int r) const noexcept {
-    return r >= 0 && r != m_rank && static_cast<std::size_t>(r) < m_same_node.size() &&
+    return m_shared_copies && r >= 0 && r != m_rank && static_cast<std::size_t>(r) < m_same_node.size() &&
            m_same_node[static_cast<std::size_t>(r)] != 0;
   }
 
@@ -309,12 +310,12 @@ class data_registry {
     for (label_record* l : m_label_order) l->reset_totals();
   }
 
-  /// Counts a tile sent to or received from another rank (`node_memory`: received through
-  /// this node's shared memory).
-  void count_transfer(bool received, std::size_t bytes, bool node_memory = false) noexcept {
-    if (node_memory) m_from_node_memory.fetch_add(1, std::memory_order_relaxed);
+  /// Counts a tile sent to or received from another rank.
+  void count_transfer(bool received, std::size_t bytes) noexcept {
     (received ? m_from_ranks : m_to_ranks).add(bytes);
   }
+  /// The count of tiles received through this node's shared memory (the channel adds to it).
+  [[nodiscard]] std::atomic<std::uint64_t>& node_memory_moves() noexcept { return m_from_node_memory; }
 
   // --- any thread --------------------------------------------------------------------------
 

@@ -215,10 +215,11 @@ class graph_engine {
     key.insert(key.end(), shape.begin(), shape.end());
     key.push_back(static_cast<std::int64_t>(bytes));
     key.push_back(static_cast<std::int64_t>(m_next_tile_id));
+    key.push_back(m_node_shared_copies ? 1 : 0);  // both ends of a move must take the same path
     agree(key, "tiles('" + name + "', ...)",
-          "was declared differently on different ranks (name, tile counts, tile extents or element type, or the "
-          "number of tile arrays made before); tile arrays are made collectively, in the same order and shape on "
-          "every rank");
+          "was declared differently on different ranks (name, tile counts, tile extents or element type, the "
+          "number of tile arrays made before, or task_options::node_shared_copies); tile arrays are made "
+          "collectively, in the same order and shape on every rank, by graphs with the same node_shared_copies");
     if (size() > 1 && m_data_comm.get() == MPI_COMM_NULL) {
       m_data_comm = duplicate_on_arrival(comm(), m_channel.policy(), "hetero::task_graph::tiles (communicator)");
       // Tiles move between ranks of one node through shared memory (node_copies.hpp); the
@@ -749,8 +750,8 @@ class graph_engine {
         const tile_move move{peer,         piece->id, version,
                              piece->bytes, comm,      receive ? buffer(*data, *piece) : nullptr};
         if (receive && piece->shared_slab != 0) {
-          channel->expect_tile(move, done, data->slab_nonce(), piece->shared_slab - 1);
-          data->count_transfer(true, piece->bytes, true);
+          channel->expect_tile(move, done, data->slab_nonce(), piece->shared_slab - 1, &data->node_memory_moves());
+          data->count_transfer(true, piece->bytes);
           return;
         }
         if (receive) {

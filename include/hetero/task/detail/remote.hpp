@@ -169,9 +169,9 @@ class remote_channel {
   /// Any thread: the move of a tile `n` stands for was posted as `request` (a receive or a
   /// send); `n` arrives when it completes, found with the others by one MPI_Testsome per round.
   /// A null request (the post failed) arrives at the next round.
-  void add_transfer(node* n, MPI_Request request, bool receive) {
+  void add_transfer(node* n, MPI_Request request, bool receive, bool cancelled = false) {
     std::lock_guard lock(m_transfer_mutex);
-    m_posted_transfers.push_back({n, request, receive});
+    m_posted_transfers.push_back({n, request, receive, cancelled});
     m_transfers_in_flight.fetch_add(1, std::memory_order_release);
     m_active.fetch_add(1, std::memory_order_release);
   }
@@ -179,12 +179,22 @@ class remote_channel {
   /// Any thread: this rank reads `move`'s version of a tile of `move.peer`, a rank of its node,
   /// into its copy (at `move.into`) in shared slab `slab` of the slabs named with `nonce`
   /// (node_copies.hpp); `done` arrives once the owner wrote it there (or sent it through MPI,
-  /// where it cannot open the slab). Tells the owner that the copy may be written now.
-  void expect_tile(const tile_move& move, node* done, std::uint64_t nonce, std::uint64_t slab) {
+  /// where it cannot open the slab), and then `*copied` counts it if it came the first way.
+  /// Tells the owner that the copy may be written now.
+  void expect_tile(const tile_move& move, node* done, std::uint64_t nonce, std::uint64_t slab,
+                   std::atomic<std::uint64_t>* copied) {
     std::lock_guard lock(m_mutex);
-    m_tile_waits[key_of(move)] = {done, move, nonce, slab};
+    const move_key key = key_of(move);
+    m_tile_waits[key] = {done, move, nonce, slab, copied};
     m_active.fetch_add(1, std::memory_order_release);
-    post_send({remote_message::tile_ready, move.id, move.version, slab + 1, nonce, 0}, move.peer);
+    try {
+      post_send({remote_message::tile_ready, move.id, move.version, slab + 1, nonce, 0}, move.peer);
+    } catch (...) {  // the move ends here, failed
+      m_tile_waits.erase(key);
+      m_active.fetch_sub(1, std::memory_order_release);
+      add_transfer(done, MPI_REQUEST_NULL, true);
+      throw;
+    }
   }
 
   /// Any thread: this rank cannot take `move`'s tile (its copy could not be made ready); `done`
@@ -226,9 +236,11 @@ class remote_channel {
 
   /// Declaring thread, at the end of `wait()` (no move is in flight): the readers' slabs that
   /// this graph run did not write are let go (a slab its reader dropped would otherwise stay in
-  /// memory); the others stay mapped for the next run.
+  /// memory); the others stay mapped for the next run. So do the buffers of tiles received only
+  /// to match their send.
   void forget_peer_slabs() {
     std::lock_guard lock(m_mutex);
+    m_drains.clear();
     for (auto it = m_peer_slabs.begin(); it != m_peer_slabs.end();) {
       if (!std::exchange(it->second.written, false)) {
         it = m_peer_slabs.erase(it);
@@ -267,6 +279,7 @@ class remote_channel {
     m_pushes.clear();
     m_tile_waits.clear();
     m_peer_slabs.clear();
+    m_drains.clear();  // their receives cancelled above
     return left;
   }
 
@@ -400,6 +413,7 @@ class remote_channel {
           }
         }
       }
+      if (m_deferred_error) std::rethrow_exception(std::exchange(m_deferred_error, nullptr));
       if (m_pushes_ready) progressed = run_pushes(on_arrival) || progressed;
       if (!m_send_requests.empty()) progressed = test_sends() || progressed;
       if (m_rounds > 0 && !m_barrier_done.load(std::memory_order_relaxed)) advance_barrier();
@@ -435,31 +449,49 @@ class remote_channel {
   }
 
   // The owner wrote the version into this rank's shared copy, or failed to (cancelled), or sent
-  // it through MPI instead (it could not open the slab): then the receive is posted now.
+  // it through MPI instead (it could not open the slab): then the receive is posted now, into
+  // the copy once its memory is reserved, else into a buffer thrown away (the owner's send must
+  // still complete), the move cancelled and the error raised after this round.
   template <class F>
   void tile_written(const move_key& key, std::uint64_t flags, F& on_arrival) {
     auto it = m_tile_waits.find(key);
     if (it == m_tile_waits.end()) return;
-    const auto [n, move, nonce, slab] = it->second;
+    const tile_wait w = it->second;
     m_tile_waits.erase(it);
     m_active.fetch_sub(1, std::memory_order_release);
-    if ((flags & remote_message::by_mpi_flag) != 0) {
+    const tile_move& move = w.move;
+    const bool cancelled = (flags & remote_message::cancelled_flag) != 0;
+    if (!cancelled && (flags & remote_message::by_mpi_flag) != 0) {
+      void* into = move.into;
+      bool refused = false;
+      try {
+        shared_slab::reserve(static_cast<std::byte*>(into), move.bytes, shared_slab_name(w.nonce, w.slab),
+                             (move.id % slab_tiles) * move.bytes);
+      } catch (...) {
+        defer_error();
+        m_drains.push_back(std::make_unique<std::byte[]>(move.bytes));
+        into = m_drains.back().get();
+        refused = true;
+      }
       MPI_Request request = MPI_REQUEST_NULL;
       try {
-        // MPI writes into the shared copy: its memory reserved first (the owner did not).
-        shared_slab::reserve(static_cast<std::byte*>(move.into), move.bytes, shared_slab_name(nonce, slab),
-                             (move.id % slab_tiles) * move.bytes);
-        request = post_transfer(true, move.into, move.bytes, move.peer, tile_tag(move.id), move.comm);
+        request = post_transfer(true, into, move.bytes, move.peer, tile_tag(move.id), move.comm);
       } catch (...) {
-        add_transfer(n, MPI_REQUEST_NULL, true);
-        throw;
+        defer_error();
       }
-      add_transfer(n, request, true);
+      add_transfer(w.done, request, true, refused);
       return;
     }
     std::atomic_thread_fence(std::memory_order_acquire);  // the owner's copy before its message
+    if (!cancelled && w.copied) w.copied->fetch_add(1, std::memory_order_relaxed);
     m_arrivals.fetch_add(1, std::memory_order_relaxed);
-    on_arrival(n, true, (flags & remote_message::cancelled_flag) != 0);
+    on_arrival(w.done, true, cancelled);
+  }
+
+  // An error of a message's handling, raised once the round's messages are all handled (a
+  // throw among them would lose the others, already taken from MPI).
+  void defer_error() noexcept {
+    if (!m_deferred_error) m_deferred_error = std::current_exception();
   }
 
   // Copies (or sends) each tile whose reader is ready and whose version is here. A move that
@@ -491,9 +523,8 @@ class remote_channel {
         } catch (...) {
           fail();
         }
-        if (p.slab != 0) {
-          flags = remote_message::by_mpi_flag;  // the reader posts its receive when told
-        }
+        if (p.slab != 0)  // the reader posts its receive when told (none where the send failed)
+          flags = request != MPI_REQUEST_NULL ? remote_message::by_mpi_flag : remote_message::cancelled_flag;
         add_transfer(p.done, request, false);
         m_active.fetch_sub(1, std::memory_order_release);  // add_transfer counts it again
         if (flags != 0) try_post_written(move, flags, fail);
@@ -501,16 +532,18 @@ class remote_channel {
         continue;
       }
       if (!cancelled) {
+        bool copied = false;
         try {
-          copy_into_slab(move, p.from, p.nonce, p.slab - 1);
-        } catch (const runtime_error&) {  // no shared /dev/shm, or no room left in it: MPI from now on
+          copied = copy_into_slab(move, p.from, p.nonce, p.slab - 1);
+        } catch (...) {  // no room left in /dev/shm for the tile (a named error), or worse
+          fail();
+          cancelled = true;
+        }
+        if (!cancelled && !copied) {  // this rank does not see the reader's /dev/shm: MPI from now on
           m_no_shared_memory.insert(move.peer);
           m_pushes_ready = true;  // the same entry again, next round, through MPI
           ++it;
           continue;
-        } catch (...) {
-          fail();
-          cancelled = true;
         }
       }
       if (cancelled) flags = remote_message::cancelled_flag;
@@ -536,11 +569,19 @@ class remote_channel {
     }
   }
 
-  void copy_into_slab(const tile_move& move, const void* from, std::uint64_t nonce, std::uint64_t slab_number) {
+  // Copies a version into the reader's slab; false where this rank cannot open the slab.
+  bool copy_into_slab(const tile_move& move, const void* from, std::uint64_t nonce, std::uint64_t slab_number) {
     const std::string name = shared_slab_name(nonce, slab_number);
     auto slab = m_peer_slabs.find(name);
-    if (slab == m_peer_slabs.end())
-      slab = m_peer_slabs.emplace(name, peer_slab{shared_slab::open(name, slab_tiles * move.bytes)}).first;
+    if (slab == m_peer_slabs.end()) {
+      shared_slab mapped;
+      try {
+        mapped = shared_slab::open(name, slab_tiles * move.bytes);
+      } catch (const runtime_error&) {
+        return false;
+      }
+      slab = m_peer_slabs.emplace(name, peer_slab{std::move(mapped)}).first;
+    }
     peer_slab& s = slab->second;
     s.written = true;
     std::byte* to = s.memory.base() + (move.id % slab_tiles) * move.bytes;
@@ -551,6 +592,7 @@ class remote_channel {
     }
     stream_copy(to, static_cast<const std::byte*>(from), move.bytes);
     std::atomic_thread_fence(std::memory_order_release);  // the copy before the message
+    return true;
   }
 
   // Moves the transfers posted since the last round into the tested list.
@@ -573,7 +615,7 @@ class remote_channel {
       m_transfers_in_flight.fetch_sub(1, std::memory_order_release);
       m_active.fetch_sub(1, std::memory_order_release);
       m_arrivals.fetch_add(1, std::memory_order_relaxed);
-      on_arrival(m_transfers[i].waiting, true, false);
+      on_arrival(m_transfers[i].waiting, true, m_transfers[i].cancelled);
       progressed = true;
     };
     bool any_posted = false;
@@ -729,6 +771,7 @@ class remote_channel {
     node* waiting = nullptr;
     MPI_Request request = MPI_REQUEST_NULL;
     bool receive = false;
+    bool cancelled = false;  // arrives cancelled (a tile received only to match its send)
   };
   std::mutex m_transfer_mutex;  // guards m_posted_transfers
   std::vector<transfer> m_posted_transfers;
@@ -750,8 +793,11 @@ class remote_channel {
   struct tile_wait {
     node* done = nullptr;
     tile_move move;
-    std::uint64_t nonce = 0, slab = 0;  // this rank's slab holding the copy (node_copies.hpp)
+    std::uint64_t nonce = 0, slab = 0;             // this rank's slab holding the copy (node_copies.hpp)
+    std::atomic<std::uint64_t>* copied = nullptr;  // counts the tiles that came through it
   };
+  std::exception_ptr m_deferred_error;                 // defer_error()
+  std::vector<std::unique_ptr<std::byte[]>> m_drains;  // tiles received only to match their send
   std::map<move_key, tile_push> m_pushes;
   bool m_pushes_ready = false;                 // some push has both ends
   std::map<move_key, tile_wait> m_tile_waits;  // tiles read here, until "written"
