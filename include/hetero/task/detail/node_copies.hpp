@@ -20,6 +20,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,20 @@ inline void stream_copy(std::byte* to, const std::byte* from, std::size_t bytes)
   }
 #endif
   std::memcpy(to, from, bytes);
+}
+
+/// Orders this process's accesses to a slab against the message that tells the other process
+/// about them (after a copy in, before the message; after the message, before the copy is
+/// read). A fence between processes: C++'s memory model does not reach across them, and GCC
+/// refuses std::atomic_thread_fence under ThreadSanitizer (which sees no other process anyway),
+/// so there a sequentially consistent read-modify-write stands in (a full barrier on x86).
+inline void slab_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+  static std::atomic<int> anchor{0};
+  anchor.fetch_add(0, std::memory_order_seq_cst);
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
 }
 
 /// One mapped slab: created (and unlinked when it goes) by the reading rank, or opened by the

@@ -482,7 +482,7 @@ class remote_channel {
       add_transfer(w.done, request, true, refused);
       return;
     }
-    std::atomic_thread_fence(std::memory_order_acquire);  // the owner's copy before its message
+    slab_fence();  // the owner's copy (before its message) before this rank's reads
     if (!cancelled && w.copied) w.copied->fetch_add(1, std::memory_order_relaxed);
     m_arrivals.fetch_add(1, std::memory_order_relaxed);
     on_arrival(w.done, true, cancelled);
@@ -591,7 +591,7 @@ class remote_channel {
       s.mapped |= tile_bit;
     }
     stream_copy(to, static_cast<const std::byte*>(from), move.bytes);
-    std::atomic_thread_fence(std::memory_order_release);  // the copy before the message
+    slab_fence();  // the copy before the message
     return true;
   }
 
