@@ -1,6 +1,7 @@
 /* PETSc baseline for hetero's CG benchmark: KSPCG with no preconditioner (PCNONE) or PETSc's default one
  * (--pc default: block Jacobi with ILU(0) per rank on several ranks, ILU(0) on one) on the symmetric
- * Matrix Market matrices of data/matrices, with the rows split over the ranks as hetero splits them
+ * Matrix Market matrices of data/matrices and on the 3-D seven-point Poisson matrix of an n^3 grid (--poisson3d n:
+ * hetero::poisson_3d's rows, generated per rank), with the rows split over the ranks as hetero splits them
  * (contiguous blocks whose sizes differ by at most one, the first n % P ranks holding one more row).
  *
  * Modes:
@@ -33,7 +34,8 @@
 #define MESSAGE_LENGTH 1024
 
 typedef struct {
-  const char* matrices[MAX_MATRICES];
+  const char* matrices[MAX_MATRICES]; /* a path, or (poisson[m] > 0) the grid's extent as given */
+  long poisson[MAX_MATRICES];         /* n of --poisson3d n; 0 for a file */
   int matrix_count;
   int fixed;           /* 1: fixed iterations, 0: solve to rtol */
   PetscInt iterations; /* fixed mode: iterations; rtol mode: the maximum */
@@ -51,9 +53,10 @@ static void block_rows(PetscInt rows, int ranks, int rank, PetscInt* begin, Pets
 
 static void usage(FILE* out, const char* program) {
   fprintf(out,
-          "usage: %s --matrix PATH [--matrix PATH ...] [--fixed K | --rtol T] [--rounds R] [--max-it N]\n"
+          "usage: %s (--matrix PATH | --poisson3d N) [...] [--fixed K | --rtol T] [--rounds R] [--max-it N]\n"
           "          [--pc none|default]\n"
           "  --matrix PATH  symmetric Matrix Market file (.mtx or gzip-compressed .mtx.gz); repeatable\n"
+          "  --poisson3d N  the seven-point Laplacian of an N x N x N grid (hetero::poisson_3d); repeatable\n"
           "  --fixed K      run exactly K CG iterations (default: --fixed 1000)\n"
           "  --rtol T       solve until ||r|| / ||b|| <= T\n"
           "  --max-it N     iteration limit of --rtol (default 100000)\n"
@@ -89,8 +92,9 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
     const char* a = argv[i];
     const int has_value = i + 1 < argc;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 2;
-    if (strcmp(a, "--matrix") == 0 || strcmp(a, "--fixed") == 0 || strcmp(a, "--rtol") == 0 ||
-        strcmp(a, "--rounds") == 0 || strcmp(a, "--max-it") == 0 || strcmp(a, "--pc") == 0) {
+    if (strcmp(a, "--matrix") == 0 || strcmp(a, "--poisson3d") == 0 || strcmp(a, "--fixed") == 0 ||
+        strcmp(a, "--rtol") == 0 || strcmp(a, "--rounds") == 0 || strcmp(a, "--max-it") == 0 ||
+        strcmp(a, "--pc") == 0) {
       if (!has_value) {
         snprintf(message, MESSAGE_LENGTH, "%s needs a value", a);
         return 0;
@@ -102,11 +106,17 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
           return 0;
         }
         o->default_pc = strcmp(value, "default") == 0;
-      } else if (strcmp(a, "--matrix") == 0) {
+      } else if (strcmp(a, "--matrix") == 0 || strcmp(a, "--poisson3d") == 0) {
         if (o->matrix_count == MAX_MATRICES) {
-          snprintf(message, MESSAGE_LENGTH, "at most %d --matrix arguments", MAX_MATRICES);
+          snprintf(message, MESSAGE_LENGTH, "at most %d --matrix and --poisson3d arguments", MAX_MATRICES);
           return 0;
         }
+        v = 0;
+        if (strcmp(a, "--poisson3d") == 0 && !parse_int(value, 1, 1290, &v)) { /* 1290^3 < INT_MAX rows */
+          snprintf(message, MESSAGE_LENGTH, "--poisson3d %s: expected a grid extent from 1 to 1290", value);
+          return 0;
+        }
+        o->poisson[o->matrix_count] = v;
         o->matrices[o->matrix_count++] = value;
       } else if (strcmp(a, "--fixed") == 0) {
         if (!parse_int(value, 1, INT_MAX, &v)) {
@@ -147,7 +157,7 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
     }
   }
   if (o->matrix_count == 0) {
-    snprintf(message, MESSAGE_LENGTH, "no --matrix given");
+    snprintf(message, MESSAGE_LENGTH, "no --matrix or --poisson3d given");
     return 0;
   }
   if (have_fixed && have_rtol) {
@@ -305,6 +315,29 @@ done:
   return ok;
 }
 
+/* The rows of the seven-point Laplacian of an n x n x n grid (row x + n (y + n z): diagonal 6, -1 for each
+ * neighbour, as hetero::poisson_3d) that rank `rank` of `ranks` owns. Returns 0 with a message on error. */
+static int make_poisson(long n, int ranks, int rank, entries* e, char* message) {
+  memset(e, 0, sizeof(*e));
+  e->rows = (PetscInt)(n * n * n);
+  e->file_entries = n * n * n + 3 * (n - 1) * n * n; /* the lower triangle, as a symmetric file would store */
+  PetscInt begin = 0, end = 0;
+  block_rows(e->rows, ranks, rank, &begin, &end);
+  const long offsets[3] = {1, n, n * n};
+  for (PetscInt row = begin; row < end; ++row) {
+    const long at[3] = {row % n, (row / n) % n, row / (n * n)};
+    if (!append(e, row, row, 6.0, message)) goto failed;
+    for (int d = 0; d < 3; ++d) {
+      if (at[d] > 0 && !append(e, row, (PetscInt)(row - offsets[d]), -1.0, message)) goto failed;
+      if (at[d] + 1 < n && !append(e, row, (PetscInt)(row + offsets[d]), -1.0, message)) goto failed;
+    }
+  }
+  return 1;
+failed:
+  free_entries(e);
+  return 0;
+}
+
 /* The MATMPIAIJ matrix of `e` with hetero's row blocks; local columns = local rows: vectors split the same way. */
 static PetscErrorCode build_matrix(const entries* e, Mat* A) {
   PetscMPIInt ranks, rank;
@@ -375,9 +408,9 @@ static void matrix_name(const char* path, char* name, size_t size) {
   }
 }
 
-/* Solves with the matrix of `e` as `o` says and prints its TSV line (rank 0). Sets *mismatch if a fixed-iteration
- * solve stopped early for another reason than an exact (zero) residual. */
-static PetscErrorCode run(const char* path, const entries* e, const options* o, int* mismatch) {
+/* Solves with the matrix `name` of `e` as `o` says and prints its TSV line (rank 0). Sets *mismatch if a
+ * fixed-iteration solve stopped early for another reason than an exact (zero) residual. */
+static PetscErrorCode run(const char* name, const entries* e, const options* o, int* mismatch) {
   Mat A;
   Vec x_star, b, x, r;
   KSP ksp;
@@ -388,7 +421,6 @@ static PetscErrorCode run(const char* path, const entries* e, const options* o, 
   KSPConvergedReason reason;
   PetscReal b_norm, r_norm;
   double* per_iteration;
-  char name[256];
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &ranks));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
@@ -447,7 +479,6 @@ static PetscErrorCode run(const char* path, const entries* e, const options* o, 
   PetscCall(VecNorm(r, NORM_2, &r_norm));
   PetscCall(VecNorm(b, NORM_2, &b_norm));
 
-  matrix_name(path, name, sizeof(name));
   char mode[128];
   PCType pc_type = NULL;
   PetscCall(PCGetType(pc, &pc_type));
@@ -506,8 +537,15 @@ int main(int argc, char** argv) {
   }
   for (int m = 0; status == 0 && m < o.matrix_count; ++m) {
     entries e;
-    int ok = read_matrix(o.matrices[m], ranks, rank, &e, message), all_ok = 0;
-    /* Every rank reads the file; any rank's failure stops all of them. */
+    char name[256];
+    if (o.poisson[m] > 0)
+      snprintf(name, sizeof(name), "poisson3d-%ld", o.poisson[m]);
+    else
+      matrix_name(o.matrices[m], name, sizeof(name));
+    int ok = o.poisson[m] > 0 ? make_poisson(o.poisson[m], ranks, rank, &e, message)
+                              : read_matrix(o.matrices[m], ranks, rank, &e, message),
+        all_ok = 0;
+    /* Every rank reads the file (or makes its rows); any rank's failure stops all of them. */
     PetscCallMPI(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, PETSC_COMM_WORLD));
     if (!all_ok) {
       if (!ok && (rank == 0 || strstr(message, "out of memory")))
@@ -516,7 +554,7 @@ int main(int argc, char** argv) {
       status = 1;
       break;
     }
-    PetscCall(run(o.matrices[m], &e, &o, &mismatch));
+    PetscCall(run(name, &e, &o, &mismatch));
     free_entries(&e);
   }
   if (status == 0 && mismatch) status = 3;

@@ -561,10 +561,11 @@ class cg_solver {
   // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
   // the order block_ic0, jacobi, chebyshev, none (the strongest first, so that the bar is low
   // early); each is built, timed over `calibration_iterations`, then given as many iterations
-  // as fit in the best time so far (at most `trial_iterations`). One that converges takes its
-  // measured time; one that does not, its setup plus the iterations a steady rate from its
-  // last residual would need (`estimated_seconds`), which counts only while no candidate has
-  // converged. The least wins; none where nothing made progress. Every rank sees the same
+  // as fit in the best time so far less `cg_race_margin` (at most `trial_iterations`). One that
+  // converges takes its measured time; one that does not, its setup plus the iterations a steady
+  // rate from its last residual would need (`estimated_seconds`), which counts only while no
+  // candidate has converged. The least wins, a later candidate only by more than the margin;
+  // none where nothing made progress. Every rank sees the same
   // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
   // (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part says it and
   // its time).
@@ -623,7 +624,8 @@ class cg_solver {
         const cg_result calibration = run(calibration_iterations);
         double budget = trial_iterations;
         if (calibration.seconds_per_iteration > 0)
-          budget = std::min(budget, (best_seconds - t.setup_seconds) / calibration.seconds_per_iteration);
+          budget = std::min(
+              budget, (best_seconds / (1 + cg_race_margin) - t.setup_seconds) / calibration.seconds_per_iteration);
         budget = std::min<double>(budget, requested.max_iterations);
         const cg_result r = budget >= 1 ? run(static_cast<int>(budget)) : calibration;
         t.iterations = r.iterations;
@@ -635,7 +637,7 @@ class cg_solver {
       // One that did not converge in the best time so far is slower than that one, whatever
       // its estimate says (CG's early rate flatters it); estimates decide only while none did.
       const bool converged = t.available && t.residual <= tolerance;
-      if ((converged || !best_converged) && t.estimated_seconds < best_seconds) {
+      if ((converged || !best_converged) && t.estimated_seconds * (1 + cg_race_margin) < best_seconds) {
         best_seconds = t.estimated_seconds;
         best = m_trials.size();
         best_converged = converged;
