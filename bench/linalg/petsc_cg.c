@@ -56,7 +56,8 @@ static void usage(FILE* out, const char* program) {
           "usage: %s (--matrix PATH | --poisson3d N) [...] [--fixed K | --rtol T] [--rounds R] [--max-it N]\n"
           "          [--pc none|default]\n"
           "  --matrix PATH  symmetric Matrix Market file (.mtx or gzip-compressed .mtx.gz); repeatable\n"
-          "  --poisson3d N  the seven-point Laplacian of an N x N x N grid (hetero::poisson_3d); repeatable\n"
+          "  --poisson3d N  the seven-point Laplacian of an N x N x N grid (hetero::poisson_3d), N from 2 to\n"
+          "                 512; repeatable\n"
           "  --fixed K      run exactly K CG iterations (default: --fixed 1000)\n"
           "  --rtol T       solve until ||r|| / ||b|| <= T\n"
           "  --max-it N     iteration limit of --rtol (default 100000)\n"
@@ -112,8 +113,10 @@ static int parse_arguments(int argc, char** argv, options* o, int* petsc_argc, c
           return 0;
         }
         v = 0;
-        if (strcmp(a, "--poisson3d") == 0 && !parse_int(value, 1, 1290, &v)) { /* 1290^3 < INT_MAX rows */
-          snprintf(message, MESSAGE_LENGTH, "--poisson3d %s: expected a grid extent from 1 to 1290", value);
+        /* From 2 (hetero's 1 x 1 x 1 grid is the 2-D matrix) to 512: one rank's 7 n^3 entries stay below 2^30,
+         * so that `append` can double its capacity in a 32-bit PetscInt. */
+        if (strcmp(a, "--poisson3d") == 0 && !parse_int(value, 2, 512, &v)) {
+          snprintf(message, MESSAGE_LENGTH, "--poisson3d %s: expected a grid extent from 2 to 512", value);
           return 0;
         }
         o->poisson[o->matrix_count] = v;

@@ -68,6 +68,7 @@ for m in $MATRICES; do
     echo "petsc_cg.sh: $matrix_dir/$m.mtx.gz not found; skipping $m" >&2
   fi
 done
+((solve == 0)) || paths+=(--poisson3d 32) # cg_bench.cpp's cg_solve Poisson case
 [[ ${#paths[@]} -gt 0 ]] || skip "none of the matrices ($MATRICES) is in $matrix_dir"
 
 mkdir -p "$build_dir/petsc" "$results_dir"
@@ -84,7 +85,6 @@ if ((solve)); then
   name=petsc_cg_solve
   RANKS="1 2 4"
   modes=("--rtol 1e-8 --pc default" "--rtol 1e-8 --pc none")
-  paths+=(--poisson3d 32) # cg_bench.cpp's cg_solve Poisson case
 fi
 tsv=$results_dir/$name.tsv
 log=$results_dir/$name.log

@@ -397,7 +397,7 @@ TEST_CASE("the Chebyshev interval covers the spectrum of D^-1 A", "[linalg][cg][
   }
 }
 
-TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on every rank",
+TEST_CASE("automatic races the preconditioners and keeps the fastest or one near it, alike on every rank",
           "[linalg][cg][preconditioner]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
@@ -413,12 +413,11 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on e
   REQUIRE(cg.trials().size() == 4);
   const cg_preconditioner order[] = {cg_preconditioner::block_ic0, cg_preconditioner::jacobi,
                                      cg_preconditioner::chebyshev, cg_preconditioner::none};
-  // The race's rule: the least estimate among those that converged in their trial (one that did
-  // not was slower than the best so far), or among all when none converged; a later candidate
-  // replaces the best so far only when it is faster by more than the margin.
+  // The race's rule: among those that converged in their trial (one that did not was slower
+  // than the best so far), or among all when none converged, those within the margin of the
+  // least estimate; of these the fewest estimated iterations.
   double least = std::numeric_limits<double>::infinity();
-  bool least_converged = false;
-  cg_preconditioner fastest = cg_preconditioner::none;
+  bool any_converged = false;
   for (std::size_t i = 0; i < 4; ++i) {
     const hetero::cg_trial& t = cg.trials()[i];
     INFO(hetero::to_string(t.preconditioner) << ": " << t.iterations << " iterations, residual " << t.residual
@@ -428,14 +427,21 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest, alike on e
     CHECK(t.setup_seconds >= 0);
     CHECK(t.iterations > 0);
     CHECK(t.estimated_seconds == hetero::estimated_seconds(t, 1e-8));
-    const bool converged = t.residual <= 1e-8;
-    if ((converged || !least_converged) && t.estimated_seconds * (1 + hetero::cg_race_margin) < least) {
-      least = t.estimated_seconds;
-      fastest = t.preconditioner;
-      least_converged = converged;
+    any_converged = any_converged || t.residual <= 1e-8;
+  }
+  for (const hetero::cg_trial& t : cg.trials())
+    if (!any_converged || t.residual <= 1e-8) least = std::min(least, t.estimated_seconds);
+  cg_preconditioner kept = cg_preconditioner::none;
+  double fewest = std::numeric_limits<double>::infinity();
+  for (const hetero::cg_trial& t : cg.trials()) {
+    const double iterations = hetero::estimated_iterations(t, 1e-8);
+    if ((!any_converged || t.residual <= 1e-8) && t.estimated_seconds <= least * (1 + hetero::cg_race_margin) &&
+        iterations < fewest) {
+      kept = t.preconditioner;
+      fewest = iterations;
     }
   }
-  CHECK(cg.preconditioner() == fastest);
+  CHECK(cg.preconditioner() == kept);
   // Every rank chose the same.
   const int mine = static_cast<int>(cg.preconditioner());
   CHECK(comm.allreduce(hetero::send_buf(mine), hetero::op(hetero::ops::min{})) == mine);
@@ -455,6 +461,44 @@ TEST_CASE("a candidate's estimated time to the tolerance", "[linalg][cg][precond
   t.residual = 1e-2;
   t.available = false;
   CHECK(hetero::estimated_seconds(t, 1e-8) == std::numeric_limits<double>::infinity());
+}
+
+TEST_CASE("the race keeps the fewest iterations within the margin of the fastest",
+          "[linalg][cg][preconditioner]") {
+  const auto trial = [](cg_preconditioner pc, int iterations, double residual, double seconds) {
+    hetero::cg_trial t{.preconditioner = pc, .iterations = iterations, .residual = residual};
+    t.seconds_per_iteration = seconds / iterations;
+    t.estimated_seconds = hetero::estimated_seconds(t, 1e-8);
+    return t;
+  };
+  const double m = hetero::cg_race_margin;
+  // Converged: 40 iterations within the margin of the fastest beat 80.
+  std::vector<hetero::cg_trial> t{trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + m / 2),
+                                  trial(cg_preconditioner::none, 80, 1e-9, 1)};
+  CHECK(hetero::chosen_trial(t, 1e-8) == 0);
+  // Beyond the margin, the faster.
+  t[0] = trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + 2 * m);
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // One that did not converge loses to one that did, whatever its estimate.
+  t = {trial(cg_preconditioner::block_ic0, 10, 1e-2, 0.01), trial(cg_preconditioner::jacobi, 300, 1e-9, 5)};
+  CHECK(t[0].estimated_seconds < t[1].estimated_seconds);
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // None converged: the estimates and the iterations they need (20 at 1e-1 need 160, 10 at
+  // 1e-2 need 40), within the margin.
+  t = {trial(cg_preconditioner::chebyshev, 20, 1e-1, 0.2), trial(cg_preconditioner::block_ic0, 10, 1e-2, 0.425)};
+  CHECK(std::abs(hetero::estimated_iterations(t[0], 1e-8) - 160) < 1e-9);
+  CHECK(std::abs(hetero::estimated_iterations(t[1], 1e-8) - 40) < 1e-9);
+  CHECK(t[1].estimated_seconds > t[0].estimated_seconds);
+  CHECK(t[1].estimated_seconds < t[0].estimated_seconds * (1 + m));
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // Equal iterations: the first. No progress, or not available: never; nothing: trials.size().
+  t = {trial(cg_preconditioner::jacobi, 50, 1e-9, 1), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
+  CHECK(hetero::chosen_trial(t, 1e-8) == 0);
+  t = {trial(cg_preconditioner::jacobi, 50, 1.0, 1), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
+  t[1].available = false;
+  t[1].estimated_seconds = hetero::estimated_seconds(t[1], 1e-8);
+  CHECK(hetero::chosen_trial(t, 1e-8) == t.size());
+  CHECK(hetero::chosen_trial({}, 1e-8) == 0);
 }
 
 TEST_CASE("a solve that does not converge returns the best iterate it saw", "[linalg][cg][preconditioner]") {

@@ -1,8 +1,8 @@
 /// @file
 /// `hetero::cg_solver`: preconditioned conjugate gradients on a `distributed_csr`
 /// (`cg_options::preconditioner`: none, Jacobi, Chebyshev or block IC(0), by default the one a
-/// race on the matrix finds fastest; preconditioner.hpp), in three variants that differ in their
-/// communication per iteration (cg_options.hpp has the options and results):
+/// race on the matrix finds fastest, or near it with fewer iterations; preconditioner.hpp), in three variants that
+/// differ in their communication per iteration (cg_options.hpp has the options and results):
 ///  - `allgather`: an allgather of the direction vector before the product (the simplest scheme),
 ///    and two allreduces of dot products;
 ///  - `halo`: only the entries of other ranks the rows read are exchanged, two allreduces;
@@ -561,11 +561,11 @@ class cg_solver {
   // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
   // the order block_ic0, jacobi, chebyshev, none (the strongest first, so that the bar is low
   // early); each is built, timed over `calibration_iterations`, then given as many iterations
-  // as fit in the best time so far less `cg_race_margin` (at most `trial_iterations`). One that
-  // converges takes its measured time; one that does not, its setup plus the iterations a steady
-  // rate from its last residual would need (`estimated_seconds`), which counts only while no
-  // candidate has converged. The least wins, a later candidate only by more than the margin;
-  // none where nothing made progress. Every rank sees the same
+  // as fit in the best time so far and `cg_race_margin` more (at most `trial_iterations`). One
+  // that converges takes its measured time; one that does not, its setup plus the iterations a
+  // steady rate from its last residual would need (`estimated_seconds`), which counts only while
+  // no candidate has converged. `chosen_trial` decides: the fewest iterations among those within
+  // the margin of the least time; none where nothing made progress. Every rank sees the same
   // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
   // (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part says it and
   // its time).
@@ -598,8 +598,7 @@ class cg_solver {
     // for block_ic0 (its trial runs on those).
     const cg_kernels without_solves = m_options.kernels;
     cg_kernels with_solves = without_solves;
-    std::size_t best = 3;  // none
-    double best_seconds = std::numeric_limits<double>::infinity();
+    double best_seconds = std::numeric_limits<double>::infinity();  // of those that converged, if any
     bool best_converged = false;
     m_trials.clear();
     for (const auto kind : {cg_preconditioner::block_ic0, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
@@ -625,7 +624,7 @@ class cg_solver {
         double budget = trial_iterations;
         if (calibration.seconds_per_iteration > 0)
           budget = std::min(
-              budget, (best_seconds / (1 + cg_race_margin) - t.setup_seconds) / calibration.seconds_per_iteration);
+              budget, (best_seconds * (1 + cg_race_margin) - t.setup_seconds) / calibration.seconds_per_iteration);
         budget = std::min<double>(budget, requested.max_iterations);
         const cg_result r = budget >= 1 ? run(static_cast<int>(budget)) : calibration;
         t.iterations = r.iterations;
@@ -634,22 +633,25 @@ class cg_solver {
         built[m_trials.size()] = std::move(m_precondition);
       }
       t.estimated_seconds = estimated_seconds(t, tolerance);
-      // One that did not converge in the best time so far is slower than that one, whatever
-      // its estimate says (CG's early rate flatters it); estimates decide only while none did.
+      // One that did not converge within the margin of the best time so far is slower than
+      // that, whatever its estimate says (CG's early rate flatters it); estimates count only
+      // while none did.
       const bool converged = t.available && t.residual <= tolerance;
-      if ((converged || !best_converged) && t.estimated_seconds * (1 + cg_race_margin) < best_seconds) {
+      if ((converged && !best_converged) || (converged == best_converged && t.estimated_seconds < best_seconds)) {
         best_seconds = t.estimated_seconds;
-        best = m_trials.size();
         best_converged = converged;
       }
       m_trials.push_back(t);
     }
+    std::size_t best = chosen_trial(m_trials, tolerance);
+    if (best == m_trials.size()) best = 3;  // nothing made progress: none
     m_options = requested;
     use(std::move(built[best]));
     m_options.kernels = m_options.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
     if (regions_observed()) {
       const std::string why = std::string(to_string(m_options.preconditioner)) + ", " +
-                              std::to_string(best_seconds) + " s to the tolerance in its trial";
+                              std::to_string(m_trials[best].estimated_seconds) +
+                              " s to the tolerance in its trial";
       const region chosen("linalg", "cg preconditioner chosen", why);
     }
   }

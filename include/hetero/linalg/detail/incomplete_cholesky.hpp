@@ -109,6 +109,7 @@ inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_rows& l, 
 /// Moves each row's entry for its neighbour (the last of the row, when it is column i - 1 in L,
 /// i + 1 in L') out of `l`'s rows into `lower_nearest` / `upper_nearest`.
 inline void split_nearest(ic0_factor& l, std::size_t n) {
+  if (l.carry_nearest) return;  // already apart
   l.carry_nearest = true;
   const auto split = [n](std::vector<std::int64_t>& ptr, std::vector<std::int32_t>& cols,
                          std::vector<double>& values, std::vector<double>& nearest, std::int64_t step) {
@@ -210,7 +211,8 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
 /// (L(i, j) / L(i, i)) y(j); backward z(i) = y(i) / L(i, i) - sum over j > i of
 /// (L(j, i) / L(i, i)) z(j).
 /// Each sweep meets a row's nearest (latest computed) dependence last; with `carry_nearest`,
-/// from a register (the same operations in the same order: the same bits).
+/// from a register: the same operations in the same order, so the same bits for finite values
+/// (a row without a neighbour subtracts 0 times the last row, which can turn a -0 into +0).
 inline void ic0_solve(const ic0_factor& l, const double* r, double* z, std::size_t n) {
   const std::int64_t* lower_ptr = l.lower_ptr.data();
   const std::int32_t* lower_cols = l.lower_cols.data();
