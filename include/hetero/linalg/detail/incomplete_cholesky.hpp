@@ -64,9 +64,19 @@ inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_rows& l, 
   const auto ptr = a.row_ptr();
   const auto col = a.col_idx();
   const auto val = a.values();
-  l = ic0_rows{};
+  l.row_ptr.assign(1, 0);  // the arrays keep their room from an earlier attempt
+  l.cols.clear();
+  l.values.clear();
   l.shift = shift;
-  l.row_ptr.reserve(static_cast<std::size_t>(n) + 1);
+  if (l.row_ptr.capacity() < static_cast<std::size_t>(n) + 1) {  // room for L: A's lower triangle
+    std::size_t lower = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (auto k = ptr[static_cast<std::size_t>(i)]; k < ptr[static_cast<std::size_t>(i) + 1]; ++k)
+        lower += col[static_cast<std::size_t>(k)] <= i;
+    l.row_ptr.reserve(static_cast<std::size_t>(n) + 1);
+    l.cols.reserve(lower);
+    l.values.reserve(lower);
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     const auto begin = static_cast<std::size_t>(l.row_ptr.back());
     double diagonal = 0;
