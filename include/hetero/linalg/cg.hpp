@@ -561,11 +561,12 @@ class cg_solver {
   // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
   // the order block_ic0, jacobi, chebyshev, none (the strongest first, so that the bar is low
   // early); each is built, timed over `calibration_iterations`, then given as many iterations
-  // as fit in the best time so far and `cg_race_margin` more (at most `trial_iterations`). One
-  // that converges takes its measured time; one that does not, its setup plus the iterations a
-  // steady rate from its last residual would need (`estimated_seconds`), which counts only while
-  // no candidate has converged. `chosen_trial` decides: the fewest iterations among those within
-  // the margin of the least time; none where nothing made progress. Every rank sees the same
+  // as fit in the best solve time so far and `cg_race_margin` more (at most `trial_iterations`).
+  // One that converges takes its measured iterations; one that does not, those a steady rate
+  // from its last residual would need (`estimated_iterations`), which count only while no
+  // candidate has converged. `chosen_trial` decides: the fewest iterations among those within
+  // the margin of the least solve time, setups left out (each candidate is built here, and the
+  // winner's build kept); none where nothing made progress. Every rank sees the same
   // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
   // (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part says it and
   // its time).
@@ -598,7 +599,7 @@ class cg_solver {
     // for block_ic0 (its trial runs on those).
     const cg_kernels without_solves = m_options.kernels;
     cg_kernels with_solves = without_solves;
-    double best_seconds = std::numeric_limits<double>::infinity();  // of those that converged, if any
+    double best_seconds = std::numeric_limits<double>::infinity();  // a solve, of those that converged if any
     bool best_converged = false;
     m_trials.clear();
     for (const auto kind : {cg_preconditioner::block_ic0, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
@@ -623,8 +624,7 @@ class cg_solver {
         const cg_result calibration = run(calibration_iterations);
         double budget = trial_iterations;
         if (calibration.seconds_per_iteration > 0)
-          budget = std::min(
-              budget, (best_seconds * (1 + cg_race_margin) - t.setup_seconds) / calibration.seconds_per_iteration);
+          budget = std::min(budget, best_seconds * (1 + cg_race_margin) / calibration.seconds_per_iteration);
         budget = std::min<double>(budget, requested.max_iterations);
         const cg_result r = budget >= 1 ? run(static_cast<int>(budget)) : calibration;
         t.iterations = r.iterations;
@@ -637,8 +637,9 @@ class cg_solver {
       // that, whatever its estimate says (CG's early rate flatters it); estimates count only
       // while none did.
       const bool converged = t.available && t.residual <= tolerance;
-      if ((converged && !best_converged) || (converged == best_converged && t.estimated_seconds < best_seconds)) {
-        best_seconds = t.estimated_seconds;
+      const double solve_seconds = estimated_solve_seconds(t, tolerance);
+      if ((converged && !best_converged) || (converged == best_converged && solve_seconds < best_seconds)) {
+        best_seconds = solve_seconds;
         best_converged = converged;
       }
       m_trials.push_back(t);
@@ -650,7 +651,7 @@ class cg_solver {
     m_options.kernels = m_options.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
     if (regions_observed()) {
       const std::string why = std::string(to_string(m_options.preconditioner)) + ", " +
-                              std::to_string(m_trials[best].estimated_seconds) +
+                              std::to_string(estimated_solve_seconds(m_trials[best], tolerance)) +
                               " s to the tolerance in its trial";
       const region chosen("linalg", "cg preconditioner chosen", why);
     }

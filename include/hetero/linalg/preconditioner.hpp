@@ -15,8 +15,9 @@
 ///    scheduled or SpSV version for the GPU is not built yet). A block that breaks down is
 ///    factored with its diagonal scaled by 1 + shift (`cg_solver::preconditioner_shift`).
 /// `automatic` (the default) builds each of them when the solver is made and races them to the
-/// tolerance on this matrix; of those within `cg_race_margin` of the fastest it keeps the one
-/// that needs the fewest iterations (`cg_trial`, `chosen_trial`).
+/// tolerance on this matrix; of those within `cg_race_margin` of the fastest solve (the setups are
+/// paid in the race, whichever wins) it keeps the one that needs the fewest iterations
+/// (`cg_trial`, `chosen_trial`).
 /// Each needs a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
 /// naming the first such row.
 #ifndef HETERO_LINALG_PRECONDITIONER_HPP
@@ -87,30 +88,40 @@ inline double estimated_iterations(const cg_trial& t, double tolerance) {
   return t.iterations * std::log(std::max(tolerance, 1e-300)) / std::log(t.residual);
 }
 
+/// The time a candidate's solves would take to reach `tolerance`, its setup left out:
+/// `estimated_iterations` times its time per iteration. What the race compares: it builds every
+/// candidate and keeps the one it chooses, so the setups are paid whichever wins, and only the
+/// solves to come differ.
+inline double estimated_solve_seconds(const cg_trial& t, double tolerance) {
+  return estimated_iterations(t, tolerance) * t.seconds_per_iteration;
+}
+
 /// How close to the fastest candidate of `cg_preconditioner::automatic`'s race another must be
 /// estimated to count as tied with it: 10 %. The trials cannot tell such candidates apart (on
-/// Poisson 32^3 none and block_ic0 finish 4-8 % apart, and the fastest changed from one solver
+/// Poisson 32^3 none and block_ic0 solve 4-8 % apart, and the fastest changed from one solver
 /// to the next), and of tied ones the race keeps the one with the fewest iterations (the fewest
 /// reductions, which cost most across nodes): block_ic0's 37 there rather than none's 81.
 inline constexpr double cg_race_margin = 0.1;
 
 /// The index in `trials` of the candidate `automatic` keeps: of those that converged in their
-/// trial (of all, when none did), the ones whose `estimated_seconds` is within `cg_race_margin`
-/// of the least; of these, the one with the fewest `estimated_iterations` to `tolerance` (the
-/// first on a tie). `trials.size()` when none has a finite estimate.
+/// trial (of all, when none did), the ones whose `estimated_solve_seconds` is within
+/// `cg_race_margin` of the least; of these, the one with the fewest `estimated_iterations` to
+/// `tolerance` (the first on a tie). `trials.size()` when none has a finite estimate.
 inline std::size_t chosen_trial(std::span<const cg_trial> trials, double tolerance) {
   bool any_converged = false;
   for (const cg_trial& t : trials) any_converged = any_converged || (t.available && t.residual <= tolerance);
   const auto eligible = [&](const cg_trial& t) {
-    return std::isfinite(t.estimated_seconds) && (!any_converged || (t.available && t.residual <= tolerance));
+    return std::isfinite(estimated_solve_seconds(t, tolerance)) &&
+           (!any_converged || (t.available && t.residual <= tolerance));
   };
   double fastest = std::numeric_limits<double>::infinity();
   for (const cg_trial& t : trials)
-    if (eligible(t)) fastest = std::min(fastest, t.estimated_seconds);
+    if (eligible(t)) fastest = std::min(fastest, estimated_solve_seconds(t, tolerance));
   std::size_t chosen = trials.size();
   double fewest = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < trials.size(); ++i) {
-    if (!eligible(trials[i]) || trials[i].estimated_seconds > fastest * (1 + cg_race_margin)) continue;
+    if (!eligible(trials[i]) || estimated_solve_seconds(trials[i], tolerance) > fastest * (1 + cg_race_margin))
+      continue;
     const double iterations = estimated_iterations(trials[i], tolerance);
     if (chosen == trials.size() || iterations < fewest) {
       chosen = i;
