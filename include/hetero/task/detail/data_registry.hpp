@@ -157,7 +157,7 @@ class data_registry {
       slab.base = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copies", slab_tiles * s.bytes);
     }
     if (slab.bytes == s.bytes) {
-      s.copies[host_place].ptr = static_cast<std::byte*>(slab.base) + (s.id % slab_tiles) * s.bytes;
+      s.copies[host_place].ptr = static_cast<std::byte*>(slab.base) + slab_offset(s.id, s.bytes);
       ++slab.users;
     } else {  // the block's first tile was of another array, of another size
       s.copies[host_place].ptr = Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data copy", s.bytes);
@@ -182,7 +182,7 @@ class data_registry {
       it = m_shared_slabs.emplace(key, std::move(slab)).first;
     }
     ++it->second.users;
-    s.copies[host_place].ptr = it->second.memory.base() + (s.id % slab_tiles) * s.bytes;
+    s.copies[host_place].ptr = it->second.memory.base() + slab_offset(s.id, s.bytes);
     s.shared_slab = it->second.generation + 1;
     s.host_allocated = true;
     return true;

@@ -37,6 +37,11 @@ namespace hetero::detail {
 /// task reading several (a row of tiles) gets them as the owner holds its own.
 inline constexpr std::uint64_t slab_tiles = 8;
 
+/// Where tile `id`'s copy of `tile_bytes` starts in its slab (of `slab_tiles` such copies).
+inline constexpr std::size_t slab_offset(std::uint64_t id, std::size_t tile_bytes) noexcept {
+  return static_cast<std::size_t>(id % slab_tiles) * tile_bytes;
+}
+
 /// The name of slab `number` of the slabs a graph's registry on one rank creates, all named
 /// with that registry's random `nonce`.
 inline std::string shared_slab_name(std::uint64_t nonce, std::uint64_t number) {

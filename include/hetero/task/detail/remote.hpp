@@ -466,7 +466,7 @@ class remote_channel {
       bool refused = false;
       try {
         shared_slab::reserve(static_cast<std::byte*>(into), move.bytes, shared_slab_name(w.nonce, w.slab),
-                             (move.id % slab_tiles) * move.bytes);
+                             slab_offset(move.id, move.bytes));
       } catch (...) {
         defer_error();
         m_drains.push_back(std::make_unique<std::byte[]>(move.bytes));
@@ -571,23 +571,22 @@ class remote_channel {
 
   // Copies a version into the reader's slab; false where this rank cannot open the slab.
   bool copy_into_slab(const tile_move& move, const void* from, std::uint64_t nonce, std::uint64_t slab_number) {
-    const std::string name = shared_slab_name(nonce, slab_number);
-    auto slab = m_peer_slabs.find(name);
+    auto slab = m_peer_slabs.find({nonce, slab_number});
     if (slab == m_peer_slabs.end()) {
       shared_slab mapped;
       try {
-        mapped = shared_slab::open(name, slab_tiles * move.bytes);
+        mapped = shared_slab::open(shared_slab_name(nonce, slab_number), slab_tiles * move.bytes);
       } catch (const runtime_error&) {
         return false;
       }
-      slab = m_peer_slabs.emplace(name, peer_slab{std::move(mapped)}).first;
+      slab = m_peer_slabs.emplace(std::pair{nonce, slab_number}, peer_slab{std::move(mapped)}).first;
     }
     peer_slab& s = slab->second;
     s.written = true;
-    std::byte* to = s.memory.base() + (move.id % slab_tiles) * move.bytes;
+    std::byte* to = s.memory.base() + slab_offset(move.id, move.bytes);
     const auto tile_bit = static_cast<std::uint8_t>(1U << (move.id % slab_tiles));
     if ((s.mapped & tile_bit) == 0) {  // its memory reserved and mapped here, in one call
-      shared_slab::reserve(to, move.bytes, name, (move.id % slab_tiles) * move.bytes);
+      shared_slab::reserve(to, move.bytes, shared_slab_name(nonce, slab_number), slab_offset(move.id, move.bytes));
       s.mapped |= tile_bit;
     }
     stream_copy(to, static_cast<const std::byte*>(from), move.bytes);
@@ -808,7 +807,8 @@ class remote_channel {
     std::uint8_t mapped = 0;  // the tiles whose pages are mapped here, a bit each
   };
   static_assert(slab_tiles <= 8, "peer_slab::mapped has a bit per tile of a slab");
-  std::map<std::string, peer_slab> m_peer_slabs;  // the readers' slabs, mapped
+  // The readers' slabs this rank mapped, by (the reader's nonce, the slab's number).
+  std::map<std::pair<std::uint64_t, std::uint64_t>, peer_slab> m_peer_slabs;
 
   std::vector<std::unique_ptr<send_slot>> m_send_slots;
   std::vector<send_slot*> m_free_slots;
