@@ -482,15 +482,15 @@ TEST_CASE("the race keeps the fewest iterations within the margin of the fastest
   CHECK(hetero::chosen_trial(t, 1e-8) == 1);
   // One that did not converge loses to one that did, whatever its estimate.
   t = {trial(cg_preconditioner::block_ic0, 10, 1e-2, 0.01), trial(cg_preconditioner::jacobi, 300, 1e-9, 5)};
-  CHECK(t[0].estimated_seconds < t[1].estimated_seconds);
+  CHECK(hetero::estimated_solve_seconds(t[0], 1e-8) < hetero::estimated_solve_seconds(t[1], 1e-8));
   CHECK(hetero::chosen_trial(t, 1e-8) == 1);
   // None converged: the estimates and the iterations they need (20 at 1e-1 need 160, 10 at
   // 1e-2 need 40), within the margin.
   t = {trial(cg_preconditioner::chebyshev, 20, 1e-1, 0.2), trial(cg_preconditioner::block_ic0, 10, 1e-2, 0.425)};
   CHECK(std::abs(hetero::estimated_iterations(t[0], 1e-8) - 160) < 1e-9);
   CHECK(std::abs(hetero::estimated_iterations(t[1], 1e-8) - 40) < 1e-9);
-  CHECK(t[1].estimated_seconds > t[0].estimated_seconds);
-  CHECK(t[1].estimated_seconds < t[0].estimated_seconds * (1 + m));
+  CHECK(hetero::estimated_solve_seconds(t[1], 1e-8) > hetero::estimated_solve_seconds(t[0], 1e-8));
+  CHECK(hetero::estimated_solve_seconds(t[1], 1e-8) < hetero::estimated_solve_seconds(t[0], 1e-8) * (1 + m));
   CHECK(hetero::chosen_trial(t, 1e-8) == 1);
   // Setups are paid in the race whichever wins: left out.
   t = {trial(cg_preconditioner::block_ic0, 40, 1e-9, 1), trial(cg_preconditioner::none, 80, 1e-9, 1.5)};
@@ -504,8 +504,11 @@ TEST_CASE("the race keeps the fewest iterations within the margin of the fastest
   CHECK(hetero::chosen_trial(t, 1e-8) == 0);
   t = {trial(cg_preconditioner::jacobi, 50, 1.0, 1), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
   t[1].available = false;
-  t[1].estimated_seconds = hetero::estimated_seconds(t[1], 1e-8);
   CHECK(hetero::chosen_trial(t, 1e-8) == t.size());
+  // As the race records one it could not build: no iterations, no time; infinite, not NaN.
+  const hetero::cg_trial refused{.preconditioner = cg_preconditioner::block_ic0, .available = false};
+  CHECK(hetero::estimated_solve_seconds(refused, 1e-8) == std::numeric_limits<double>::infinity());
+  CHECK(hetero::estimated_solve_seconds(t[0], 1e-8) == std::numeric_limits<double>::infinity());
   CHECK(hetero::chosen_trial({}, 1e-8) == 0);
 }
 

@@ -559,8 +559,8 @@ class cg_solver {
 
   // `cg_preconditioner::automatic`: a race to the tolerance on b = A y from x = 0 (y's entries
   // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
-  // the order block_ic0, jacobi, chebyshev, none (the strongest first, so that the bar is low
-  // early); each is built, timed over `calibration_iterations`, then given as many iterations
+  // the order block_ic0, jacobi, chebyshev, none (the usual winner first, so that the bar is
+  // low early); each is built, timed over `calibration_iterations`, then given as many iterations
   // as fit in the best solve time so far and `cg_race_margin` more (at most `trial_iterations`).
   // One that converges takes its measured iterations; one that does not, those a steady rate
   // from its last residual would need (`estimated_iterations`), which count only while no

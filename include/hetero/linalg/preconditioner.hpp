@@ -93,14 +93,16 @@ inline double estimated_iterations(const cg_trial& t, double tolerance) {
 /// candidate and keeps the one it chooses, so the setups are paid whichever wins, and only the
 /// solves to come differ.
 inline double estimated_solve_seconds(const cg_trial& t, double tolerance) {
-  return estimated_iterations(t, tolerance) * t.seconds_per_iteration;
+  const double iterations = estimated_iterations(t, tolerance);
+  return std::isinf(iterations) ? iterations : iterations * t.seconds_per_iteration;  // not inf * 0
 }
 
 /// How close to the fastest candidate of `cg_preconditioner::automatic`'s race another must be
 /// estimated to count as tied with it: 10 %. The trials cannot tell such candidates apart (on
-/// Poisson 32^3 none and block_ic0 solve 4-8 % apart, and the fastest changed from one solver
-/// to the next), and of tied ones the race keeps the one with the fewest iterations (the fewest
-/// reductions, which cost most across nodes): block_ic0's 37 there rather than none's 81.
+/// Poisson 32^3 none's and block_ic0's solves, 37 and 81 iterations, took the same time within
+/// 15 %, and the faster changed from one solver to the next), and of tied ones the race keeps the one with the
+/// fewest iterations (the fewest reductions, which cost most across nodes): block_ic0's 37 there rather than
+/// none's 81.
 inline constexpr double cg_race_margin = 0.1;
 
 /// The index in `trials` of the candidate `automatic` keeps: of those that converged in their
