@@ -6,11 +6,12 @@
 //    SuiteSparse matrices of data/matrices (argument: the index in `matrices` below).
 //  - cg_solve/<preconditioner>: the time to solve to 1e-8 (b = A * ones, x = 0 first, the default
 //    variant and kernels) with each preconditioner and with `automatic` (the default: its choice
-//    is the counter `chosen`, the index in cg_preconditioner), on the same matrices and a 32^3
-//    Poisson matrix; counters: iterations, the relative true residual, the IC(0) shift. The
+//    is the counter `chosen`, the index in cg_preconditioner), on every matrix of data/matrices
+//    (`solve_matrices`) and the Poisson matrices of 16^3, 32^3 and 64^3 rows; counters: iterations, the relative true residual, the IC(0) shift. The
 //    solver is made before the timing (as PETSc's KSPSetUp is outside its timed solves). PETSc's CG with
 //    its default preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh solve:
-//    another program, since Debian's PETSc is built on Open MPI).
+//    another program, since Debian's PETSc is built on Open MPI; bench/linalg/cg_solve_run.sh runs
+//    both and prints the table).
 // Variants: allgather, halo, pipelined, and automatic (what cg_solver<> does by default: its
 // measured choice of variant and of kernels, hetero::cg_kernels). Each benchmark iteration reports the time of one
 // CG iteration (the slowest rank's). Before timing, each problem checks once that plain CG and hetero's allgather
@@ -31,6 +32,13 @@ namespace {
 
 constexpr int grid_iterations = 20;
 const char* const matrices[] = {"bcsstk14", "1138_bus", "bcsstk19", "nos7", "nos3", "gr_30_30"};
+// cg_solve's: every SuiteSparse matrix of data/matrices (petsc_cg.sh --solve's list), then the
+// 3-D Poisson matrices of these grids.
+const char* const solve_matrices[] = {"1138_bus", "494_bus",  "662_bus",  "685_bus",  "LF10",
+                                      "bcsstk01", "bcsstk06", "bcsstk14", "bcsstk19", "bcsstk20",
+                                      "bcsstm07", "ex5",      "gr_30_30", "nos1",     "nos2",
+                                      "nos3",     "nos4",     "nos5",     "nos6",     "nos7"};
+constexpr std::int64_t solve_grids[] = {16, 32, 64};
 
 hetero::communicator& comm() {
   static hetero::communicator c;
@@ -59,16 +67,18 @@ std::string label_for(std::int64_t family, std::int64_t arg) {
   return family == 0 ? "poisson3d-" + std::to_string(arg) : matrices[static_cast<std::size_t>(arg)];
 }
 
-problem problem_for(std::int64_t family, std::int64_t arg) {
+problem file_problem(const char* name) {
   problem p;
-  if (family == 0) {
-    p.poisson = hetero::poisson_3d(arg);
-  } else {
-    p.file = hetero::read_matrix_market_file(
-        std::string(HETERO_MATRIX_DIR) + "/" + matrices[static_cast<std::size_t>(arg)] + ".mtx.gz",
-        {.require_spd = true});
-    p.from_file = true;
-  }
+  p.file = hetero::read_matrix_market_file(std::string(HETERO_MATRIX_DIR) + "/" + name + ".mtx.gz",
+                                           {.require_spd = true});
+  p.from_file = true;
+  return p;
+}
+
+problem problem_for(std::int64_t family, std::int64_t arg) {
+  if (family != 0) return file_problem(matrices[static_cast<std::size_t>(arg)]);
+  problem p;
+  p.poisson = hetero::poisson_3d(arg);
   return p;
 }
 
@@ -118,13 +128,16 @@ void check_same_iterates(const problem& p, std::int64_t family, std::int64_t arg
                              " iterations by " + std::to_string(worst));
 }
 
-// cg_solve: the matrices of cg_1000 and a 32^3 Poisson matrix (the last argument).
-constexpr long solve_cases = static_cast<long>(std::size(matrices)) + 1;
+// cg_solve: argument i < 20 is solve_matrices[i], then the Poisson grids of solve_grids.
+constexpr long solve_files = static_cast<long>(std::size(solve_matrices));
+constexpr long solve_cases = solve_files + static_cast<long>(std::size(solve_grids));
 
 template <hetero::cg_preconditioner P>
 void run_solve(benchmark::State& state) {
-  const bool poisson = state.range(0) == solve_cases - 1;
-  const auto p = poisson ? problem_for(0, 32) : problem_for(1, state.range(0));
+  const bool poisson = state.range(0) >= solve_files;
+  const std::int64_t grid = poisson ? solve_grids[static_cast<std::size_t>(state.range(0) - solve_files)] : 0;
+  const auto p =
+      poisson ? problem_for(0, grid) : file_problem(solve_matrices[static_cast<std::size_t>(state.range(0))]);
   const auto a = distributed(p);
   hetero::cg_solver<> cg(a, {.preconditioner = P, .tolerance = 1e-8, .max_iterations = 100000});
   auto ones = a.make_halo_vector("ones"), b = a.make_vector("b"), x = a.make_vector("x");
@@ -142,7 +155,7 @@ void run_solve(benchmark::State& state) {
   state.counters["shift"] = cg.preconditioner_shift();
   state.counters["chosen"] = static_cast<double>(cg.preconditioner());
   state.counters["rows"] = static_cast<double>(a.global_rows());
-  state.SetLabel(poisson ? "poisson3d-32" : matrices[static_cast<std::size_t>(state.range(0))]);
+  state.SetLabel(poisson ? label_for(0, grid) : solve_matrices[static_cast<std::size_t>(state.range(0))]);
 }
 
 void run_plain(benchmark::State& state, std::int64_t family) {
