@@ -7,11 +7,12 @@
 //  - cg_solve/<preconditioner>: the time to solve to 1e-8 (b = A * ones, x = 0 first, the default
 //    variant and kernels) with each preconditioner and with `automatic` (the default: its choice
 //    is the counter `chosen`, the index in cg_preconditioner), on every matrix of data/matrices
-//    (`solve_matrices`) and the Poisson matrices of 16^3, 32^3 and 64^3 rows; counters: iterations, the relative true residual, the IC(0) shift. The
-//    solver is made before the timing (as PETSc's KSPSetUp is outside its timed solves). PETSc's CG with
-//    its default preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh solve:
-//    another program, since Debian's PETSc is built on Open MPI; bench/linalg/cg_solve_run.sh runs
-//    both and prints the table).
+//    (`solve_matrices`) and the Poisson matrices of 16^3, 32^3 and 64^3 rows; counters:
+//    iterations, the relative true residual, the IC(0) shift. The solver is made before the
+//    timing (as PETSc's KSPSetUp is outside its timed solves). PETSc's CG with its default
+//    preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh --solve: another
+//    program, since Debian's PETSc is built on Open MPI; bench/linalg/cg_solve_run.sh runs both
+//    and prints the table).
 // Variants: allgather, halo, pipelined, and automatic (what cg_solver<> does by default: its
 // measured choice of variant and of kernels, hetero::cg_kernels). Each benchmark iteration reports the time of one
 // CG iteration (the slowest rank's). Before timing, each problem checks once that plain CG and hetero's allgather

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 
 #include "paired_matrix.hpp"
 #include "random.hpp"
+#include "region_recorder.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using matrix = hetero::distributed_csr<>;
@@ -466,55 +466,27 @@ TEST_CASE("a candidate's estimated time to the tolerance", "[linalg][cg][precond
   CHECK(hetero::estimated_seconds(t, 1e-8) == std::numeric_limits<double>::infinity());
 }
 
-namespace {
-
-// The parts of the linalg regions a solver opens, in order: "trial:<name>" and "chosen:<why>".
-class race_regions : public hetero::observer {
- public:
-  void region_begin(std::string_view module, std::string_view label, std::string_view part) noexcept override {
-    if (module != "linalg") return;
-    std::lock_guard lock(m_mutex);
-    if (label == "cg preconditioner trial") m_seen.push_back("trial:" + std::string(part));
-    if (label == "cg preconditioner chosen") m_seen.push_back("chosen:" + std::string(part));
-  }
-  [[nodiscard]] hetero::observer_events events() const noexcept override {
-    return hetero::observer_events::regions;
-  }
-  [[nodiscard]] std::vector<std::string> seen() {
-    std::lock_guard lock(m_mutex);
-    return m_seen;
-  }
-
- private:
-  std::mutex m_mutex;
-  std::vector<std::string> m_seen;
-};
-
-}  // namespace
-
 TEST_CASE("the race and its choice are trace regions", "[linalg][cg][preconditioner]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
   const matrix a(hetero::read_matrix_market_file(dir + "/nos3.mtx.gz"), comm);
-  race_regions regions;
-  std::vector<std::string> seen;
+  hetero::testing::region_recorder regions("linalg");
   cg_preconditioner kept = cg_preconditioner::automatic;
   {
     const hetero::scoped_observer listening(regions);
     const hetero::cg_solver<> cg(a);
     kept = cg.preconditioner();
-    seen = regions.seen();
   }
-  REQUIRE(seen.size() == 5);
-  CHECK(seen[0] == "trial:block_ic0");
-  CHECK(seen[1] == "trial:jacobi");
-  CHECK(seen[2] == "trial:chebyshev");
-  CHECK(seen[3] == "trial:none");
-  // "chosen:<name>, <seconds> s to the tolerance in its trial"
-  CHECK(seen[4].rfind("chosen:" + std::string(hetero::to_string(kept)) + ", ", 0) == 0);
-  CHECK_THAT(seen[4], Catch::Matchers::EndsWith(" s to the tolerance in its trial"));
+  CHECK(regions.parts("cg preconditioner trial") ==
+        std::vector<std::string>{"block_ic0", "jacobi", "chebyshev", "none"});
+  // "<name>, <seconds> s to the tolerance in its trial", after the trials
+  const auto chosen = regions.parts("cg preconditioner chosen");
+  REQUIRE(chosen.size() == 1);
+  CHECK(chosen[0].rfind(std::string(hetero::to_string(kept)) + ", ", 0) == 0);
+  CHECK_THAT(chosen[0], Catch::Matchers::EndsWith(" s to the tolerance in its trial"));
+  CHECK(regions.seen().back().first == "cg preconditioner chosen");
   // A named preconditioner opens none.
-  race_regions none;
+  hetero::testing::region_recorder none("linalg");
   {
     const hetero::scoped_observer listening(none);
     const hetero::cg_solver<> named(a, {.preconditioner = cg_preconditioner::jacobi});

@@ -25,6 +25,7 @@
 #include "data_program.hpp"
 #include "local_options.hpp"
 #include "random.hpp"
+#include "region_recorder.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -304,28 +305,6 @@ void busy(int us) {
   }
 }
 
-// Counts the regions "hetero:task:move:<name>" a graph opens.
-class move_regions : public hetero::observer {
- public:
-  void region_begin(std::string_view module, std::string_view label, std::string_view part) noexcept override {
-    if (module == "task" && label == "move") {
-      std::lock_guard lock(m_mutex);
-      m_parts.emplace_back(part);
-    }
-  }
-  [[nodiscard]] hetero::observer_events events() const noexcept override {
-    return hetero::observer_events::regions;
-  }
-  [[nodiscard]] std::vector<std::string> parts() {
-    std::lock_guard lock(m_mutex);
-    return m_parts;
-  }
-
- private:
-  std::mutex m_mutex;
-  std::vector<std::string> m_parts;
-};
-
 }  // namespace
 
 TEST_CASE("a task with both bodies runs mostly where its label is faster, and both sides are tried",
@@ -363,7 +342,7 @@ TEST_CASE("a task with both bodies runs mostly where its label is faster, and bo
 }
 
 TEST_CASE("moves are regions hetero:task:move:<data> of a trace", "[task][data]") {
-  auto regions = std::make_shared<move_regions>();
+  auto regions = std::make_shared<hetero::testing::region_recorder>("task");
   const hetero::scoped_observer listening(regions);
   graph_type graph(task_test::local(2));
   host_view x("x", 8);
@@ -371,7 +350,7 @@ TEST_CASE("moves are regions hetero:task:move:<data> of a trace", "[task][data]"
   graph.spawn("device", hetero::device(), hetero::updates(dx), [](const Kokkos::Serial&, auto v) { v(0) = 1; });
   graph.spawn("host", hetero::reads(dx), [](auto) {});
   graph.wait();
-  const auto parts = regions->parts();
+  const auto parts = regions->parts("move");
   CHECK(parts == std::vector<std::string>{"x", "x"});  // to the device, and back for the host task
 }
 
