@@ -8,7 +8,8 @@
 //    variant and kernels) with each preconditioner and with `automatic` (the default: its choice
 //    is the counter `chosen`, the index in cg_preconditioner), on every matrix of data/matrices
 //    (`solve_matrices`) and the Poisson matrices of 16^3, 32^3 and 64^3 rows; counters:
-//    iterations, the relative true residual, the IC(0) shift. The solver is made before the
+//    iterations, the relative true residual, the IC(0) shift, the variant (`variant`, the index
+//    in cg_variant) and whether the kernels ran on Serial (`serial`). The solver is made before the
 //    timing (as PETSc's KSPSetUp is outside its timed solves). PETSc's CG with its default
 //    preconditioner and with none is the baseline (bench/linalg/petsc_cg.sh --solve: another
 //    program, since Debian's PETSc is built on Open MPI; bench/linalg/cg_solve_run.sh runs both
@@ -155,6 +156,8 @@ void run_solve(benchmark::State& state) {
   state.counters["converged"] = r.converged ? 1 : 0;
   state.counters["shift"] = cg.preconditioner_shift();
   state.counters["chosen"] = static_cast<double>(cg.preconditioner());
+  state.counters["variant"] = static_cast<double>(cg.variant());
+  state.counters["serial"] = cg.kernels() == hetero::cg_kernels::serial ? 1 : 0;
   state.counters["rows"] = static_cast<double>(a.global_rows());
   state.SetLabel(poisson ? label_for(0, grid) : solve_matrices[static_cast<std::size_t>(state.range(0))]);
 }

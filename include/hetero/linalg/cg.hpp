@@ -121,6 +121,10 @@ class cg_solver {
     }
     // (`automatic` decides the kernels with IC(0)'s solves within its trial of block_ic0.)
     if (options.preconditioner == cg_preconditioner::block_ic0) decide_kernels_with_solves();
+    if (options.variant == cg_variant::automatic && m_options.variant != cg_variant::pipelined &&
+        std::max(m_gathered_product_seconds, m_product_seconds) <=
+            close_products * std::min(m_gathered_product_seconds, m_product_seconds))
+      m_options.variant = faster_classic_variant();
   }
 
   /// Solves A x = b; `x` holds the initial guess on entry. Both hold this rank's rows. Throws
@@ -189,6 +193,17 @@ class cg_solver {
   /// numbers and of one product with its halo exchange, the slowest rank's medians.
   [[nodiscard]] std::pair<double, double> measured_allreduce_and_product() const noexcept {
     return {m_allreduce_seconds, m_product_seconds};
+  }
+  /// `cg_variant::automatic` times whole iterations of the halo and the allgather variants where
+  /// their products alone (`measured_allreduce_and_product`, `measured_gathered_product`) are
+  /// within this factor of each other; apart by more, the faster product decides.
+  static constexpr double close_products = 1.25;
+  /// What `automatic` measured of whole iterations of the halo and the allgather variants, with
+  /// the preconditioner in place (`faster_classic_variant`): seconds per iteration, the slowest
+  /// rank's medians; zero where it did not compare them (a variant named, `pipelined` chosen, one
+  /// rank, more than 2^22 rows, or products apart by more than `close_products`).
+  [[nodiscard]] std::pair<double, double> measured_halo_and_allgather_iterations() const noexcept {
+    return {m_halo_iteration_seconds, m_allgather_iteration_seconds};
   }
   /// What `automatic` measured of the allgather variant's product (the gather and the product
   /// against the whole vector, the slowest rank's median); infinity where it was not tried (one
@@ -297,6 +312,66 @@ class cg_solver {
     if (m_allreduce_seconds > m_product_seconds && m_a.comm().size() > 1) return cg_variant::pipelined;
     return m_gathered_product_seconds < m_product_seconds ? cg_variant::allgather : cg_variant::halo;
   }
+
+  // `automatic` between the two variants that compute the same iterates: the halo and the
+  // allgather one. A product of each alone (choose_variant) does not tell them apart where they
+  // are close: on 2 ranks nos5's took 1.9 and 1.7 us, 685_bus's 1.6 and 1.6, while a solve's
+  // iterations differed by 2.5 us, the allgather faster on nos5 and the halo on 685_bus (the
+  // halo exchange and the gather wait on the other ranks differently inside an iteration). So,
+  // where the products are within `close_products` of each other, whole solves of each are
+  // timed with the preconditioner and kernels in place: on b = 1 from x = 0, as many iterations
+  // as take about `variant_seconds` of products (2 to `variant_iterations`), alternately after
+  // one untimed solve of each, medians of `variant_runs` per iteration, the slowest rank's
+  // (every rank chooses alike). Apart by more, the faster product stays.
+  cg_variant faster_classic_variant() {
+    const cg_options kept = m_options;
+    if (m_global.extent(0) == 0)
+      m_global = vector_type("hetero::cg gathered p", static_cast<std::size_t>(m_a.global_rows()));
+    auto b = m_a.make_vector("hetero::cg variant b"), x = m_a.make_vector("hetero::cg variant x");
+    Kokkos::deep_copy(b, 1.0);
+    m_options.max_iterations =
+        std::clamp(static_cast<int>(variant_seconds / std::max(m_product_seconds, 1e-9)), 2, variant_iterations);
+    m_options.fixed_iterations = false;
+    m_options.tolerance = kept.tolerance > 0 ? kept.tolerance : 1e-8;
+    const auto per_iteration = [&](cg_variant v) {
+      m_options.variant = v;
+      return trial_solve(b, x).seconds_per_iteration;
+    };
+    std::array<double, variant_runs> halo{}, gathered{};
+    try {
+      per_iteration(cg_variant::halo);
+      per_iteration(cg_variant::allgather);
+      for (std::size_t i = 0; i < variant_runs; ++i) {
+        halo[i] = per_iteration(cg_variant::halo);
+        gathered[i] = per_iteration(cg_variant::allgather);
+      }
+    } catch (const invalid_argument&) {  // A is not positive definite: the user's solve will say so
+      m_options = kept;
+      return kept.variant;
+    }
+    m_options = kept;
+    std::sort(halo.begin(), halo.end());
+    std::sort(gathered.begin(), gathered.end());
+    m_halo_iteration_seconds = halo[variant_runs / 2];
+    m_allgather_iteration_seconds = gathered[variant_runs / 2];
+    const bool gather = m_allgather_iteration_seconds < m_halo_iteration_seconds;
+    if (!gather) m_global = vector_type();
+    return gather ? cg_variant::allgather : cg_variant::halo;
+  }
+  // A solve of `automatic`'s measurements: from x = 0, with no phase marks.
+  cg_result trial_solve(const vector_type& b, const vector_type& x) {
+    Kokkos::deep_copy(x, 0.0);
+    m_trial = true;
+    struct unmark {
+      bool& trial;
+      ~unmark() { trial = false; }
+    } const done{m_trial};
+    return solve(b, x);
+  }
+
+  static constexpr double variant_seconds = 100e-6;
+  static constexpr int variant_iterations = 16;
+  static constexpr std::size_t variant_runs = 5;
 
   // `automatic` considers the allgather variant up to this many rows (a 32 MiB vector per rank).
   static constexpr std::int64_t max_rows_to_gather = std::int64_t{1} << 22;
@@ -535,6 +610,10 @@ class cg_solver {
   // time one iteration of it first.
   static constexpr int trial_iterations = 1000;
   static constexpr int calibration_iterations = 5;
+  // Where no candidate converged, the race runs again with this many times the first's time, up
+  // to `race_passes` passes in all.
+  static constexpr double race_growth = 4;
+  static constexpr int race_passes = 3;
 
   // Applies `data` from now on, with the vectors it needs (without a preconditioner z = M r is
   // r itself and q = M s is s: the same Views).
@@ -560,11 +639,13 @@ class cg_solver {
   // `cg_preconditioner::automatic`: a race to the tolerance on b = A y from x = 0 (y's entries
   // pseudo-random by global row), with the solver's variant and kernels. The candidates run in
   // the order block_ic0, jacobi, chebyshev, none (the usual winner first, so that the bar is
-  // low early); each is built, timed over `calibration_iterations`, then given as many iterations
-  // as fit in the best solve time so far and `cg_race_margin` more (at most `trial_iterations`).
-  // One that converges takes its measured iterations; one that does not, those a steady rate
-  // from its last residual would need (`estimated_iterations`), which count only while no
-  // candidate has converged. `chosen_trial` decides: the fewest iterations among those within
+  // low early); each is built and timed over `calibration_iterations`. The first then runs up to
+  // `trial_iterations`; each next one as many iterations as fit in `trial_budget_seconds` and
+  // `cg_race_margin` more: the best solve time so far, or, while none has converged, the time
+  // the first ran (candidates that do not converge are compared at equal time). One that
+  // converges takes its measured iterations; one that does not, those a steady rate from its
+  // last residual would need (`estimated_iterations`), which count only while no candidate has
+  // converged. `chosen_trial` decides: the fewest iterations among those within
   // the margin of the least solve time, setups left out (each candidate is built here, and the
   // winner's build kept); none where nothing made progress. Every rank sees the same
   // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
@@ -588,19 +669,35 @@ class cg_solver {
     m_options.fixed_iterations = false;
     const auto run = [&](int iterations) {
       m_options.max_iterations = iterations;
-      Kokkos::deep_copy(x, 0.0);
-      m_trial = true;
-      const cg_result r = solve(b, x);
-      m_trial = false;
+      return trial_solve(b, x);
+    };
+    // A trial of the candidate in place: the iterations that fit in `seconds` at `rate`'s time
+    // per iteration (`trial_iterations` when `seconds` is infinite; `rate` itself when not even
+    // one fits). Where the rate was too high by more than the margin (a short calibration), the
+    // trial stopped early and its extrapolation would flatter it: once more at its own rate.
+    const auto timed = [&](double seconds, const cg_result& rate) {
+      const auto fitting = [&](double per_iteration) {
+        return std::min<double>(seconds / per_iteration, requested.max_iterations);
+      };
+      if (!std::isfinite(seconds)) return run(std::min(trial_iterations, requested.max_iterations));
+      if (!(rate.seconds_per_iteration > 0) || fitting(rate.seconds_per_iteration) < 1) return rate;
+      cg_result r = run(static_cast<int>(fitting(rate.seconds_per_iteration)));
+      const double ran = r.iterations * r.seconds_per_iteration;
+      if (r.residual > tolerance && r.seconds_per_iteration > 0 && ran * (1 + cg_race_margin) < seconds &&
+          r.iterations < requested.max_iterations)
+        r = run(static_cast<int>(fitting(r.seconds_per_iteration)));
       return r;
+    };
+    const auto record = [](cg_trial& t, const cg_result& r) {
+      t.iterations = r.iterations;
+      t.seconds_per_iteration = r.seconds_per_iteration;
+      t.residual = r.residual;
     };
     std::array<preconditioner_data, 4> built;
     // The kernels as decided without IC(0)'s solves, for the other candidates, and with them,
     // for block_ic0 (its trial runs on those).
     const cg_kernels without_solves = m_options.kernels;
     cg_kernels with_solves = without_solves;
-    double best_seconds = std::numeric_limits<double>::infinity();  // a solve, of those that converged if any
-    bool best_converged = false;
     m_trials.clear();
     for (const auto kind : {cg_preconditioner::block_ic0, cg_preconditioner::jacobi, cg_preconditioner::chebyshev,
                             cg_preconditioner::none}) {
@@ -621,28 +718,45 @@ class cg_solver {
           decide_kernels_with_solves();
           with_solves = m_options.kernels;
         }
-        const cg_result calibration = run(calibration_iterations);
-        double budget = trial_iterations;
-        if (calibration.seconds_per_iteration > 0)
-          budget = std::min(budget, best_seconds * (1 + cg_race_margin) / calibration.seconds_per_iteration);
-        budget = std::min<double>(budget, requested.max_iterations);
-        const cg_result r = budget >= 1 ? run(static_cast<int>(budget)) : calibration;
-        t.iterations = r.iterations;
-        t.seconds_per_iteration = r.seconds_per_iteration;
-        t.residual = r.residual;
+        cg_result calibration = run(calibration_iterations);
+        // Its time includes the solve's start (a residual: a product, the preconditioner and dot
+        // products), about one iteration more.
+        calibration.seconds_per_iteration = calibration.seconds / (calibration.iterations + 1);
+        const double seconds = trial_budget_seconds(m_trials, tolerance) * (1 + cg_race_margin);
+        record(t, timed(seconds, calibration));
         built[m_trials.size()] = std::move(m_precondition);
       }
       t.estimated_seconds = estimated_seconds(t, tolerance);
-      // One that did not converge within the margin of the best time so far is slower than
-      // that, whatever its estimate says (CG's early rate flatters it); estimates count only
-      // while none did.
-      const bool converged = t.available && t.residual <= tolerance;
-      const double solve_seconds = estimated_solve_seconds(t, tolerance);
-      if ((converged && !best_converged) || (converged == best_converged && solve_seconds < best_seconds)) {
-        best_seconds = solve_seconds;
-        best_converged = converged;
-      }
       m_trials.push_back(t);
+    }
+    // None converged: again with `race_growth` times the first's time, the most promising
+    // (by estimate) first, so that one that converges sets the bar for the others early.
+    for (int pass = 1; pass < race_passes && !detail::any_converged_trial(m_trials, tolerance); ++pass) {
+      const double first_seconds = trial_budget_seconds(m_trials, tolerance);
+      if (!std::isfinite(first_seconds)) break;  // nothing ran
+      std::array<std::size_t, 4> order{0, 1, 2, 3};
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+        return estimated_solve_seconds(m_trials[i], tolerance) < estimated_solve_seconds(m_trials[j], tolerance);
+      });
+      std::vector<cg_trial> again;  // this pass's, in the order run
+      for (const std::size_t i : order) {
+        cg_trial t = m_trials[i];
+        if (!t.available || t.iterations == 0) continue;
+        const region trying("linalg", "cg preconditioner trial", to_string(t.preconditioner));
+        use(std::move(built[i]));
+        m_options.kernels = t.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
+        const double seconds = again.empty() ? race_growth * first_seconds
+                                             : trial_budget_seconds(again, tolerance) * (1 + cg_race_margin);
+        cg_result previous;
+        previous.iterations = t.iterations;
+        previous.seconds_per_iteration = t.seconds_per_iteration;
+        previous.residual = t.residual;
+        record(t, timed(seconds, previous));
+        built[i] = std::move(m_precondition);
+        t.estimated_seconds = estimated_seconds(t, tolerance);
+        m_trials[i] = t;
+        again.push_back(t);
+      }
     }
     std::size_t best = chosen_trial(m_trials, tolerance);
     if (best == m_trials.size()) best = 3;  // nothing made progress: none
@@ -819,6 +933,7 @@ class cg_solver {
   decltype(Kokkos::create_mirror_view(std::declval<partials_type>())) m_host_partials;
   monitor m_monitor;
   double m_allreduce_seconds = 0, m_product_seconds = 0, m_gathered_product_seconds = 0;
+  double m_halo_iteration_seconds = 0, m_allgather_iteration_seconds = 0;
 };
 
 }  // namespace hetero

@@ -17,7 +17,8 @@
 /// `automatic` (the default) builds each of them when the solver is made and races them to the
 /// tolerance on this matrix; of those within `cg_race_margin` of the fastest solve (the setups are
 /// paid in the race, whichever wins) it keeps the one that needs the fewest iterations
-/// (`cg_trial`, `chosen_trial`).
+/// (`cg_trial`, `chosen_trial`); while none has converged, each runs as long as the first did,
+/// so that those that do not are compared at equal time (`trial_budget_seconds`).
 /// Each needs a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
 /// naming the first such row.
 #ifndef HETERO_LINALG_PRECONDITIONER_HPP
@@ -105,24 +106,61 @@ inline double estimated_solve_seconds(const cg_trial& t, double tolerance) {
 /// none's 81.
 inline constexpr double cg_race_margin = 0.1;
 
+namespace detail {
+
+/// Whether `t` converged in its trial.
+inline bool converged_trial(const cg_trial& t, double tolerance) { return t.available && t.residual <= tolerance; }
+
+/// Whether any of `trials` converged in its trial.
+inline bool any_converged_trial(std::span<const cg_trial> trials, double tolerance) {
+  for (const cg_trial& t : trials)
+    if (converged_trial(t, tolerance)) return true;
+  return false;
+}
+
+/// Whether `chosen_trial` weighs `t`: a finite estimate and, when any trial converged, converged.
+inline bool weighed_trial(const cg_trial& t, double tolerance, bool any_converged) {
+  return std::isfinite(estimated_solve_seconds(t, tolerance)) && (!any_converged || converged_trial(t, tolerance));
+}
+
+}  // namespace detail
+
+/// The least `estimated_solve_seconds` of `trials`: of those that converged in their trial (of
+/// all, when none did). Infinity when none has a finite estimate.
+inline double least_solve_seconds(std::span<const cg_trial> trials, double tolerance) {
+  const bool any_converged = detail::any_converged_trial(trials, tolerance);
+  double least = std::numeric_limits<double>::infinity();
+  for (const cg_trial& t : trials)
+    if (detail::weighed_trial(t, tolerance, any_converged))
+      least = std::min(least, estimated_solve_seconds(t, tolerance));
+  return least;
+}
+
+/// The time the next candidate of `cg_preconditioner::automatic`'s race may run, given the
+/// trials run before it, in the order run: infinity for the first (it runs its iteration cap);
+/// while none has converged, the time the first that ran took (so that candidates that do not
+/// converge are compared at equal time, where their estimates order as their residuals do:
+/// CG's early rate flatters the extrapolation of a candidate given more iterations); once one
+/// has, `least_solve_seconds` (one slower than that cannot win). The race adds `cg_race_margin`.
+inline double trial_budget_seconds(std::span<const cg_trial> so_far, double tolerance) {
+  if (detail::any_converged_trial(so_far, tolerance)) return least_solve_seconds(so_far, tolerance);
+  for (const cg_trial& t : so_far)
+    if (t.available && t.iterations > 0) return t.iterations * t.seconds_per_iteration;
+  return std::numeric_limits<double>::infinity();
+}
+
 /// The index in `trials` of the candidate `automatic` keeps: of those that converged in their
 /// trial (of all, when none did), the ones whose `estimated_solve_seconds` is within
 /// `cg_race_margin` of the least; of these, the one with the fewest `estimated_iterations` to
 /// `tolerance` (the first on a tie). `trials.size()` when none has a finite estimate.
 inline std::size_t chosen_trial(std::span<const cg_trial> trials, double tolerance) {
-  bool any_converged = false;
-  for (const cg_trial& t : trials) any_converged = any_converged || (t.available && t.residual <= tolerance);
-  const auto eligible = [&](const cg_trial& t) {
-    return std::isfinite(estimated_solve_seconds(t, tolerance)) &&
-           (!any_converged || (t.available && t.residual <= tolerance));
-  };
-  double fastest = std::numeric_limits<double>::infinity();
-  for (const cg_trial& t : trials)
-    if (eligible(t)) fastest = std::min(fastest, estimated_solve_seconds(t, tolerance));
+  const bool any_converged = detail::any_converged_trial(trials, tolerance);
+  const double fastest = least_solve_seconds(trials, tolerance);
   std::size_t chosen = trials.size();
   double fewest = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < trials.size(); ++i) {
-    if (!eligible(trials[i]) || estimated_solve_seconds(trials[i], tolerance) > fastest * (1 + cg_race_margin))
+    if (!detail::weighed_trial(trials[i], tolerance, any_converged) ||
+        estimated_solve_seconds(trials[i], tolerance) > fastest * (1 + cg_race_margin))
       continue;
     const double iterations = estimated_iterations(trials[i], tolerance);
     if (chosen == trials.size() || iterations < fewest) {
