@@ -177,8 +177,9 @@ class cg_solver {
   [[nodiscard]] cg_variant variant() const noexcept { return m_options.variant; }
   /// The preconditioner it applies (the choice of `cg_preconditioner::automatic`).
   [[nodiscard]] cg_preconditioner preconditioner() const noexcept { return m_options.preconditioner; }
-  /// What `cg_preconditioner::automatic` measured of each candidate, in the order tried
-  /// (block_ic0, jacobi, chebyshev, none); empty when a preconditioner was named.
+  /// What `cg_preconditioner::automatic` measured of each candidate, in the order first tried
+  /// (block_ic0, jacobi, chebyshev, none): its last trial where the race ran more than one
+  /// pass; empty when a preconditioner was named.
   [[nodiscard]] const std::vector<cg_trial>& trials() const noexcept { return m_trials; }
   /// block_ic0: the largest diagonal shift a rank's block needed to factor (0: none; see
   /// preconditioner.hpp); 0 for the others.
@@ -642,15 +643,16 @@ class cg_solver {
   // low early); each is built and timed over `calibration_iterations`. The first then runs up to
   // `trial_iterations`; each next one as many iterations as fit in `trial_budget_seconds` and
   // `cg_race_margin` more: the best solve time so far, or, while none has converged, the time
-  // the first ran (candidates that do not converge are compared at equal time). One that
-  // converges takes its measured iterations; one that does not, those a steady rate from its
-  // last residual would need (`estimated_iterations`), which count only while no candidate has
-  // converged. `chosen_trial` decides: the fewest iterations among those within
-  // the margin of the least solve time, setups left out (each candidate is built here, and the
-  // winner's build kept); none where nothing made progress. Every rank sees the same
-  // residuals and the slowest rank's times, so all choose alike. Each trial is a trace region
-  // (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part says it and
-  // its time).
+  // the first ran (candidates that do not converge are compared at equal time). When none
+  // converged, the race runs again with `race_growth` times the first's time, up to
+  // `race_passes` passes (the trials keep each candidate's last). One that converges takes its
+  // measured iterations; one that does not, those a steady rate from its last residual would
+  // need (`estimated_iterations`), which count only while no candidate has converged.
+  // `chosen_trial` decides: the fewest iterations among those within the margin of the least
+  // solve time, setups left out (each candidate is built here, and the winner's build kept);
+  // none where nothing made progress. Every rank sees the same residuals and the slowest
+  // rank's times, so all choose alike. Each trial is a trace region (hetero:linalg:cg
+  // preconditioner trial:<name>), and so is the choice (its part says it and its time).
   void choose_preconditioner() {
     auto y = m_a.make_halo_vector("hetero::cg trial y");
     auto b = m_a.make_vector("hetero::cg trial b"), x = m_a.make_vector("hetero::cg trial x");

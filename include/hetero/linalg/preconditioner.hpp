@@ -17,8 +17,8 @@
 /// `automatic` (the default) builds each of them when the solver is made and races them to the
 /// tolerance on this matrix; of those within `cg_race_margin` of the fastest solve (the setups are
 /// paid in the race, whichever wins) it keeps the one that needs the fewest iterations
-/// (`cg_trial`, `chosen_trial`); while none has converged, each runs as long as the first did,
-/// so that those that do not are compared at equal time (`trial_budget_seconds`).
+/// (`cg_trial`, `chosen_trial`); while none has converged, each runs as long as the first did
+/// (`trial_budget_seconds`), and when none converged, the race runs again with more time.
 /// Each needs a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
 /// naming the first such row.
 #ifndef HETERO_LINALG_PRECONDITIONER_HPP
