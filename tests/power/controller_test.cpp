@@ -12,14 +12,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "modelled_table.hpp"
+#include "region_recorder.hpp"
 #include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -135,30 +134,14 @@ controlled_run run_controlled(const controller_options& options, double seconds,
   return {c.status(), common_rounds(c), c.history().size(), cpu.frequency()};
 }
 
-// The labels of the power module's regions: what hetero's tracer and a Kokkos Tools library see
-// of the settings the controller applies.
-class power_regions : public hetero::observer {
- public:
-  void region_begin(std::string_view module, std::string_view label, std::string_view) noexcept override {
-    if (module != "power") return;
-    std::scoped_lock lock(m_mutex);
-    labels.emplace_back(label);
-  }
-  [[nodiscard]] hetero::observer_events events() const noexcept override {
-    return hetero::observer_events::regions;
-  }
-  std::vector<std::string> labels;
-
- private:
-  std::mutex m_mutex;
-};
-
 }  // namespace
 
 TEST_CASE("policy even: every rank at the even step, monitoring running, the setting a region",
           "[power][controller]") {
-  power_regions seen;
-  const hetero::scoped_observer listening(seen);
+  // The power module's regions: what hetero's tracer and a Kokkos Tools library see of the
+  // settings the controller applies.
+  hetero::testing::region_recorder regions("power");
+  const hetero::scoped_observer listening(regions);
   const auto table = hetero::testing::modelled_cpu_table();
   const double budget = size_of() * table.power(4) + 0.5;
   monitor m;
@@ -176,10 +159,11 @@ TEST_CASE("policy even: every rank at the even step, monitoring running, the set
   CHECK(log.history().size() == 1);
   CHECK(accounted > 0.05);  // the helper thread kept the monitor's frames going
   CHECK_FALSE(c.status().planned);
-  REQUIRE(seen.labels.size() == 1);
+  const auto seen = regions.seen();
+  REQUIRE(seen.size() == 1);
   std::array<char, 32> expected{};
   std::snprintf(expected.data(), expected.size(), "set %.2f GHz", table.frequency(4));
-  CHECK(seen.labels[0] == expected.data());
+  CHECK(seen[0].first == expected.data());
 }
 
 TEST_CASE("policy dynamic with phase marks shifts power to the busy rank", "[power][controller]") {

@@ -116,6 +116,13 @@ inline bool ic0_attempt(const csr_matrix<double>& a, double shift, ic0_rows& l, 
   return true;
 }
 
+/// Whether row `i` of the rows (`ptr`, `cols`) ends with its neighbour, column i + `step`.
+inline bool ends_with_neighbour(const std::vector<std::int64_t>& ptr, const std::vector<std::int32_t>& cols,
+                                std::size_t i, std::int64_t step) {
+  return ptr[i + 1] > ptr[i] &&
+         cols[static_cast<std::size_t>(ptr[i + 1]) - 1] == static_cast<std::int64_t>(i) + step;
+}
+
 /// Moves each row's entry for its neighbour (the last of the row, when it is column i - 1 in L,
 /// i + 1 in L') out of `l`'s rows into `lower_nearest` / `upper_nearest`.
 inline void split_nearest(ic0_factor& l, std::size_t n) {
@@ -126,10 +133,11 @@ inline void split_nearest(ic0_factor& l, std::size_t n) {
     nearest.assign(n, 0);
     std::size_t out = 0;
     for (std::size_t i = 0; i < n; ++i) {
+      const bool apart = ends_with_neighbour(ptr, cols, i, step);  // before row i moves (out <= ptr[i])
       const auto first = static_cast<std::size_t>(ptr[i]), last = static_cast<std::size_t>(ptr[i + 1]);
       ptr[i] = static_cast<std::int64_t>(out);
       for (std::size_t k = first; k < last; ++k) {
-        if (k + 1 == last && cols[k] == static_cast<std::int64_t>(i) + step) {
+        if (apart && k + 1 == last) {
           nearest[i] = values[k];
         } else {
           cols[out] = cols[k];
@@ -182,10 +190,7 @@ inline ic0_factor ic0_prepare_solve(const ic0_rows& rows, bool may_carry = true)
     }
   }
   std::size_t neighbours = 0;  // rows whose last entry is the row before
-  for (std::size_t i = 1; i < n; ++i)
-    neighbours +=
-        l.lower_ptr[i + 1] > l.lower_ptr[i] &&
-        static_cast<std::size_t>(l.lower_cols[static_cast<std::size_t>(l.lower_ptr[i + 1]) - 1]) + 1 == i;
+  for (std::size_t i = 1; i < n; ++i) neighbours += ends_with_neighbour(l.lower_ptr, l.lower_cols, i, -1);
   if (may_carry && 2 * neighbours >= n && n > 0) split_nearest(l, n);
   return l;
 }
@@ -216,6 +221,41 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
   return ic0_prepare_solve(l);
 }
 
+/// `ic0_solve`'s two sweeps, with each row's neighbour carried in a register (`Carry`: the
+/// factor's `carry_nearest`) or not.
+template <bool Carry>
+inline void ic0_sweeps(const ic0_factor& l, const double* r, double* z, std::size_t n) {
+  const std::int64_t* lower_ptr = l.lower_ptr.data();
+  const std::int32_t* lower_cols = l.lower_cols.data();
+  const double* lower_values = l.lower_values.data();
+  const std::int64_t* upper_ptr = l.upper_ptr.data();
+  const std::int32_t* upper_cols = l.upper_cols.data();
+  const double* upper_values = l.upper_values.data();
+  const double* inverse_diagonal = l.inverse_diagonal.data();
+  [[maybe_unused]] const double* lower_nearest = l.lower_nearest.data();
+  [[maybe_unused]] const double* upper_nearest = l.upper_nearest.data();
+  [[maybe_unused]] double last = 0;
+  for (std::size_t i = 0; i < n; ++i) {  // L y = r (y in z)
+    double s = r[i] * inverse_diagonal[i];
+    for (std::int64_t k = lower_ptr[i]; k < lower_ptr[i + 1]; ++k) s -= lower_values[k] * z[lower_cols[k]];
+    if constexpr (Carry) {
+      s -= lower_nearest[i] * last;
+      last = s;
+    }
+    z[i] = s;
+  }
+  last = 0;
+  for (std::size_t i = n; i-- > 0;) {  // L' z = y
+    double s = z[i] * inverse_diagonal[i];
+    for (std::int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) s -= upper_values[k] * z[upper_cols[k]];
+    if constexpr (Carry) {
+      s -= upper_nearest[i] * last;
+      last = s;
+    }
+    z[i] = s;
+  }
+}
+
 /// z = (L L')^-1 r for `n` entries (z and r may be the same array), `l` prepared for the solve.
 /// Both sweeps gather along divided rows: forward y(i) = r(i) / L(i, i) - sum over j < i of
 /// (L(i, j) / L(i, i)) y(j); backward z(i) = y(i) / L(i, i) - sum over j > i of
@@ -224,42 +264,10 @@ inline std::optional<ic0_factor> ic0_factorize(const csr_matrix<double>& a, ic0_
 /// from a register: the same operations in the same order, so the same bits for finite values
 /// (a row without a neighbour subtracts 0 times the last row, which can turn a -0 into +0).
 inline void ic0_solve(const ic0_factor& l, const double* r, double* z, std::size_t n) {
-  const std::int64_t* lower_ptr = l.lower_ptr.data();
-  const std::int32_t* lower_cols = l.lower_cols.data();
-  const double* lower_values = l.lower_values.data();
-  const std::int64_t* upper_ptr = l.upper_ptr.data();
-  const std::int32_t* upper_cols = l.upper_cols.data();
-  const double* upper_values = l.upper_values.data();
-  const double* inverse_diagonal = l.inverse_diagonal.data();
-  if (l.carry_nearest) {
-    const double* lower_nearest = l.lower_nearest.data();
-    const double* upper_nearest = l.upper_nearest.data();
-    double last = 0;
-    for (std::size_t i = 0; i < n; ++i) {  // L y = r (y in z)
-      double s = r[i] * inverse_diagonal[i];
-      for (std::int64_t k = lower_ptr[i]; k < lower_ptr[i + 1]; ++k) s -= lower_values[k] * z[lower_cols[k]];
-      s -= lower_nearest[i] * last;
-      z[i] = last = s;
-    }
-    last = 0;
-    for (std::size_t i = n; i-- > 0;) {  // L' z = y
-      double s = z[i] * inverse_diagonal[i];
-      for (std::int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) s -= upper_values[k] * z[upper_cols[k]];
-      s -= upper_nearest[i] * last;
-      z[i] = last = s;
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) {  // L y = r (y in z)
-    double s = r[i] * inverse_diagonal[i];
-    for (std::int64_t k = lower_ptr[i]; k < lower_ptr[i + 1]; ++k) s -= lower_values[k] * z[lower_cols[k]];
-    z[i] = s;
-  }
-  for (std::size_t i = n; i-- > 0;) {  // L' z = y
-    double s = z[i] * inverse_diagonal[i];
-    for (std::int64_t k = upper_ptr[i]; k < upper_ptr[i + 1]; ++k) s -= upper_values[k] * z[upper_cols[k]];
-    z[i] = s;
-  }
+  if (l.carry_nearest)
+    ic0_sweeps<true>(l, r, z, n);
+  else
+    ic0_sweeps<false>(l, r, z, n);
 }
 
 }  // namespace hetero::detail
