@@ -581,10 +581,14 @@ TEST_CASE(
   // nos2 (cond ~ 5e9): block_ic0, run first, does not reach 1e-8 in its 1000 iterations (8e-8),
   // and the others stop at its time, most of them short of it too. Ranked by estimates, plain
   // CG's early rate flattered it, and the race kept it: 30,000 iterations to 1e-8 on b = A 1,
-  // where the others need 1,300-3,400. Run again with 4x the time, they converge.
+  // where the others need 1,300-3,400. Run again with 4x the time, they converge, and the race
+  // keeps one that did. Which one depends on the times (on a quiet machine block_ic0 or
+  // chebyshev: docs/results/linalg.md; under this suite's parallel load any), so it is not
+  // checked here.
   const matrix a(hetero::read_matrix_market_file(dir + "/nos2.mtx.gz", {.require_spd = true}), comm);
-  hetero::cg_solver<> cg(a);
+  hetero::cg_solver<> cg(a, {.max_iterations = 100000});
   REQUIRE(cg.trials().size() == 4);
+  CHECK(cg.trials()[0].preconditioner == cg_preconditioner::block_ic0);
   const auto kept = std::find_if(cg.trials().begin(), cg.trials().end(), [&](const hetero::cg_trial& t) {
     return t.preconditioner == cg.preconditioner();
   });
@@ -593,13 +597,13 @@ TEST_CASE(
     UNSCOPED_INFO(hetero::to_string(t.preconditioner)
                   << ": " << t.iterations << " iterations, residual " << t.residual);
   CHECK(kept->residual <= 1e-8);  // one that converged in its trial
-  CHECK(cg.preconditioner() != cg_preconditioner::none);
+  CHECK(kept->iterations > 0);
   auto ones = a.make_halo_vector(), b = a.make_vector(), x = a.make_halo_vector();
   Kokkos::deep_copy(ones, 1.0);
   a.multiply_halo(ones, b);
-  const hetero::cg_result r = cg.solve(b, x);  // the default 10,000 iterations at most
+  const hetero::cg_result r = cg.solve(b, x);
   INFO(hetero::to_string(cg.preconditioner()) << ": " << r.iterations << " iterations, residual " << r.residual);
-  CHECK(r.converged);  // none would need 30,000; the others 1,300-3,400 (jacobi)
+  CHECK(r.converged);
 }
 
 TEST_CASE("a solve that does not converge returns the best iterate it saw", "[linalg][cg][preconditioner]") {
