@@ -554,22 +554,24 @@ TEST_CASE("the race's budgets: the first runs its cap, then equal time until one
   std::vector<hetero::cg_trial> t;
   CHECK(hetero::trial_budget_seconds(t, 1e-8) == inf);  // the first: its iteration cap
   CHECK(hetero::least_solve_seconds(t, 1e-8) == inf);
-  // One that could not be built sets no time.
+  // One that could not be built sets no time, nor one that made no progress.
   t.push_back({.preconditioner = cg_preconditioner::block_ic0, .available = false});
+  CHECK(hetero::trial_budget_seconds(t, 1e-8) == inf);
+  t.push_back(trial(cg_preconditioner::block_ic0, 3, 1.5, 0.001));
   CHECK(hetero::trial_budget_seconds(t, 1e-8) == inf);
   // None converged: the time the first that ran took, whatever the estimates say.
   t.push_back(trial(cg_preconditioner::jacobi, 1000, 1e-4, 0.5));
   t.push_back(trial(cg_preconditioner::chebyshev, 300, 1e-6, 0.55));
   CHECK(near(hetero::trial_budget_seconds(t, 1e-8), 0.5));
-  CHECK(near(hetero::least_solve_seconds(t, 1e-8), hetero::estimated_solve_seconds(t[2], 1e-8)));
-  CHECK(hetero::estimated_solve_seconds(t[2], 1e-8) < 1);  // 400 iterations, 0.73 s
+  CHECK(near(hetero::least_solve_seconds(t, 1e-8), hetero::estimated_solve_seconds(t[3], 1e-8)));
+  CHECK(hetero::estimated_solve_seconds(t[3], 1e-8) < 1);  // 400 iterations, 0.73 s
   // One converged: the least solve time of those that did.
   t.push_back(trial(cg_preconditioner::none, 2000, 1e-9, 0.9));
   CHECK(near(hetero::trial_budget_seconds(t, 1e-8), 0.9));
   CHECK(near(hetero::least_solve_seconds(t, 1e-8), 0.9));
   t.push_back(trial(cg_preconditioner::block_ic0, 100, 5e-9, 0.3));
   CHECK(near(hetero::trial_budget_seconds(t, 1e-8), 0.3));
-  CHECK(hetero::chosen_trial(t, 1e-8) == 4);
+  CHECK(hetero::chosen_trial(t, 1e-8) == 5);
 }
 
 TEST_CASE(

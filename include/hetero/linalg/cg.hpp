@@ -201,8 +201,10 @@ class cg_solver {
   static constexpr double close_products = 1.25;
   /// What `automatic` measured of whole iterations of the halo and the allgather variants, with
   /// the preconditioner in place (`faster_classic_variant`): seconds per iteration, the slowest
-  /// rank's medians; zero where it did not compare them (a variant named, `pipelined` chosen, one
-  /// rank, more than 2^22 rows, or products apart by more than `close_products`).
+  /// rank's medians (each solve's start counted in, alike for both); zero where it did not
+  /// compare them (a variant named, `pipelined` chosen, one rank, more than 2^22 rows, products
+  /// apart by more than `close_products`, or a matrix that the timing solves found not positive
+  /// definite).
   [[nodiscard]] std::pair<double, double> measured_halo_and_allgather_iterations() const noexcept {
     return {m_halo_iteration_seconds, m_allgather_iteration_seconds};
   }
@@ -348,6 +350,7 @@ class cg_solver {
       }
     } catch (const invalid_argument&) {  // A is not positive definite: the user's solve will say so
       m_options = kept;
+      if (kept.variant != cg_variant::allgather) m_global = vector_type();
       return kept.variant;
     }
     m_options = kept;
@@ -676,7 +679,8 @@ class cg_solver {
     // A trial of the candidate in place: the iterations that fit in `seconds` at `rate`'s time
     // per iteration (`trial_iterations` when `seconds` is infinite; `rate` itself when not even
     // one fits). Where the rate was too high by more than the margin (a short calibration), the
-    // trial stopped early and its extrapolation would flatter it: once more at its own rate.
+    // trial ran out of iterations early and its extrapolation would flatter it: once more at its
+    // own rate (not one that converged or that the monitor stopped: it would stop alike).
     const auto timed = [&](double seconds, const cg_result& rate) {
       const auto fitting = [&](double per_iteration) {
         return std::min<double>(seconds / per_iteration, requested.max_iterations);
@@ -685,8 +689,8 @@ class cg_solver {
       if (!(rate.seconds_per_iteration > 0) || fitting(rate.seconds_per_iteration) < 1) return rate;
       cg_result r = run(static_cast<int>(fitting(rate.seconds_per_iteration)));
       const double ran = r.iterations * r.seconds_per_iteration;
-      if (r.residual > tolerance && r.seconds_per_iteration > 0 && ran * (1 + cg_race_margin) < seconds &&
-          r.iterations < requested.max_iterations)
+      if (r.status == cg_status::max_iterations && r.seconds_per_iteration > 0 &&
+          ran * (1 + cg_race_margin) < seconds && r.iterations < requested.max_iterations)
         r = run(static_cast<int>(fitting(r.seconds_per_iteration)));
       return r;
     };

@@ -15,7 +15,9 @@ namespace hetero {
 /// allgather product on this matrix and these ranks, and takes `pipelined` where the allreduces
 /// of an iteration cost more than the halo product (latency rules, as across many nodes), else
 /// the faster of `allgather` and `halo` (on one node, small matrices gather faster through
-/// hetero's shared-memory allgather than they exchange halos point to point).
+/// hetero's shared-memory allgather than they exchange halos point to point): by their
+/// products, or, where those are within `cg_solver::close_products` of each other, by whole
+/// solves of both with the preconditioner in place.
 enum class cg_variant { allgather, halo, pipelined, automatic };
 
 /// "allgather", "halo", "pipelined" or "automatic".
