@@ -139,10 +139,10 @@ inline double least_solve_seconds(std::span<const cg_trial> trials, double toler
 /// The time the next candidate of `cg_preconditioner::automatic`'s race may run, given the
 /// trials run before it, in the order run: infinity for the first (it runs its iteration cap,
 /// and so does each next one while none made progress); while none has converged, the time the
-/// first that made progress took (so that candidates that do not
-/// converge are compared at equal time, where their estimates order as their residuals do:
-/// CG's early rate flatters the extrapolation of a candidate given more iterations); once one
-/// has, `least_solve_seconds` (one slower than that cannot win). The race adds `cg_race_margin`.
+/// first that made progress took (so that candidates that do not converge are compared at equal
+/// time, where their estimates order as their residuals do: CG's early rate flatters the
+/// extrapolation of a candidate given more iterations); once one has, `least_solve_seconds`
+/// (one slower than that cannot win). The race adds `cg_race_margin`.
 inline double trial_budget_seconds(std::span<const cg_trial> so_far, double tolerance) {
   if (detail::any_converged_trial(so_far, tolerance)) return least_solve_seconds(so_far, tolerance);
   for (const cg_trial& t : so_far)
