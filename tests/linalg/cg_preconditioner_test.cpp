@@ -416,8 +416,9 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest or one near
   const cg_preconditioner order[] = {cg_preconditioner::block_ic0, cg_preconditioner::jacobi,
                                      cg_preconditioner::chebyshev, cg_preconditioner::none};
   // The race's rule: among those that converged in their trial (one that did not was slower
-  // than the best so far), or among all when none converged, those within the margin of the
-  // least estimated solve time (setup left out); of these the fewest estimated iterations.
+  // than the best so far), or among all when none converged, the fastest (least estimated
+  // solve time, setup left out) and those that need k times fewer estimated iterations within
+  // min(k, 3) times the margin of it; of these the fewest estimated iterations.
   double least = std::numeric_limits<double>::infinity();
   bool any_converged = false;
   for (std::size_t i = 0; i < 4; ++i) {
@@ -432,14 +433,20 @@ TEST_CASE("automatic races the preconditioners and keeps the fastest or one near
     any_converged = any_converged || t.residual <= 1e-8;
   }
   const auto solve_seconds = [](const hetero::cg_trial& t) { return hetero::estimated_solve_seconds(t, 1e-8); };
+  const hetero::cg_trial* fastest = nullptr;
   for (const hetero::cg_trial& t : cg.trials())
-    if (!any_converged || t.residual <= 1e-8) least = std::min(least, solve_seconds(t));
-  cg_preconditioner kept = cg_preconditioner::none;
-  double fewest = std::numeric_limits<double>::infinity();
+    if ((!any_converged || t.residual <= 1e-8) && (fastest == nullptr || solve_seconds(t) < least)) {
+      fastest = &t;
+      least = solve_seconds(t);
+    }
+  REQUIRE(fastest != nullptr);
+  const double pace = hetero::estimated_iterations(*fastest, 1e-8);
+  cg_preconditioner kept = fastest->preconditioner;
+  double fewest = pace;
   for (const hetero::cg_trial& t : cg.trials()) {
     const double iterations = hetero::estimated_iterations(t, 1e-8);
-    if ((!any_converged || t.residual <= 1e-8) && solve_seconds(t) <= least * (1 + hetero::cg_race_margin) &&
-        iterations < fewest) {
+    const double tie = hetero::cg_race_margin * std::min(3.0, std::max(1.0, pace / iterations));
+    if ((!any_converged || t.residual <= 1e-8) && solve_seconds(t) <= least * (1 + tie) && iterations < fewest) {
       kept = t.preconditioner;
       fewest = iterations;
     }
@@ -494,7 +501,7 @@ TEST_CASE("the race and its choice are trace regions", "[linalg][cg][preconditio
   CHECK(none.seen().empty());
 }
 
-TEST_CASE("the race keeps the fewest iterations within the margin of the fastest",
+TEST_CASE("the race keeps the fewest iterations among those tied with the fastest",
           "[linalg][cg][preconditioner]") {
   const auto trial = [](cg_preconditioner pc, int iterations, double residual, double seconds) {
     hetero::cg_trial t{.preconditioner = pc, .iterations = iterations, .residual = residual};
@@ -507,9 +514,27 @@ TEST_CASE("the race keeps the fewest iterations within the margin of the fastest
   std::vector<hetero::cg_trial> t{trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + m / 2),
                                   trial(cg_preconditioner::none, 80, 1e-9, 1)};
   CHECK(hetero::chosen_trial(t, 1e-8) == 0);
-  // Beyond the margin, the faster.
-  t[0] = trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + 2 * m);
+  // Half the iterations are tied within twice the margin; beyond it, the faster.
+  t[0] = trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + 1.9 * m);
+  CHECK(hetero::chosen_trial(t, 1e-8) == 0);
+  t[0] = trial(cg_preconditioner::block_ic0, 40, 1e-9, 1 + 2.1 * m);
   CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // A third of the iterations (Poisson 16^3: block_ic0's 20 against none's 60 on the race's
+  // right-hand side), within three times the margin; a tenth, no more than that.
+  t = {trial(cg_preconditioner::block_ic0, 20, 1e-9, 1 + 2.9 * m), trial(cg_preconditioner::none, 60, 1e-9, 1)};
+  CHECK(hetero::chosen_trial(t, 1e-8) == 0);
+  t = {trial(cg_preconditioner::block_ic0, 10, 1e-9, 1 + 3.1 * m), trial(cg_preconditioner::none, 100, 1e-9, 1)};
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // More iterations than the fastest: tied within the margin, but never kept over it.
+  t = {trial(cg_preconditioner::jacobi, 60, 1e-9, 1 + m / 2), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  // The ties themselves.
+  CHECK(std::abs(hetero::cg_race_tie(60, 20) - 3 * m) < 1e-12);
+  CHECK(std::abs(hetero::cg_race_tie(80, 40) - 2 * m) < 1e-12);
+  CHECK(hetero::cg_race_tie(50, 50) == m);
+  CHECK(hetero::cg_race_tie(20, 60) == m);
+  CHECK(hetero::cg_race_tie(1000, 10) == hetero::cg_race_widest_tie);
+  CHECK(hetero::cg_race_tie(10, 0) == m);
   // One that did not converge loses to one that did, whatever its estimate.
   t = {trial(cg_preconditioner::block_ic0, 10, 1e-2, 0.01), trial(cg_preconditioner::jacobi, 300, 1e-9, 5)};
   CHECK(hetero::estimated_solve_seconds(t[0], 1e-8) < hetero::estimated_solve_seconds(t[1], 1e-8));
@@ -529,9 +554,13 @@ TEST_CASE("the race keeps the fewest iterations within the margin of the fastest
   CHECK(t[0].estimated_seconds > t[1].estimated_seconds);
   CHECK(std::abs(hetero::estimated_solve_seconds(t[0], 1e-8) - 1) < 1e-12);
   CHECK(hetero::chosen_trial(t, 1e-8) == 0);
-  // Equal iterations: the first. No progress, or not available: never; nothing: trials.size().
+  // Equal iterations: the faster, and of equal times the first. No progress, or not available:
+  // never; nothing: trials.size().
   t = {trial(cg_preconditioner::jacobi, 50, 1e-9, 1), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
   CHECK(hetero::chosen_trial(t, 1e-8) == 0);
+  t[0] = trial(cg_preconditioner::jacobi, 50, 1e-9, 1 + m / 2);
+  CHECK(hetero::chosen_trial(t, 1e-8) == 1);
+  t[0] = trial(cg_preconditioner::jacobi, 50, 1e-9, 1);
   t = {trial(cg_preconditioner::jacobi, 50, 1.0, 1), trial(cg_preconditioner::chebyshev, 50, 1e-9, 1)};
   t[1].available = false;
   CHECK(hetero::chosen_trial(t, 1e-8) == t.size());

@@ -645,17 +645,18 @@ class cg_solver {
   // the order block_ic0, jacobi, chebyshev, none (the usual winner first, so that the bar is
   // low early); each is built and timed over `calibration_iterations`. The first then runs up to
   // `trial_iterations`; each next one as many iterations as fit in `trial_budget_seconds` and
-  // `cg_race_margin` more: the best solve time so far, or, while none has converged, the time
-  // the first ran (candidates that do not converge are compared at equal time). When none
-  // converged, the race runs again with `race_growth` times the first's time, up to
-  // `race_passes` passes (the trials keep each candidate's last). One that converges takes its
-  // measured iterations; one that does not, those a steady rate from its last residual would
-  // need (`estimated_iterations`), which count only while no candidate has converged.
-  // `chosen_trial` decides: the fewest iterations among those within the margin of the least
-  // solve time, setups left out (each candidate is built here, and the winner's build kept);
-  // none where nothing made progress. Every rank sees the same residuals and the slowest
-  // rank's times, so all choose alike. Each trial is a trace region (hetero:linalg:cg
-  // preconditioner trial:<name>), and so is the choice (its part says it and its time).
+  // more: the best solve time so far and `cg_race_widest_tie` (the most a tie allows), or, while
+  // none has converged, the time the first ran and `cg_race_margin` (candidates that do not
+  // converge are compared at equal time). When none converged, the race runs again with
+  // `race_growth` times the first's time, up to `race_passes` passes (the trials keep each
+  // candidate's last). One that converges takes its measured iterations; one that does not,
+  // those a steady rate from its last residual would need (`estimated_iterations`), which count
+  // only while no candidate has converged. `chosen_trial` decides: the fewest iterations among
+  // those tied with the least solve time (`cg_race_tie`), setups left out (each candidate is
+  // built here, and the winner's build kept); none where nothing made progress. Every rank
+  // sees the same residuals and the slowest rank's times, so all choose alike. Each trial is a
+  // trace region (hetero:linalg:cg preconditioner trial:<name>), and so is the choice (its part
+  // says it and its time).
   void choose_preconditioner() {
     auto y = m_a.make_halo_vector("hetero::cg trial y");
     auto b = m_a.make_vector("hetero::cg trial b"), x = m_a.make_vector("hetero::cg trial x");
@@ -694,6 +695,10 @@ class cg_solver {
         r = run(static_cast<int>(fitting(r.seconds_per_iteration)));
       return r;
     };
+    const auto budget = [&](std::span<const cg_trial> so_far) {
+      const bool converged = detail::any_converged_trial(so_far, tolerance);
+      return trial_budget_seconds(so_far, tolerance) * (1 + (converged ? cg_race_widest_tie : cg_race_margin));
+    };
     const auto record = [](cg_trial& t, const cg_result& r) {
       t.iterations = r.iterations;
       t.seconds_per_iteration = r.seconds_per_iteration;
@@ -728,7 +733,7 @@ class cg_solver {
         // Its time includes the solve's start (a residual: a product, the preconditioner and dot
         // products), about one iteration more.
         calibration.seconds_per_iteration = calibration.seconds / (calibration.iterations + 1);
-        const double seconds = trial_budget_seconds(m_trials, tolerance) * (1 + cg_race_margin);
+        const double seconds = budget(m_trials);
         record(t, timed(seconds, calibration));
         built[m_trials.size()] = std::move(m_precondition);
       }
@@ -751,8 +756,7 @@ class cg_solver {
         const region trying("linalg", "cg preconditioner trial", to_string(t.preconditioner));
         use(std::move(built[i]));
         m_options.kernels = t.preconditioner == cg_preconditioner::block_ic0 ? with_solves : without_solves;
-        const double seconds = again.empty() ? race_growth * first_seconds
-                                             : trial_budget_seconds(again, tolerance) * (1 + cg_race_margin);
+        const double seconds = again.empty() ? race_growth * first_seconds : budget(again);
         cg_result previous;
         previous.iterations = t.iterations;
         previous.seconds_per_iteration = t.seconds_per_iteration;

@@ -15,9 +15,10 @@
 ///    scheduled or SpSV version for the GPU is not built yet). A block that breaks down is
 ///    factored with its diagonal scaled by 1 + shift (`cg_solver::preconditioner_shift`).
 /// `automatic` (the default) builds each of them when the solver is made and races them to the
-/// tolerance on this matrix; of those within `cg_race_margin` of the fastest solve (the setups are
-/// paid in the race, whichever wins) it keeps the one that needs the fewest iterations
-/// (`cg_trial`, `chosen_trial`); while none has converged, each runs as long as the first did
+/// tolerance on this matrix; of those tied with the fastest solve (the setups are paid in the
+/// race, whichever wins: within `cg_race_margin`, up to `cg_race_widest_tie` for one that needs
+/// several times fewer iterations) it keeps the one that needs the fewest iterations (`cg_trial`,
+/// `chosen_trial`, `cg_race_tie`); while none has converged, each runs as long as the first did
 /// (`trial_budget_seconds`), and when none converged, the race runs again with more time.
 /// Each needs a positive diagonal: a diagonal entry <= 0 is an `invalid_argument` on every rank,
 /// naming the first such row.
@@ -26,6 +27,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -99,12 +101,29 @@ inline double estimated_solve_seconds(const cg_trial& t, double tolerance) {
 }
 
 /// How close to the fastest candidate of `cg_preconditioner::automatic`'s race another must be
-/// estimated to count as tied with it: 10 %. The trials cannot tell such candidates apart (on
-/// Poisson 32^3 none's and block_ic0's solves, 37 and 81 iterations, took the same time within
-/// 15 %, and the faster changed from one solver to the next), and of tied ones the race keeps the one with the
-/// fewest iterations (the fewest reductions, which cost most across nodes): block_ic0's 37 there rather than
-/// none's 81.
+/// estimated to count as tied with it, when it needs no fewer iterations: 10 %. The trials cannot
+/// tell such candidates apart (on Poisson 32^3 none's and block_ic0's solves, 37 and 81
+/// iterations, took the same time within 15 %, and the faster changed from one solver to the
+/// next), and of tied ones the race keeps the one with the fewest iterations (the fewest
+/// reductions, which cost most across nodes): block_ic0's 37 there rather than none's 81. One that
+/// needs k times fewer iterations than the fastest is tied within k times this (`cg_race_tie`).
 inline constexpr double cg_race_margin = 0.1;
+
+/// The widest tie `cg_race_tie` gives: 3 times `cg_race_margin`, for 3 times fewer iterations or more.
+inline constexpr double cg_race_widest_tie = 3 * cg_race_margin;
+
+/// How much slower than the fastest candidate (estimated to need `fastest_iterations`) one that
+/// needs `iterations` may be estimated and still count as tied with it: `cg_race_margin` times
+/// `fastest_iterations / iterations`, between `cg_race_margin` and `cg_race_widest_tie`. A race
+/// estimate is one trial's: on Poisson 16^3 (1 rank) block_ic0's came out at 0.76-1.06 ms over
+/// 15 solvers, and none's at 0.94-1.36 ms for 3 times block_ic0's iterations, so a flat 10 % let a
+/// slow spell in block_ic0's trial hand the choice to none (41 iterations against PETSc's 20 on
+/// the benchmark's right-hand side). The fewer the iterations, the more time a candidate may cost
+/// here for them: each saved one is a reduction saved, which costs most across nodes.
+inline double cg_race_tie(double fastest_iterations, double iterations) {
+  if (!(iterations > 0)) return cg_race_margin;
+  return std::clamp(cg_race_margin * fastest_iterations / iterations, cg_race_margin, cg_race_widest_tie);
+}
 
 namespace detail {
 
@@ -142,7 +161,8 @@ inline double least_solve_seconds(std::span<const cg_trial> trials, double toler
 /// first that made progress took (so that candidates that do not converge are compared at equal
 /// time, where their estimates order as their residuals do: CG's early rate flatters the
 /// extrapolation of a candidate given more iterations); once one has, `least_solve_seconds`
-/// (one slower than that cannot win). The race adds `cg_race_margin`.
+/// (one slower than that by more than a tie cannot win). The race adds `cg_race_margin` to the
+/// first, `cg_race_widest_tie` to the second.
 inline double trial_budget_seconds(std::span<const cg_trial> so_far, double tolerance) {
   if (detail::any_converged_trial(so_far, tolerance)) return least_solve_seconds(so_far, tolerance);
   for (const cg_trial& t : so_far)
@@ -151,20 +171,28 @@ inline double trial_budget_seconds(std::span<const cg_trial> so_far, double tole
 }
 
 /// The index in `trials` of the candidate `automatic` keeps: of those that converged in their
-/// trial (of all, when none did), the ones whose `estimated_solve_seconds` is within
-/// `cg_race_margin` of the least; of these, the one with the fewest `estimated_iterations` to
-/// `tolerance` (the first on a tie). `trials.size()` when none has a finite estimate.
+/// trial (of all, when none did), the fastest (least `estimated_solve_seconds`, the first on a
+/// tie), unless others are tied with it (`cg_race_tie`: within 10-30 % of it, as they need fewer
+/// `estimated_iterations` to `tolerance`); then the one of these with the fewest iterations (the
+/// first on a tie). `trials.size()` when none has a finite estimate.
 inline std::size_t chosen_trial(std::span<const cg_trial> trials, double tolerance) {
   const bool any_converged = detail::any_converged_trial(trials, tolerance);
-  const double fastest = least_solve_seconds(trials, tolerance);
-  std::size_t chosen = trials.size();
-  double fewest = std::numeric_limits<double>::infinity();
+  std::size_t fastest = trials.size();
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (detail::weighed_trial(trials[i], tolerance, any_converged) &&
+        (fastest == trials.size() ||
+         estimated_solve_seconds(trials[i], tolerance) < estimated_solve_seconds(trials[fastest], tolerance)))
+      fastest = i;
+  if (fastest == trials.size()) return fastest;
+  const double least = estimated_solve_seconds(trials[fastest], tolerance);
+  const double pace = estimated_iterations(trials[fastest], tolerance);
+  std::size_t chosen = fastest;
+  double fewest = pace;
   for (std::size_t i = 0; i < trials.size(); ++i) {
-    if (!detail::weighed_trial(trials[i], tolerance, any_converged) ||
-        estimated_solve_seconds(trials[i], tolerance) > fastest * (1 + cg_race_margin))
-      continue;
+    if (!detail::weighed_trial(trials[i], tolerance, any_converged)) continue;
     const double iterations = estimated_iterations(trials[i], tolerance);
-    if (chosen == trials.size() || iterations < fewest) {
+    if (iterations < fewest &&
+        estimated_solve_seconds(trials[i], tolerance) <= least * (1 + cg_race_tie(pace, iterations))) {
       chosen = i;
       fewest = iterations;
     }
