@@ -65,8 +65,9 @@ struct cg_options {
   cg_variant variant = cg_variant::automatic;
   /// M in M A x = M b (preconditioner.hpp): none, the inverse diagonal, a Chebyshev polynomial,
   /// block Jacobi over the ranks with IC(0) blocks, or (the default) the one of these that a few
-  /// trial iterations on this matrix find fastest to the tolerance, or within `cg_race_margin`
-  /// of it with fewer iterations (`chosen_trial`).
+  /// trial iterations on this matrix find fastest to the tolerance, or tied with it and with
+  /// fewer iterations (`chosen_trial`: within 10 % of its time, up to 30 % for 3 times fewer
+  /// iterations, `cg_race_tie`).
   cg_preconditioner preconditioner = cg_preconditioner::automatic;
   /// chebyshev: the polynomial's degree (products with A per application: one less).
   int polynomial_degree = 3;

@@ -106,7 +106,8 @@ inline double estimated_solve_seconds(const cg_trial& t, double tolerance) {
 /// iterations, took the same time within 15 %, and the faster changed from one solver to the
 /// next), and of tied ones the race keeps the one with the fewest iterations (the fewest
 /// reductions, which cost most across nodes): block_ic0's 37 there rather than none's 81. One that
-/// needs k times fewer iterations than the fastest is tied within k times this (`cg_race_tie`).
+/// needs k times fewer iterations than the fastest is tied within k times this, 3 times at most
+/// (`cg_race_tie`).
 inline constexpr double cg_race_margin = 0.1;
 
 /// The widest tie `cg_race_tie` gives: 3 times `cg_race_margin`, for 3 times fewer iterations or more.
@@ -121,8 +122,9 @@ inline constexpr double cg_race_widest_tie = 3 * cg_race_margin;
 /// the benchmark's right-hand side). The fewer the iterations, the more time a candidate may cost
 /// here for them: each saved one is a reduction saved, which costs most across nodes.
 inline double cg_race_tie(double fastest_iterations, double iterations) {
-  if (!(iterations > 0)) return cg_race_margin;
-  return std::clamp(cg_race_margin * fastest_iterations / iterations, cg_race_margin, cg_race_widest_tie);
+  if (!(iterations > 0)) return cg_race_widest_tie;  // k without bound
+  const double k = fastest_iterations / iterations;
+  return k >= 1 ? std::min(cg_race_margin * k, cg_race_widest_tie) : cg_race_margin;  // NaN: not fewer
 }
 
 namespace detail {
