@@ -144,17 +144,27 @@ inline bool weighed_trial(const cg_trial& t, double tolerance, bool any_converge
   return std::isfinite(estimated_solve_seconds(t, tolerance)) && (!any_converged || converged_trial(t, tolerance));
 }
 
+/// The index of the least `estimated_solve_seconds` of `trials` that `chosen_trial` weighs (the
+/// first on a tie); `trials.size()` when it weighs none.
+inline std::size_t fastest_trial(std::span<const cg_trial> trials, double tolerance) {
+  const bool any_converged = any_converged_trial(trials, tolerance);
+  std::size_t fastest = trials.size();
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (weighed_trial(trials[i], tolerance, any_converged) &&
+        (fastest == trials.size() ||
+         estimated_solve_seconds(trials[i], tolerance) < estimated_solve_seconds(trials[fastest], tolerance)))
+      fastest = i;
+  return fastest;
+}
+
 }  // namespace detail
 
 /// The least `estimated_solve_seconds` of `trials`: of those that converged in their trial (of
 /// all, when none did). Infinity when none has a finite estimate.
 inline double least_solve_seconds(std::span<const cg_trial> trials, double tolerance) {
-  const bool any_converged = detail::any_converged_trial(trials, tolerance);
-  double least = std::numeric_limits<double>::infinity();
-  for (const cg_trial& t : trials)
-    if (detail::weighed_trial(t, tolerance, any_converged))
-      least = std::min(least, estimated_solve_seconds(t, tolerance));
-  return least;
+  const std::size_t fastest = detail::fastest_trial(trials, tolerance);
+  return fastest == trials.size() ? std::numeric_limits<double>::infinity()
+                                  : estimated_solve_seconds(trials[fastest], tolerance);
 }
 
 /// The time the next candidate of `cg_preconditioner::automatic`'s race may run, given the
@@ -178,14 +188,9 @@ inline double trial_budget_seconds(std::span<const cg_trial> so_far, double tole
 /// `estimated_iterations` to `tolerance`); then the one of these with the fewest iterations (the
 /// first on a tie). `trials.size()` when none has a finite estimate.
 inline std::size_t chosen_trial(std::span<const cg_trial> trials, double tolerance) {
-  const bool any_converged = detail::any_converged_trial(trials, tolerance);
-  std::size_t fastest = trials.size();
-  for (std::size_t i = 0; i < trials.size(); ++i)
-    if (detail::weighed_trial(trials[i], tolerance, any_converged) &&
-        (fastest == trials.size() ||
-         estimated_solve_seconds(trials[i], tolerance) < estimated_solve_seconds(trials[fastest], tolerance)))
-      fastest = i;
+  const std::size_t fastest = detail::fastest_trial(trials, tolerance);
   if (fastest == trials.size()) return fastest;
+  const bool any_converged = detail::any_converged_trial(trials, tolerance);
   const double least = estimated_solve_seconds(trials[fastest], tolerance);
   const double pace = estimated_iterations(trials[fastest], tolerance);
   std::size_t chosen = fastest;
