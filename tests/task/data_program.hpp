@@ -149,9 +149,13 @@ class program {
   // The moves rank `me` needs with every side fixed (no either) and no cap: to the device, to
   // the host, received from owners, sent to readers.
   /// `from_owner` (if given): per owner rank, how many of the tiles received here it owns.
-  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(
-      int me, std::vector<std::uint64_t>* from_owner = nullptr) const {
+  /// `read_through` (if given): how many received versions a host task here read first.
+  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(int me,
+                                                           std::vector<std::uint64_t>* from_owner = nullptr,
+                                                           std::uint64_t* read_through = nullptr) const {
     if (from_owner) from_owner->assign(static_cast<std::size_t>(m_ranks), 0);
+    if (read_through) *read_through = 0;
+    std::vector<bool> unread(m_sizes.size(), false);         // received, no host task read it since
     std::vector<std::uint64_t> version(m_sizes.size(), 0);   // writes declared so far
     std::vector<std::array<bool, 2>> valid(m_sizes.size());  // host, device on this rank
     std::vector<std::uint64_t> fetched(m_sizes.size(), ~0ULL);
@@ -177,6 +181,7 @@ class program {
             if (from_owner) ++(*from_owner)[static_cast<std::size_t>(owner(u.piece))];
             fetched[p] = version[p];
             valid[p] = {true, false};
+            unread[p] = true;
           }
         }
       }
@@ -187,6 +192,10 @@ class program {
           if (u.how != mode::write && !valid[p][place]) {
             ++moves[place == 1 ? 0 : 1];
             valid[p][place] = true;
+          }
+          if (u.how != mode::write && place == 0 && unread[p]) {
+            if (read_through) ++*read_through;
+            unread[p] = false;
           }
           if (u.how != mode::read) valid[p] = {place == 0, place == 1};
         }

@@ -1,8 +1,9 @@
 // Tiles across ranks (1, 2, 3 ranks, and on emulated nodes): random programs whose tasks write
 // tiles on their owners and read them anywhere, on the host and on a stand-in device, against
 // their sequential meaning (every owned element, and what every task read wherever it ran);
-// each version of a tile moves once to each rank that reads it, and the device moves are the
-// fewest the program needs; the errors of tiles.
+// each version of a tile moves once to each rank that reads it (and is read through once there,
+// by its first host reader), and the device moves are the fewest the program needs; the errors
+// of tiles.
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -82,7 +83,8 @@ TEST_CASE("random programs on tiles across ranks give their sequential results w
         const auto prog = tile_program(rng, 7, 50, {data_test::side::host, data_test::side::device}, ranks);
         const auto stats = run_tiles(graph, prog);
         std::vector<std::uint64_t> from_owner;
-        const auto minimum = prog.minimum_moves(graph.rank(), &from_owner);
+        std::uint64_t first_host_reads = 0;
+        const auto minimum = prog.minimum_moves(graph.rank(), &from_owner, &first_host_reads);
         CHECK(stats.moves.to_device.moves == minimum[0]);
         CHECK(stats.moves.to_host.moves == minimum[1]);
         CHECK(stats.moves.from_ranks.moves == minimum[2]);
@@ -95,6 +97,8 @@ TEST_CASE("random programs on tiles across ranks give their sequential results w
           if (shared && r != graph.rank() && nodes.same_node(r, graph.rank()))
             on_node += from_owner[static_cast<std::size_t>(r)];
         CHECK(stats.moves.from_node_memory == on_node);
+        // Each received version is read through once, by the first host task reading it here.
+        CHECK(stats.moves.read_through == first_host_reads);
       }
     }
   }

@@ -31,6 +31,10 @@ struct data_moves {
   /// shared memory (owner on this rank's node, `task_options::node_shared_copies`) rather than
   /// sent through MPI.
   std::uint64_t from_node_memory = 0;
+  /// Of `from_ranks`, the versions that a host task read first: that task read the tile through
+  /// once, front to back, before its body (timed with the body), since a version received long
+  /// before sits in memory and a kernel reading it cold waits longer than the sweep.
+  std::uint64_t read_through = 0;
   /// Device copies dropped to make room under the cap.
   std::uint64_t evictions = 0;
   /// Of them, the ones that held the only current version (moved to the host first).

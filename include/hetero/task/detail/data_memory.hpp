@@ -25,6 +25,26 @@
 
 namespace hetero::detail {
 
+/// Reads the `bytes` at `p` once, front to back (the word at every 64th byte from `p`), so that
+/// the task about to run on this core finds them in its caches; returns the sum of those words. For a tile that
+/// another rank wrote here (with streaming stores, or through MPI) long before its first reader ran: a kernel
+/// reading it cold in its own order (a GEMM packing a panel) waits far longer than this sweep, which the hardware
+/// prefetchers follow (docs/results/task.md, "Block Cholesky on task data").
+inline std::uint64_t read_through(const void* p, std::size_t bytes) noexcept {
+  constexpr std::size_t line = 64;
+  const auto* b = static_cast<const std::byte*>(p);
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i + sizeof(std::uint64_t) <= bytes; i += line) {
+    std::uint64_t word;
+    std::memcpy(&word, b + i, sizeof word);
+    sum += word;
+  }
+  // Kept, so that the loads are not dropped where the caller ignores the sum; never read.
+  static std::atomic<std::uint64_t> sink{0};
+  sink.fetch_add(sum, std::memory_order_relaxed);
+  return sum;
+}
+
 /// What a graph's device execution space provides to move task data (type-erased).
 struct data_ops {
   /// The device memory is host memory (the device is a host execution space standing in for a

@@ -295,6 +295,7 @@ class data_registry {
     t.moves.from_ranks = m_from_ranks.read();
     t.moves.to_ranks = m_to_ranks.read();
     t.moves.from_node_memory = m_from_node_memory.load(std::memory_order_relaxed);
+    t.moves.read_through = m_read_through.load(std::memory_order_relaxed);
     t.moves.evictions = m_evictions.load(std::memory_order_relaxed);
     t.moves.write_backs = m_write_backs.load(std::memory_order_relaxed);
     for (const label_record* l : m_label_order)
@@ -305,6 +306,7 @@ class data_registry {
   void reset_statistics() {
     for (counter* c : {&m_to_device, &m_to_host, &m_from_ranks, &m_to_ranks}) c->reset();
     m_from_node_memory.store(0, std::memory_order_relaxed);
+    m_read_through.store(0, std::memory_order_relaxed);
     m_evictions.store(0, std::memory_order_relaxed);
     m_write_backs.store(0, std::memory_order_relaxed);
     for (label_record* l : m_label_order) l->reset_totals();
@@ -388,6 +390,7 @@ class data_registry {
     }
     d.acquired = true;
     d.started_ns = steady_ns();
+    if (!slot) read_received(d);
   }
 
   /// `n` finished (its body ran, and a device task was fenced, or it was skipped): new versions
@@ -426,6 +429,7 @@ class data_registry {
       data_state& s = *d.uses.front().data;
       std::lock_guard lock(s.mutex);
       for (int p = 0; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = p == host_place;
+      s.received_unread.store(true, std::memory_order_relaxed);
     }
     const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
     if (d.estimate_ns != 0) {
@@ -521,6 +525,19 @@ class data_registry {
       c.ptr = to;
     }
     return enqueue_to_device(slot, c.ptr, s.copies[host_place].ptr, s);
+  }
+
+  // A host task about to run (its time started): the versions received from other ranks that
+  // no host task has read yet are read through once (`read_through`), by the first task only.
+  void read_received(const node_data& d) {
+    for (const data_use& u : d.uses) {
+      data_state& s = *u.data;
+      if (reads_old(u.mode) && s.received_unread.load(std::memory_order_relaxed) &&
+          s.received_unread.exchange(false, std::memory_order_relaxed)) {
+        (void)read_through(s.copies[host_place].ptr, s.bytes);
+        m_read_through.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
   }
 
   // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
@@ -928,6 +945,7 @@ class data_registry {
   std::array<std::atomic<double>, 2> m_seconds_per_byte{1e-10, 1e-10};  // 10 GB/s until measured
   counter m_to_device, m_to_host, m_from_ranks, m_to_ranks;
   std::atomic<std::uint64_t> m_from_node_memory{0};
+  std::atomic<std::uint64_t> m_read_through{0};  // task_statistics::moves.read_through
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_write_backs{0};
 };

@@ -84,6 +84,11 @@ struct data_state {
   /// Tasks (and transfers) declared with it and not finished (any thread decrements).
   std::atomic<std::int64_t> unfinished{0};
 
+  /// Tiles of other ranks: a receive into the host copy completed since a host task last read
+  /// it (the next one reads it through first, `read_through`; a cancelled receive sets it too,
+  /// but then no body runs).
+  std::atomic<bool> received_unread{false};
+
   // Declaring thread only. Versions count the writes declared so far (every rank declares
   // every task, so every rank counts alike).
   std::uint64_t declared_writes = 0;
