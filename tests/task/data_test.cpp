@@ -333,8 +333,9 @@ TEST_CASE("a task with both bodies runs mostly where its label is faster, and bo
   // Calibration takes 3 runs of each side; after it the median of 5 runs decides, which one
   // slow run cannot turn.
   CHECK(fast->device_runs >= 34);
-  CHECK(fast->host_seconds / static_cast<double>(fast->host_runs) >
-        5 * fast->device_seconds / static_cast<double>(fast->device_runs));
+  // Each side's seconds are its bodies' (at least their busy time: a loaded machine only adds).
+  CHECK(fast->host_seconds >= 2000e-6 * static_cast<double>(fast->host_runs));
+  CHECK(fast->device_seconds >= 200e-6 * static_cast<double>(fast->device_runs));
   const auto* equal = stats.find("equal");
   REQUIRE(equal != nullptr);
   CHECK(equal->host_runs >= 3);
