@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 #include "distarray_support.hpp"
 #include "nodes.hpp"
+#include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -198,6 +200,43 @@ TEST_CASE("a coarray says which images it reaches through shared memory", "[dist
   if (shared.comm().nodes() == 1) CHECK(remote == 0);
   if (shared.comm().nodes() == p) CHECK(remote == p - 1);
   CHECK_THROWS_WITH(shared.shares_memory_with(p), ContainsSubstring("image " + std::to_string(p) + " is outside"));
+}
+
+TEST_CASE("a coarray gives the arrays of the images it shares memory with", "[dist][coarray]") {
+  // Every image fills its array with values drawn fresh (stream 70 + its number), which every
+  // image draws again as the reference for the arrays it maps.
+  hetero::coarray<double, 2, Kokkos::HostSpace> a({3, 5});
+  hetero::coarray<double, 2, Kokkos::HostSpace> through_mpi({3, 5}, {.shared_memory = false});
+  const auto drawn = [](int image) {
+    auto rng = hetero::testing::rng(70 + static_cast<std::uint64_t>(image));
+    std::uniform_real_distribution<double> value(-1, 1);
+    std::vector<double> v(15);
+    for (double& x : v) x = value(rng);
+    return v;
+  };
+  const std::vector<double> mine = drawn(a.this_image());
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 5; ++c) a.local()(r, c) = mine[static_cast<std::size_t>(r * 5 + c)];
+  a.sync_all();
+  for (int i = 0; i < a.num_images(); ++i) {
+    INFO("image " << i << " of " << a.num_images());
+    const auto view = a.local(i);
+    CHECK(through_mpi.local(i).data() == nullptr);
+    if (!a.shares_memory_with(i)) {
+      CHECK(view.data() == nullptr);
+      continue;
+    }
+    REQUIRE(view.extent(0) == 3);
+    REQUIRE(view.extent(1) == 5);
+    if (i == a.this_image()) CHECK(view.data() == a.local().data());
+    const std::vector<double> expected = drawn(i);
+    int right = 0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 5; ++c) right += view(r, c) == expected[static_cast<std::size_t>(r * 5 + c)] ? 1 : 0;
+    CHECK(right == 15);
+  }
+  a.sync_all();  // no image changes its array while another reads it
+  CHECK_THROWS_WITH((void)a.local(a.num_images()), ContainsSubstring("is outside"));
 }
 
 TEST_CASE("own-image transfers are local copies in program order", "[dist][coarray]") {

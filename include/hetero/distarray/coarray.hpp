@@ -149,6 +149,27 @@ class coarray {
 
   /// This image's array.
   [[nodiscard]] const local_view& local() const { return state_of().storage; }
+  /// Image `image`'s array as this image maps it, where it shares that image's memory
+  /// (`shares_memory_with(image)`); an empty View otherwise (this image's own too, where its
+  /// array is not in the node's segment: `local()` always gives it). Loads and stores through it are
+  /// ordered with that image's own as `get` and `put` are: by a synchronisation between the two
+  /// (a sync_all, a sync_images naming both, a task event or task data one hands the other).
+  /// `image` must be an image number.
+  [[nodiscard]] local_view local(int image) const {
+    HETERO_EXPECTS(image >= 0 && image < num_images(), "coarray::local: image ", image,
+                   " is outside the coarray's ", num_images(), " image(s) (allowed: 0 to ", num_images() - 1, ")");
+    if (!shares_memory_with(image)) return local_view();
+    if (image == this_image()) return local();
+    const auto& s = state_of();
+    T* p = s.segment->peer(image);
+    if constexpr (Rank == 1) {
+      return local_view(p, s.storage.extent(0));
+    } else if constexpr (Rank == 2) {
+      return local_view(p, s.storage.extent(0), s.storage.extent(1));
+    } else {
+      return local_view(p, s.storage.extent(0), s.storage.extent(1), s.storage.extent(2));
+    }
+  }
   /// The extents (the same on every image).
   [[nodiscard]] const std::array<std::int64_t, Rank>& extents() const { return state_of().extents; }
   /// This image's number, from 0.
