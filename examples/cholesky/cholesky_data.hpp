@@ -24,7 +24,8 @@ template <real T, class Space = Kokkos::DefaultExecutionSpace>
 class data_factorization {
  public:
   /// Collective: registers the tiles of `a` (`tiles<T>`, or anything with its `tiles_per_side`,
-  /// `tile_size`, `owner(i)` and `tile(i, k)`) with `graph`.
+  /// `tile_size`, `owner(i)`, `tile(i, k)` and `peer_tile(i, k)`) with `graph`. A rank reading a
+  /// tile of a rank of its node copies it from the owner's memory (`peer_tile`).
   template <class Tiles>
   data_factorization(hetero::task_graph<Space>& graph, const Tiles& a, tiles_on where = tiles_on::host,
                      int width = update_width)
@@ -35,7 +36,8 @@ class data_factorization {
         m_l(graph.tiles(
             "L", {m_nt, m_nt}, {a.tile_size(), a.tile_size()},
             [&a](std::int64_t i, std::int64_t) { return a.owner(i); },
-            [&a](std::int64_t i, std::int64_t k) { return a.tile(i, k); })) {}
+            [&a](std::int64_t i, std::int64_t k) { return a.tile(i, k); },
+            [&a](std::int64_t i, std::int64_t k) { return a.peer_tile(i, k); })) {}
 
   /// Declares the factorisation's tasks (run them with wait()).
   void declare() {

@@ -70,6 +70,15 @@ class tiles {
     return tile_view<T>(local(static_cast<int>(i), static_cast<int>(k)), m_b, m_b);
   }
 
+  /// Tile (i, k) in its owner's memory as this rank maps it, where the two share their node's
+  /// memory (`coarray::local(image)`); an empty View otherwise. For `task_graph::tiles`'
+  /// `peer_view_of`: a rank reading such a tile then copies it from there itself.
+  [[nodiscard]] tile_view<T> peer_tile(std::int64_t i, std::int64_t k) const {
+    const auto image = m_storage.local(owner(i));
+    if (!image.data()) return {};
+    return tile_view<T>(&image(m_rows.to_local({i})[0], k * tile_elements()), m_b, m_b);
+  }
+
   /// Copies tiles (i, k) to (i, last - 1) from their owner into `to`, side by side (a
   /// one-sided get, complete on return).
   void fetch(T* to, int i, int k, int last) const {

@@ -149,12 +149,13 @@ class program {
   // The moves rank `me` needs with every side fixed (no either) and no cap: to the device, to
   // the host, received from owners, sent to readers.
   /// `from_owner` (if given): per owner rank, how many of the tiles received here it owns.
-  /// `read_through` (if given): how many received versions a host task here read first.
-  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(int me,
-                                                           std::vector<std::uint64_t>* from_owner = nullptr,
-                                                           std::uint64_t* read_through = nullptr) const {
+  /// `read_through` (if given): per owner rank, how many received versions of its tiles a host
+  /// task here read first.
+  [[nodiscard]] std::array<std::uint64_t, 4> minimum_moves(
+      int me, std::vector<std::uint64_t>* from_owner = nullptr,
+      std::vector<std::uint64_t>* read_through = nullptr) const {
     if (from_owner) from_owner->assign(static_cast<std::size_t>(m_ranks), 0);
-    if (read_through) *read_through = 0;
+    if (read_through) read_through->assign(static_cast<std::size_t>(m_ranks), 0);
     std::vector<bool> unread(m_sizes.size(), false);         // received, no host task read it since
     std::vector<std::uint64_t> version(m_sizes.size(), 0);   // writes declared so far
     std::vector<std::array<bool, 2>> valid(m_sizes.size());  // host, device on this rank
@@ -194,7 +195,7 @@ class program {
             valid[p][place] = true;
           }
           if (u.how != mode::write && place == 0 && unread[p]) {
-            if (read_through) ++*read_through;
+            if (read_through) ++(*read_through)[static_cast<std::size_t>(owner(u.piece))];
             unread[p] = false;
           }
           if (u.how != mode::read) valid[p] = {place == 0, place == 1};

@@ -2,14 +2,17 @@
 // tiles on their owners and read them anywhere, on the host and on a stand-in device, against
 // their sequential meaning (every owned element, and what every task read wherever it ran);
 // each version of a tile moves once to each rank that reads it (and is read through once there,
-// by its first host reader), and the device moves are the fewest the program needs; the errors
-// of tiles.
+// by its first host reader, or, for tiles in a coarray that ranks of one node map, copied from
+// the owner's memory by its first reader), and the device moves are the fewest the program
+// needs; the errors of tiles.
+#include <hetero/distarray/coarray.hpp>
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,21 +28,37 @@ namespace {
 
 using tile_graph = hetero::task_graph<Kokkos::Serial>;
 
+// How a test's tiles are held.
+enum class held {
+  views,   // a View of its own per tile
+  coarray  // row p of its owner's image of a coarray, which the ranks of a node map (peer_view_of)
+};
+
 // Runs `prog` with its pieces as tiles owned cyclically; checks this rank's tiles and the
 // hashes of the tasks it ran, and returns its statistics.
-hetero::task_statistics run_tiles(tile_graph& graph, const data_test::program& prog) {
+hetero::task_statistics run_tiles(tile_graph& graph, const data_test::program& prog, held how = held::views) {
   const int me = graph.rank();
+  const auto pieces = static_cast<std::int64_t>(prog.pieces());
+  hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows;
+  if (how == held::coarray)
+    rows = hetero::coarray<data_test::word, 2, Kokkos::HostSpace>({pieces, 64}, graph.mpi_comm());
+  const auto row_of = [&](const auto& image, std::int64_t p) {
+    return image.data() ? data_test::host_view(&image(p, 0), 64) : data_test::host_view();
+  };
   std::vector<data_test::host_view> mine(static_cast<std::size_t>(prog.pieces()));
   for (int p = 0; p < prog.pieces(); ++p) {
     if (prog.owner(p) != me) continue;
     auto& v = mine[static_cast<std::size_t>(p)];
-    v = data_test::host_view("tile", 64);
+    v = how == held::coarray ? row_of(rows.local(), p) : data_test::host_view("tile", 64);
     for (int e = 0; e < prog.size(p); ++e) v(static_cast<std::size_t>(e)) = prog.initial_word(p, e);
   }
-  auto tiles = graph.tiles(
-      "T", {static_cast<std::int64_t>(prog.pieces())}, {64},
-      [&](std::int64_t p) { return prog.owner(static_cast<int>(p)); },
-      [&](std::int64_t p) { return mine[static_cast<std::size_t>(p)]; });
+  const auto owner_of = [&](std::int64_t p) { return prog.owner(static_cast<int>(p)); };
+  const auto view_of = [&](std::int64_t p) { return mine[static_cast<std::size_t>(p)]; };
+  auto tiles =
+      how == held::coarray
+          ? graph.tiles("T", {pieces}, {64}, owner_of, view_of,
+                        [&](std::int64_t p) { return row_of(rows.local(prog.owner(static_cast<int>(p))), p); })
+          : graph.tiles("T", {pieces}, {64}, owner_of, view_of);
   std::vector<data_test::word> hashes(static_cast<std::size_t>(prog.tasks()), 0);
   graph.reset_statistics();
   for (int i = 0; i < prog.tasks(); ++i)
@@ -77,28 +96,36 @@ TEST_CASE("random programs on tiles across ranks give their sequential results w
   auto rng = hetero::testing::rng(51);
   for (int workers : {1, 2}) {
     for (bool shared : {true, false}) {
-      tile_graph graph({.workers = workers, .node_shared_copies = shared});
-      for (int round = 0; round < 4; ++round) {
-        INFO("workers " << workers << ", round " << round << ", node_shared_copies " << shared);
-        const auto prog = tile_program(rng, 7, 50, {data_test::side::host, data_test::side::device}, ranks);
-        const auto stats = run_tiles(graph, prog);
-        std::vector<std::uint64_t> from_owner;
-        std::uint64_t first_host_reads = 0;
-        const auto minimum = prog.minimum_moves(graph.rank(), &from_owner, &first_host_reads);
-        CHECK(stats.moves.to_device.moves == minimum[0]);
-        CHECK(stats.moves.to_host.moves == minimum[1]);
-        CHECK(stats.moves.from_ranks.moves == minimum[2]);
-        CHECK(stats.moves.to_ranks.moves == minimum[3]);
-        CHECK(stats.moves.from_ranks.bytes == minimum[2] * 64 * sizeof(data_test::word));
-        // Through shared memory exactly the tiles whose owner shares this rank's node (on
-        // emulated nodes, never between two of them).
-        std::uint64_t on_node = 0;
-        for (int r = 0; r < ranks; ++r)
-          if (shared && r != graph.rank() && nodes.same_node(r, graph.rank()))
-            on_node += from_owner[static_cast<std::size_t>(r)];
-        CHECK(stats.moves.from_node_memory == on_node);
-        // Each received version is read through once, by the first host task reading it here.
-        CHECK(stats.moves.read_through == first_host_reads);
+      for (held how : {held::views, held::coarray}) {
+        tile_graph graph({.workers = workers, .node_shared_copies = shared});
+        for (int round = 0; round < 4; ++round) {
+          INFO("workers " << workers << ", round " << round << ", node_shared_copies " << shared
+                          << ", in a coarray " << (how == held::coarray));
+          const auto prog = tile_program(rng, 7, 50, {data_test::side::host, data_test::side::device}, ranks);
+          const auto stats = run_tiles(graph, prog, how);
+          std::vector<std::uint64_t> from_owner, first_host_reads;
+          const auto minimum = prog.minimum_moves(graph.rank(), &from_owner, &first_host_reads);
+          CHECK(stats.moves.to_device.moves == minimum[0]);
+          CHECK(stats.moves.to_host.moves == minimum[1]);
+          CHECK(stats.moves.from_ranks.moves == minimum[2]);
+          CHECK(stats.moves.to_ranks.moves == minimum[3]);
+          CHECK(stats.moves.from_ranks.bytes == minimum[2] * 64 * sizeof(data_test::word));
+          // Through shared memory exactly the tiles whose owner shares this rank's node (on
+          // emulated nodes, never between two of them).
+          std::uint64_t on_node = 0, read_through = 0;
+          for (int r = 0; r < ranks; ++r) {
+            const auto k = static_cast<std::size_t>(r);
+            const bool near = shared && r != graph.rank() && nodes.same_node(r, graph.rank());
+            if (near) on_node += from_owner[k];
+            if (!near || how == held::views) read_through += first_host_reads[k];
+          }
+          CHECK(stats.moves.from_node_memory == on_node);
+          // In a coarray, each version received from a rank of this node is copied from the
+          // owner's memory once, by the first task reading it here; every other received version is
+          // read through once, by the first host task reading it here.
+          CHECK(stats.moves.pulled == (how == held::coarray ? on_node : 0));
+          CHECK(stats.moves.read_through == read_through);
+        }
       }
     }
   }
@@ -150,6 +177,67 @@ TEST_CASE("a task writing a tile on a rank that does not own it is refused there
   } else {
     CHECK_NOTHROW(graph.wait(tiles(1)));
   }
+}
+
+TEST_CASE("a tile pulled for a task that its rank then refused still ends its owner's move", "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const int last = ranks - 1, me = hetero::testing::world_rank();
+  tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
+  // Tile 0 of rank 0, in a coarray that the ranks of a node map.
+  hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({1, 4}, graph.mpi_comm());
+  const auto tile_in = [](const auto& image) {
+    return image.data() ? data_test::host_view(&image(0, 0), 4) : data_test::host_view();
+  };
+  auto tiles = graph.tiles(
+      "P", {1}, {4}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return tile_in(rows.local()); },
+      [&](std::int64_t) { return tile_in(rows.local(0)); });
+  auto e = graph.remote_events("E", 1);
+  graph.spawn("write", hetero::writes(tiles(0)), [](auto v) {
+    for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = 7;
+  });
+  graph.spawn("event", hetero::on(0), hetero::out(e(0)), [] {});
+  // The last rank declares the tile's move before it finds the event unreadable there: the
+  // move has no task to read it, and the owner waits for the last rank's copy all the same.
+  const auto spawn = [&] {
+    graph.spawn("refused", hetero::on(last), hetero::in(e(0)), hetero::reads(tiles(0)), [](auto) {});
+  };
+  if (me == last) {
+    CHECK_THROWS_WITH(spawn(), ContainsSubstring("does not notify rank " + std::to_string(last)));
+  } else {
+    CHECK_NOTHROW(spawn());
+  }
+  // No other task reads that version on the last rank: its wait() answers the pull, and every
+  // rank's wait() ends (else the owner's would end in a no-progress error).
+  CHECK_NOTHROW(graph.wait());
+  if (me == 0) CHECK(rows.local()(0, 3) == 7);
+  // The next run moves the tile again, and a task reads it.
+  std::uint64_t read = 0;
+  graph.spawn("read", hetero::on(last), hetero::reads(tiles(0)), [&](auto v) { read = v(3); });
+  CHECK_NOTHROW(graph.wait());
+  if (me == last) CHECK(read == 7);
+}
+
+TEST_CASE("peer_view_of must map the tiles of every owner on this rank's node", "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const hetero::testing::node_layout nodes = hetero::testing::node_layout_of();
+  const int me = hetero::testing::world_rank(), other = me == 0 ? 1 : 0;
+  tile_graph graph({.workers = 1});
+  data_test::host_view local("tile", 4);
+  auto tiles = graph.tiles(
+      "Q", {2}, {4}, [](std::int64_t p) { return static_cast<int>(p); }, [&](std::int64_t) { return local; },
+      [](std::int64_t) { return data_test::host_view(); });
+  // The owner offers its versions to the ranks of its node unasked: each must map the tile.
+  if (nodes.same_node(other, me)) {
+    CHECK_THROWS_MATCHES((void)tiles(other), hetero::invalid_argument,
+                         Catch::Matchers::MessageMatches(
+                             ContainsSubstring("peer_view_of gives an empty View for tile Q[" +
+                                               std::to_string(other) + "] of rank " + std::to_string(other))));
+  } else {
+    CHECK_NOTHROW((void)tiles(other));  // another node: the tile moves through MPI
+  }
+  graph.wait();
 }
 
 TEST_CASE("tile arrays made differently on different ranks are refused on every rank", "[task][data][mpi]") {

@@ -168,6 +168,8 @@ class tile_array {
     std::size_t bytes = 0;                                               ///< bytes of one tile
     std::function<int(const std::array<std::int64_t, Rank>&)> owner_of;  ///< the rank owning a tile
     std::function<View(const std::array<std::int64_t, Rank>&)> view_of;  ///< an owned tile's View
+    /// Another rank's tile as this process maps it, or an empty View (none given: empty)
+    std::function<View(const std::array<std::int64_t, Rank>&)> peer_view_of;
     std::uint64_t first_id = 0;   ///< the data id of tile (0, ...); the others follow in row-major order
     int rank = 0;                 ///< this rank in the graph
     int ranks = 1;                ///< the graph's ranks
@@ -216,7 +218,27 @@ class tile_array {
                                           "allowed: every tile of the given extents");
         s->copies[detail::host_place].ptr = const_cast<void*>(static_cast<const void*>(v.data()));
         s->keep_alive = std::make_shared<View>(std::move(v));
+      } else if (peer_view_of) {
+        View v = peer_view_of(at);
+        // The owner offers the tile's versions to the ranks of its node without being asked:
+        // each must map it.
+        if (!v.data() && registry->shares_node_with(s->owner))
+          detail::raise<invalid_argument>(
+              "tile array '", name, "': peer_view_of gives an empty View for tile ", s->name, " of rank ",
+              s->owner,
+              ", which shares this rank's node; allowed: the owner's tile as this process maps it for every "
+              "owner of this node (a coarray in host memory with shared_memory on), or tiles() without "
+              "peer_view_of");
+        if (v.data()) {
+          if (detail::checked_extents(v, s->name) != extents)
+            detail::raise<invalid_argument>("tile array '", name, "': peer_view_of gives tile ", s->name,
+                                            " as a View of other extents than the tile extents given to tiles(); "
+                                            "allowed: the owner's tile, of the given extents, or an empty View");
+          s->node_source = static_cast<const void*>(v.data());
+          s->keep_alive = std::make_shared<View>(std::move(v));
+        }
       }
+      s->peer_views = static_cast<bool>(peer_view_of);
       registry->add(s, graph);
       slot = s;
       return slot.get();

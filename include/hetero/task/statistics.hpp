@@ -27,14 +27,20 @@ struct data_moves {
   move_count from_ranks;
   /// Tiles sent to other ranks.
   move_count to_ranks;
-  /// Of `from_ranks`, the tiles their owner copied into this rank's copy through the node's
-  /// shared memory (owner on this rank's node, `task_options::node_shared_copies`) rather than
-  /// sent through MPI.
+  /// Of `from_ranks`, the tiles that moved through the node's shared memory (owner on this
+  /// rank's node, `task_options::node_shared_copies`) rather than through MPI: copied by their
+  /// owner into this rank's copy, or by this rank from the owner's memory (`pulled`).
   std::uint64_t from_node_memory = 0;
   /// Of `from_ranks`, the versions that a host task read first: that task read the tile through
   /// once, front to back, before its body (timed with the body), since a version received long
   /// before sits in memory and a kernel reading it cold waits longer than the sweep.
   std::uint64_t read_through = 0;
+  /// Of `from_node_memory`, the versions that this rank copied itself, straight from the owner's
+  /// memory, in the first task reading them here, before its body (timed with it) or before
+  /// its move to a device (tiles registered with `peer_view_of`, `task_graph::tiles`): no copy
+  /// by the owner, and no read-through. A version whose readers here were all skipped is
+  /// copied all the same, when the first of them is skipped.
+  std::uint64_t pulled = 0;
   /// Device copies dropped to make room under the cap.
   std::uint64_t evictions = 0;
   /// Of them, the ones that held the only current version (moved to the host first).

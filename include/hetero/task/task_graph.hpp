@@ -221,6 +221,36 @@ class task_graph {
   template <std::size_t N, std::size_t R, class OwnerOf, class ViewOf>
   [[nodiscard]] auto tiles(std::string name, const std::int64_t (&count)[N], const std::int64_t (&extents)[R],
                            OwnerOf owner_of, ViewOf view_of) {
+    return tiles(std::move(name), count, extents, std::move(owner_of), std::move(view_of), no_peer_view{});
+  }
+
+  /// The same, for tiles that ranks of one node can read in each other's memory (a `coarray`'s
+  /// storage in host memory, `coarray::local(image)`): `peer_view_of(i, ...)`, called on the
+  /// other ranks the first time tile (i, ...) is named, gives the owner's tile as this process
+  /// maps it (the memory `view_of` gives on the owner), or an empty View where it does not map
+  /// it. A rank of the owner's node that reads the tile then copies each version from there
+  /// itself, in the first task that reads it (`statistics().moves.pulled`), instead of the
+  /// owner copying it over: the copy lands in the cache of the core that reads it, and the
+  /// owner's next write of the tile waits for that copy (as it waits for its readers).
+  /// <!-- snippet: fragment
+  /// hetero::task_graph graph;
+  /// std::int64_t nt = 4, b = 64;
+  /// -->
+  /// @code
+  /// const int p = graph.size();  // tile row i on rank i % p, as row i / p of its image of a coarray
+  /// hetero::coarray<double, 2, Kokkos::HostSpace> rows({(nt + p - 1) / p, nt * b * b}, graph.mpi_comm());
+  /// using tile = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  /// const auto at = [&](const auto& image, std::int64_t i, std::int64_t k) {
+  ///   return image.data() ? tile(&image(i / p, k * b * b), b, b) : tile();  // empty: not mapped here
+  /// };
+  /// auto L = graph.tiles(
+  ///     "L", {nt, nt}, {b, b}, [&](std::int64_t i, std::int64_t) { return int(i % p); },
+  ///     [&](std::int64_t i, std::int64_t k) { return at(rows.local(), i, k); },
+  ///     [&](std::int64_t i, std::int64_t k) { return at(rows.local(int(i % p)), i, k); });
+  /// @endcode
+  template <std::size_t N, std::size_t R, class OwnerOf, class ViewOf, class PeerViewOf>
+  [[nodiscard]] auto tiles(std::string name, const std::int64_t (&count)[N], const std::int64_t (&extents)[R],
+                           OwnerOf owner_of, ViewOf view_of, PeerViewOf peer_view_of) {
     using index = std::array<std::int64_t, N>;
     using view_type = std::remove_cvref_t<decltype(std::apply(view_of, index{}))>;
     static_assert(
@@ -257,6 +287,15 @@ class task_graph {
     shared->first_id = m_engine->new_tiles(shared->name, total, shared->bytes, std::move(shape));
     shared->owner_of = [f = std::move(owner_of)](const index& at) { return static_cast<int>(std::apply(f, at)); };
     shared->view_of = [f = std::move(view_of)](const index& at) { return view_type(std::apply(f, at)); };
+    if constexpr (!std::is_same_v<PeerViewOf, no_peer_view>) {
+      static_assert(std::is_convertible_v<decltype(std::apply(peer_view_of, index{})), view_type>,
+                    "hetero: tiles(..., peer_view_of) returns the same View type as view_of");
+      shared->peer_view_of = [f = std::move(peer_view_of)](const index& at) {
+        return view_type(std::apply(f, at));
+      };
+    } else {
+      (void)peer_view_of;
+    }
     shared->rank = rank();
     shared->ranks = size();
     shared->graph = m_engine.get();
@@ -349,6 +388,8 @@ class task_graph {
   [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_engine->comm(); }
 
  private:
+  struct no_peer_view {};  // tiles() without peer_view_of
+
   static std::unique_ptr<detail::graph_engine> make_engine(const task_options& options,
                                                            std::vector<DeviceSpace>& given,
                                                            std::vector<DeviceSpace>& kept) {

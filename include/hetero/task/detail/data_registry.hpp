@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -140,6 +141,11 @@ class data_registry {
            m_same_node[static_cast<std::size_t>(r)] != 0;
   }
 
+  /// How this rank answers its pulls (`complete_pull`): the graph's channel's `tile_copied`.
+  void answer_pulls_with(std::function<void(int, std::uint64_t, std::uint64_t)> answer) {
+    m_answer_pull = std::move(answer);
+  }
+
   /// The random nonce in the names of this rank's shared slabs.
   [[nodiscard]] std::uint64_t slab_nonce() const noexcept { return m_nonce; }
 
@@ -150,7 +156,8 @@ class data_registry {
   /// 4 tiles rather than 4).
   void ensure_host_copy(data_state& s) {
     if (s.copies[host_place].ptr) return;
-    if (shares_node_with(s.owner) && make_shared_copy(s)) return;
+    // A tile this rank copies from its owner's memory itself (a pull) needs no shared copy.
+    if (!s.node_source && shares_node_with(s.owner) && make_shared_copy(s)) return;
     host_slab& slab = m_slabs[s.id / slab_tiles];
     if (!slab.base) {
       slab.bytes = s.bytes;
@@ -269,6 +276,7 @@ class data_registry {
   /// this rank goes to its host memory, device copies become stale (the host memory is the
   /// user's between graphs), and what was sent and fetched across ranks is forgotten.
   void end_of_graph() {
+    answer_unread_pulls();
     for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
     for (const auto& s : m_states) {
       const bool mine = s->owner < 0 || s->owner == m_rank;
@@ -284,6 +292,16 @@ class data_registry {
     release_unregistered();
   }
 
+  /// Versions pulled from ranks of this node that no task here copied (none read them: a task
+  /// whose declaration failed after its moves were declared) are answered all the same, so that
+  /// their owners' moves end. Declaring thread, nothing running.
+  void answer_unread_pulls() {
+    for (const auto& s : m_states) {
+      const std::uint64_t version = s->pull_version.exchange(data_state::none, std::memory_order_acq_rel);
+      if (version != data_state::none && m_answer_pull) m_answer_pull(s->owner, s->id, version);
+    }
+  }
+
   /// `wait(data)`: the host copy is made current (the graph may go on using the others).
   void read_back(data_state& s) { (void)make_host_current(s); }
 
@@ -296,6 +314,7 @@ class data_registry {
     t.moves.to_ranks = m_to_ranks.read();
     t.moves.from_node_memory = m_from_node_memory.load(std::memory_order_relaxed);
     t.moves.read_through = m_read_through.load(std::memory_order_relaxed);
+    t.moves.pulled = m_pulled.load(std::memory_order_relaxed);
     t.moves.evictions = m_evictions.load(std::memory_order_relaxed);
     t.moves.write_backs = m_write_backs.load(std::memory_order_relaxed);
     for (const label_record* l : m_label_order)
@@ -307,6 +326,7 @@ class data_registry {
     for (counter* c : {&m_to_device, &m_to_host, &m_from_ranks, &m_to_ranks}) c->reset();
     m_from_node_memory.store(0, std::memory_order_relaxed);
     m_read_through.store(0, std::memory_order_relaxed);
+    m_pulled.store(0, std::memory_order_relaxed);
     m_evictions.store(0, std::memory_order_relaxed);
     m_write_backs.store(0, std::memory_order_relaxed);
     for (label_record* l : m_label_order) l->reset_totals();
@@ -429,7 +449,14 @@ class data_registry {
       data_state& s = *d.uses.front().data;
       std::lock_guard lock(s.mutex);
       for (int p = 0; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = p == host_place;
-      s.received_unread.store(true, std::memory_order_relaxed);
+      // A pulled version is copied by its first reader instead (`complete_pull`).
+      if (s.pull_version.load(std::memory_order_relaxed) == data_state::none)
+        s.received_unread.store(true, std::memory_order_relaxed);
+    } else if (d.kind == data_node_kind::task) {
+      // A task skipped (cancelled) or failed before its body: a pulled version it was to copy
+      // first is copied now all the same, so that the owner's move ends.
+      for (const data_use& u : d.uses)
+        if (reads_old(u.mode) && u.data->node_source) complete_pull(*u.data);
     }
     const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
     if (d.estimate_ns != 0) {
@@ -492,6 +519,7 @@ class data_registry {
       data_copy& c = s.copies[static_cast<std::size_t>(place)];
       data_copy& h = s.copies[host_place];
       if (c.valid || c.filling || h.filling || !h.valid) continue;
+      if (s.pull_version.load(std::memory_order_relaxed) != data_state::none) continue;  // not here yet
       if (!arrived(c, m_moves) && c.arriving_slot != slot.index) continue;
       c.filling = true;
       ++h.pins;
@@ -528,10 +556,12 @@ class data_registry {
   }
 
   // A host task about to run (its time started): the versions received from other ranks that
-  // no host task has read yet are read through once (`read_through`), by the first task only.
+  // no host task has read yet are read through once (`read_through`), by the first task only;
+  // the versions pulled from a rank of this node are copied (`complete_pull`).
   void read_received(const node_data& d) {
     for (const data_use& u : d.uses) {
       data_state& s = *u.data;
+      if (s.node_source && reads_old(u.mode)) complete_pull(s);
       if (reads_old(u.mode) && s.received_unread.load(std::memory_order_relaxed) &&
           s.received_unread.exchange(false, std::memory_order_relaxed)) {
         (void)read_through(s.copies[host_place].ptr, s.bytes);
@@ -540,9 +570,38 @@ class data_registry {
     }
   }
 
+  // A tile of another rank of this node whose newest version here is still in the owner's
+  // memory (`pull_version`): the first task reading it copies it into this rank's host copy
+  // (which other readers wait for, `filling`) and answers the owner. A copy made by the task
+  // that reads it next leaves the tile in that core's cache, where one made when the owner's
+  // message arrived would have left it long before its reader (docs/results/task.md).
+  // Every task reading such a tile passes here (taking the piece's lock even when nothing is to
+  // copy), so that one arriving while another copies waits for the copy.
+  void complete_pull(data_state& s) {
+    std::unique_lock lock(s.mutex);
+    data_copy& h = s.copies[host_place];
+    while (h.filling) relock_later(lock);
+    const std::uint64_t version = s.pull_version.load(std::memory_order_acquire);
+    if (version == data_state::none) return;  // copied already, or nothing pulled
+    s.pull_version.store(data_state::none, std::memory_order_relaxed);
+    h.filling = true;
+    lock.unlock();
+    slab_fence();  // the owner's message before these reads
+    std::memcpy(h.ptr, s.node_source, s.bytes);
+    slab_fence();  // these reads before the answer
+    lock.lock();
+    h.filling = false;
+    lock.unlock();
+    m_pulled.fetch_add(1, std::memory_order_relaxed);
+    if (m_answer_pull) m_answer_pull(s.owner, s.id, version);
+  }
+
   // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
   // pins it there. False when a device memory has no room now.
   bool make_usable(data_state& s, data_mode mode, int place, const device_slot* slot) {
+    // A device task copies a pulled version before its move (a host task after its clock
+    // starts, `read_received`).
+    if (place != host_place && s.node_source && reads_old(mode)) complete_pull(s);
     // A host copy is never evicted and needs no pin: a task reading it keeps it current (writers
     // wait for the task), and one writing it without reading makes the other copies stale at
     // once, so that no eviction writes a device copy back over what it writes.
@@ -945,7 +1004,9 @@ class data_registry {
   std::array<std::atomic<double>, 2> m_seconds_per_byte{1e-10, 1e-10};  // 10 GB/s until measured
   counter m_to_device, m_to_host, m_from_ranks, m_to_ranks;
   std::atomic<std::uint64_t> m_from_node_memory{0};
-  std::atomic<std::uint64_t> m_read_through{0};  // task_statistics::moves.read_through
+  std::atomic<std::uint64_t> m_read_through{0};                          // task_statistics::moves.read_through
+  std::atomic<std::uint64_t> m_pulled{0};                                // task_statistics::moves.pulled
+  std::function<void(int, std::uint64_t, std::uint64_t)> m_answer_pull;  // answer_pulls_with
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_write_backs{0};
 };

@@ -75,6 +75,16 @@ struct data_state {
   /// A tile of a rank of this node: the number of the shared slab holding this rank's copy
   /// (node_copies.hpp), + 1; 0 where the copy is this process's own memory.
   std::uint64_t shared_slab = 0;
+  /// A tile of a rank of this node whose memory this process maps (`task_graph::tiles`'
+  /// `peer_view_of`): the owner's tile as mapped here, from which the first task reading a
+  /// version here copies it (`pull_version`); null otherwise.
+  const void* node_source = nullptr;
+  /// A tile of an array registered with `peer_view_of`: its readers of this node copy it from
+  /// its owner's memory (the owner offers each version instead of copying it over).
+  bool peer_views = false;
+  /// The version the owner said is in its memory (`node_source`) and no task here copied yet;
+  /// `none`: nothing to copy.
+  std::atomic<std::uint64_t> pull_version{none};
 
   /// Guards `copies`: taken a few times per task, for a few dozen instructions (a copy is made
   /// outside it, its target marked `filling`).

@@ -113,6 +113,8 @@ class graph_engine {
       try {
         (void)m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
         (void)m_scheduler.take_error();
+        m_data.answer_unread_pulls();  // the owners of tiles pulled here wait for the answers
+        m_channel.flush_answers();
       } catch (...) {  // nothing may escape a destructor; the graph is going away anyway
       }
     }
@@ -231,6 +233,9 @@ class graph_engine {
           same_node[static_cast<std::size_t>(r)] =
               r != rank() && leaders[static_cast<std::size_t>(r)] == leaders[static_cast<std::size_t>(rank())];
       m_data.share_node(std::move(same_node), m_node_shared_copies);
+      m_data.answer_pulls_with([channel = &m_channel](int owner, std::uint64_t id, std::uint64_t version) {
+        channel->tile_copied(owner, id, version);
+      });
     }
     const std::uint64_t first = m_next_tile_id;
     const auto bound = static_cast<std::uint64_t>(size() > 1 ? mpi_tag_bound(m_data_comm.get()) : INT_MAX);
@@ -749,6 +754,11 @@ class graph_engine {
                              version, comm = m_data_comm.get()] {
         const tile_move move{peer,         piece->id, version,
                              piece->bytes, comm,      receive ? buffer(*data, *piece) : nullptr};
+        if (receive && piece->node_source) {  // this rank copies the version from the owner's memory
+          channel->expect_tile_pull(move, done, &piece->pull_version, &data->node_memory_moves());
+          data->count_transfer(true, piece->bytes);
+          return;
+        }
         if (receive && piece->shared_slab != 0) {
           channel->expect_tile(move, done, data->slab_nonce(), piece->shared_slab - 1, &data->node_memory_moves());
           data->count_transfer(true, piece->bytes);
@@ -757,14 +767,23 @@ class graph_engine {
         if (receive) {
           channel->expect_tile_by_mpi(move, done, move.into);
         } else {
+          // The reader copies the version from this rank's memory (peer_view_of), or this rank
+          // copies it into the reader's slab; null: the move completes, cancelled, on both ranks.
+          const auto hand_over = [&](const void* from) {
+            if (piece->peer_views) {
+              channel->offer_tile(move, done, from);
+            } else {
+              channel->push_tile(move, done, from);
+            }
+          };
           void* from = nullptr;
           try {
             from = buffer(*data, *piece);
           } catch (...) {
-            channel->push_tile(move, done, nullptr);  // completes the move, cancelled, on both ranks
+            hand_over(nullptr);
             throw;
           }
-          channel->push_tile(move, done, from);
+          hand_over(from);
         }
         data->count_transfer(receive, piece->bytes);
       });

@@ -8,6 +8,9 @@
 /// "ready" message gives (a random nonce of the reader's graph and the slab's number), and the
 /// tile's place in it from the tile's id and size. A slab lives until the last copy in it is
 /// dropped or the graph goes; a process that dies leaves its slabs in /dev/shm (/hetero-*).
+/// Tiles whose owner's memory the reader maps already (`task_graph::tiles`' `peer_view_of`)
+/// need no slab: the reader copies each version from the owner's memory itself
+/// (`remote_channel::expect_tile_pull`, `data_registry::complete_pull`).
 #ifndef HETERO_TASK_DETAIL_NODE_COPIES_HPP
 #define HETERO_TASK_DETAIL_NODE_COPIES_HPP
 

@@ -41,8 +41,12 @@ struct remote_message {
   static constexpr std::uint64_t tile_ready =
       3;  ///< a, b: tile id, version; c: slab number + 1 (0: by MPI), d: nonce
   static constexpr std::uint64_t tile_written = 4;    ///< a, b: tile id, version
+  static constexpr std::uint64_t tile_copied = 5;     ///< a, b: tile id, version (the reader pulled it)
   static constexpr std::uint64_t by_mpi_flag = 2;     ///< tile_written: sent through MPI instead, receive it
   static constexpr std::uint64_t cancelled_flag = 1;  ///< the writer was cancelled (a task failed)
+  /// tile_written: the version is in the owner's memory, where the reader copies it from (a
+  /// pull); the owner's move ends with the reader's tile_copied.
+  static constexpr std::uint64_t pull_flag = 4;
   std::uint64_t type = 0;
   std::uint64_t a = 0, b = 0, c = 0, d = 0;  ///< notify: the remote_key; barrier: epoch, round
   std::uint64_t flags = 0;
@@ -197,6 +201,80 @@ class remote_channel {
     }
   }
 
+  /// Any thread: this rank reads `move`'s version of a tile of `move.peer`, a rank of its node
+  /// whose memory this process maps (`task_graph::tiles`' `peer_view_of`), and copies it from
+  /// there itself: no message asks for it. `done` arrives once the owner said the version is
+  /// there (`offer_tile`; perhaps before this call), `*pulled` then holding it; the first task
+  /// that reads it here copies it (`data_registry::complete_pull`) and answers with
+  /// `tile_copied`, which ends the owner's move. `*counted` counts it.
+  void expect_tile_pull(const tile_move& move, node* done, std::atomic<std::uint64_t>* pulled,
+                        std::atomic<std::uint64_t>* counted) {
+    std::lock_guard lock(m_mutex);
+    const move_key key = key_of(move);
+    auto early = m_offers.find(key);
+    if (early == m_offers.end()) {
+      m_tile_waits[key] = {done, move, 0, 0, counted, pulled};
+      m_active.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    const bool cancelled = early->second;
+    m_offers.erase(early);
+    slab_fence();  // the owner's writes (before its message) before this rank's reads
+    if (!cancelled) {
+      pulled->store(move.version, std::memory_order_release);
+      counted->fetch_add(1, std::memory_order_relaxed);
+    }
+    add_transfer(done, MPI_REQUEST_NULL, true, cancelled);  // arrives at the next round
+  }
+
+  /// Any thread: this rank owns `move`'s tile, whose version is at `from` (null: it could not be
+  /// made current, and the move ends cancelled on both ranks), and `move.peer` of its node
+  /// copies it from there itself (`expect_tile_pull`): the reader is told at once; `done`
+  /// arrives with its answer, and until then no writer of the tile runs here.
+  void offer_tile(const tile_move& move, node* done, const void* from) {
+    std::lock_guard lock(m_mutex);
+    slab_fence();  // this rank's writes of the version before the message
+    const std::uint64_t flags = remote_message::pull_flag | (from ? 0 : remote_message::cancelled_flag);
+    try {
+      post_send({remote_message::tile_written, move.id, move.version, 0, 0, flags}, move.peer);
+    } catch (...) {
+      add_transfer(done, MPI_REQUEST_NULL, false, true);
+      throw;
+    }
+    if (!from) {
+      add_transfer(done, MPI_REQUEST_NULL, false, true);
+      return;
+    }
+    m_pulls[key_of(move)] = done;
+    m_active.fetch_add(1, std::memory_order_release);
+  }
+
+  /// Any thread: this rank copied version `version` of tile `id` from the memory of its owner
+  /// `owner` (`expect_tile_pull`); tells the owner, whose move of it then ends. Sent at once
+  /// where no other thread holds the progress baton, else by the next round of progress.
+  void tile_copied(int owner, std::uint64_t id, std::uint64_t version) {
+    m_active.fetch_add(1, std::memory_order_release);  // until sent: progress keeps running
+    {
+      std::lock_guard lock(m_answer_mutex);
+      m_answers.push_back({owner, id, version});
+    }
+    m_answers_queued.store(true, std::memory_order_release);
+    // Never from inside a round today (arrivals only make tasks ready); were a task ever finished
+    // there, the round in progress would send the answer next.
+    if (t_progressing == this) return;
+    std::unique_lock lock(m_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return;
+    const progressing here(this);
+    send_answers();
+  }
+
+  /// Declaring thread: sends the answers still queued (the graph goes away).
+  void flush_answers() {
+    std::lock_guard lock(m_mutex);
+    const progressing here(this);
+    send_answers();
+  }
+
   /// Any thread: this rank cannot take `move`'s tile (its copy could not be made ready); `done`
   /// arrives cancelled, and the owner is told, so that its move ends cancelled too.
   void refuse_tile(const tile_move& move, node* done) {
@@ -277,6 +355,8 @@ class remote_channel {
     m_transfers.clear();
     m_transfer_requests.clear();
     m_pushes.clear();
+    m_pulls.clear();
+    m_offers.clear();
     m_tile_waits.clear();
     m_peer_slabs.clear();
     m_drains.clear();  // their receives cancelled above
@@ -357,6 +437,7 @@ class remote_channel {
   bool try_progress(F&& on_arrival) {
     std::unique_lock lock(m_mutex, std::try_to_lock);
     if (!lock.owns_lock()) return false;
+    const progressing here(this);
     return progress_locked(on_arrival);
   }
 
@@ -364,14 +445,26 @@ class remote_channel {
   template <arrival_handler F>
   bool progress(F&& on_arrival) {
     std::lock_guard lock(m_mutex);
+    const progressing here(this);
     return progress_locked(on_arrival);
   }
 
  private:
+  // The channel whose baton this thread holds (`tile_copied` must not try to take it again).
+  static inline thread_local const remote_channel* t_progressing = nullptr;
+  struct progressing {
+    const remote_channel* before;
+    explicit progressing(const remote_channel* c) noexcept : before(t_progressing) { t_progressing = c; }
+    progressing(const progressing&) = delete;
+    progressing& operator=(const progressing&) = delete;
+    ~progressing() { t_progressing = before; }
+  };
+
   template <class F>
   bool progress_locked(F& on_arrival) {
     bool progressed = false;
     if (m_size > 1) {
+      send_answers();
       int count = 0;
       std::array<int, posted_receives + 1> done{};
       std::array<MPI_Status, posted_receives + 1> statuses{};
@@ -408,6 +501,8 @@ class remote_channel {
             m_pushes_ready = m_pushes_ready || p.posted;
           } else if (m.type == remote_message::tile_written) {
             tile_written({source, m.a, m.b}, m.flags, on_arrival);
+          } else if (m.type == remote_message::tile_copied) {
+            pull_answered({source, m.a, m.b}, on_arrival);
           } else if (m.type == remote_message::barrier) {
             m_barrier_arrivals[{m.a, m.b}] |= m.flags;
           }
@@ -455,7 +550,11 @@ class remote_channel {
   template <class F>
   void tile_written(const move_key& key, std::uint64_t flags, F& on_arrival) {
     auto it = m_tile_waits.find(key);
-    if (it == m_tile_waits.end()) return;
+    if (it == m_tile_waits.end()) {
+      // An offer to pull that came before this rank's receive started: kept for it.
+      if ((flags & remote_message::pull_flag) != 0) m_offers[key] = (flags & remote_message::cancelled_flag) != 0;
+      return;
+    }
     const tile_wait w = it->second;
     m_tile_waits.erase(it);
     m_active.fetch_sub(1, std::memory_order_release);
@@ -483,6 +582,7 @@ class remote_channel {
       return;
     }
     slab_fence();  // the owner's copy (before its message) before this rank's reads
+    if (!cancelled && w.pull) w.pull->store(move.version, std::memory_order_release);
     if (!cancelled && w.copied) w.copied->fetch_add(1, std::memory_order_relaxed);
     m_arrivals.fetch_add(1, std::memory_order_relaxed);
     on_arrival(w.done, true, cancelled);
@@ -492,6 +592,36 @@ class remote_channel {
   // throw among them would lose the others, already taken from MPI).
   void defer_error() noexcept {
     if (!m_deferred_error) m_deferred_error = std::current_exception();
+  }
+
+  // The reader of a pulled version copied it: the owner's move ends.
+  template <class F>
+  void pull_answered(const move_key& key, F& on_arrival) {
+    auto it = m_pulls.find(key);
+    if (it == m_pulls.end()) return;
+    node* n = it->second;
+    m_pulls.erase(it);
+    m_active.fetch_sub(1, std::memory_order_release);
+    m_arrivals.fetch_add(1, std::memory_order_relaxed);
+    on_arrival(n, true, false);
+  }
+
+  // Sends the queued answers to pulls (`tile_copied`); the baton held.
+  void send_answers() {
+    if (!m_answers_queued.load(std::memory_order_acquire) || !m_answers_queued.exchange(false)) return;
+    std::vector<pull_answer> answers;
+    {
+      std::lock_guard lock(m_answer_mutex);
+      answers.swap(m_answers);
+    }
+    for (const pull_answer& a : answers) {
+      try {
+        post_send({remote_message::tile_copied, a.id, a.version, 0, 0, 0}, a.owner);
+      } catch (...) {
+        defer_error();
+      }
+      m_active.fetch_sub(1, std::memory_order_release);
+    }
   }
 
   // Copies (or sends) each tile whose reader is ready and whose version is here. A move that
@@ -794,13 +924,23 @@ class remote_channel {
     tile_move move;
     std::uint64_t nonce = 0, slab = 0;             // this rank's slab holding the copy (node_copies.hpp)
     std::atomic<std::uint64_t>* copied = nullptr;  // counts the tiles that came through it
+    std::atomic<std::uint64_t>* pull = nullptr;    // a pull: where the version the owner has goes
+  };
+  struct pull_answer {
+    int owner = 0;
+    std::uint64_t id = 0, version = 0;
   };
   std::exception_ptr m_deferred_error;                 // defer_error()
   std::vector<std::unique_ptr<std::byte[]>> m_drains;  // tiles received only to match their send
   std::map<move_key, tile_push> m_pushes;
   bool m_pushes_ready = false;                 // some push has both ends
   std::map<move_key, tile_wait> m_tile_waits;  // tiles read here, until "written"
-  std::set<int> m_no_shared_memory;            // readers whose slabs this rank cannot open
+  std::map<move_key, node*> m_pulls;           // versions of this rank pulled by readers, until answered
+  std::map<move_key, bool> m_offers;           // offers to pull before their receive started (cancelled?)
+  std::mutex m_answer_mutex;                   // guards m_answers (taken without the baton)
+  std::vector<pull_answer> m_answers;          // answers to pulls not sent yet
+  std::atomic<bool> m_answers_queued{false};
+  std::set<int> m_no_shared_memory;  // readers whose slabs this rank cannot open
   struct peer_slab {
     shared_slab memory;
     bool written = false;     // in this graph run
