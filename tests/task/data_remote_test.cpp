@@ -199,23 +199,37 @@ TEST_CASE("a tile pulled for a task that its rank then refused still ends its ow
   graph.spawn("event", hetero::on(0), hetero::out(e(0)), [] {});
   // The last rank declares the tile's move before it finds the event unreadable there: the
   // move has no task to read it, and the owner waits for the last rank's copy all the same.
-  const auto spawn = [&] {
-    graph.spawn("refused", hetero::on(last), hetero::in(e(0)), hetero::reads(tiles(0)), [](auto) {});
+  const auto refused = [&] {
+    const auto spawn = [&] {
+      graph.spawn("refused", hetero::on(last), hetero::in(e(0)), hetero::reads(tiles(0)), [](auto) {});
+    };
+    if (me == last) {
+      CHECK_THROWS_WITH(spawn(), ContainsSubstring("does not notify rank " + std::to_string(last)));
+    } else {
+      CHECK_NOTHROW(spawn());
+    }
   };
-  if (me == last) {
-    CHECK_THROWS_WITH(spawn(), ContainsSubstring("does not notify rank " + std::to_string(last)));
-  } else {
-    CHECK_NOTHROW(spawn());
-  }
+  refused();
   // No other task reads that version on the last rank: its wait() answers the pull, and every
   // rank's wait() ends (else the owner's would end in a no-progress error).
   CHECK_NOTHROW(graph.wait());
   if (me == 0) CHECK(rows.local()(0, 3) == 7);
-  // The next run moves the tile again, and a task reads it.
+  // Again, and then the owner writes the tile and the last rank reads it in the same run: the
+  // unread version is answered when the next one's move starts (the owner's writer waits for it).
+  graph.spawn("event", hetero::on(0), hetero::out(e(0)), [] {});
+  refused();
+  graph.spawn("rewrite", hetero::updates(tiles(0)), [](auto v) {
+    for (std::size_t i = 0; i < v.extent(0); ++i) v(i) += 1;
+  });
   std::uint64_t read = 0;
   graph.spawn("read", hetero::on(last), hetero::reads(tiles(0)), [&](auto v) { read = v(3); });
   CHECK_NOTHROW(graph.wait());
-  if (me == last) CHECK(read == 7);
+  if (me == last) CHECK(read == 8);
+  // The next run moves the tile again, and a task reads it.
+  read = 0;
+  graph.spawn("read", hetero::on(last), hetero::reads(tiles(0)), [&](auto v) { read = v(3); });
+  CHECK_NOTHROW(graph.wait());
+  if (me == last) CHECK(read == 8);
 }
 
 TEST_CASE("peer_view_of must map the tiles of every owner on this rank's node", "[task][data][mpi]") {
@@ -249,6 +263,24 @@ TEST_CASE("tile arrays made differently on different ranks are refused on every 
   CHECK_THROWS_WITH((void)graph.tiles(
                         "M", {count}, {4}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return local; }),
                     ContainsSubstring("tiles('M', ...) was declared differently on different ranks"));
+  graph.wait();
+}
+
+TEST_CASE("tile arrays given peer_view_of on some ranks only are refused on every rank", "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  // The owner offers what a reader of its node pulls: both must know the tiles are pulled.
+  tile_graph graph({.workers = 1});
+  data_test::host_view local("tile", 4);
+  const auto owner_of = [](std::int64_t p) { return static_cast<int>(p); };
+  const auto view_of = [&](std::int64_t) { return local; };
+  const auto make = [&] {
+    if (hetero::testing::world_rank() == 0) return graph.tiles("V", {2}, {4}, owner_of, view_of, view_of);
+    return graph.tiles("V", {2}, {4}, owner_of, view_of);
+  };
+  CHECK_THROWS_WITH((void)make(),
+                    ContainsSubstring("tiles('V', ...) was declared differently on different ranks") &&
+                        ContainsSubstring("peer_view_of given or not"));
   graph.wait();
 }
 

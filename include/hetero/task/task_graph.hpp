@@ -284,7 +284,8 @@ class task_graph {
     }
     shared->bytes = elements * sizeof(typename view_type::value_type);
     shape.push_back(static_cast<std::int64_t>(sizeof(typename view_type::value_type)));
-    shared->first_id = m_engine->new_tiles(shared->name, total, shared->bytes, std::move(shape));
+    shared->first_id = m_engine->new_tiles(shared->name, total, shared->bytes, std::move(shape),
+                                           !std::is_same_v<PeerViewOf, no_peer_view>);
     shared->owner_of = [f = std::move(owner_of)](const index& at) { return static_cast<int>(std::apply(f, at)); };
     shared->view_of = [f = std::move(view_of)](const index& at) { return view_type(std::apply(f, at)); };
     if constexpr (!std::is_same_v<PeerViewOf, no_peer_view>) {

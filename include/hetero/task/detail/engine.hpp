@@ -208,7 +208,7 @@ class graph_engine {
   /// `name` and shaped `shape` alike on every rank (checked; a mismatch throws
   /// `invalid_argument` on every rank).
   std::uint64_t new_tiles(const std::string& name, std::uint64_t count, std::size_t bytes,
-                          std::vector<std::int64_t> shape) {
+                          std::vector<std::int64_t> shape, bool peer_views) {
     check_declaring("task_graph::tiles");
     if (size() > 1 && bytes > static_cast<std::size_t>(INT_MAX))
       raise<invalid_argument>("tile array '", name, "' has tiles of ", bytes,
@@ -218,10 +218,12 @@ class graph_engine {
     key.push_back(static_cast<std::int64_t>(bytes));
     key.push_back(static_cast<std::int64_t>(m_next_tile_id));
     key.push_back(m_node_shared_copies ? 1 : 0);  // both ends of a move must take the same path
+    key.push_back(peer_views ? 1 : 0);            // ... the owner offers what the reader pulls
     agree(key, "tiles('" + name + "', ...)",
           "was declared differently on different ranks (name, tile counts, tile extents or element type, the "
-          "number of tile arrays made before, or task_options::node_shared_copies); tile arrays are made "
-          "collectively, in the same order and shape on every rank, by graphs with the same node_shared_copies");
+          "number of tile arrays made before, peer_view_of given or not, or task_options::node_shared_copies); "
+          "tile arrays are made collectively, in the same order and shape on every rank, by graphs with the "
+          "same node_shared_copies");
     if (size() > 1 && m_data_comm.get() == MPI_COMM_NULL) {
       m_data_comm = duplicate_on_arrival(comm(), m_channel.policy(), "hetero::task_graph::tiles (communicator)");
       // Tiles move between ranks of one node through shared memory (node_copies.hpp); the
@@ -755,6 +757,11 @@ class graph_engine {
         const tile_move move{peer,         piece->id, version,
                              piece->bytes, comm,      receive ? buffer(*data, *piece) : nullptr};
         if (receive && piece->node_source) {  // this rank copies the version from the owner's memory
+          // A version pulled before that no task read (one refused after its moves were
+          // declared; every reader of it finished before this start): answered, uncopied.
+          if (const std::uint64_t left = piece->pull_version.exchange(data_state::none, std::memory_order_acq_rel);
+              left != data_state::none)
+            channel->tile_copied(peer, piece->id, left);
           channel->expect_tile_pull(move, done, &piece->pull_version, &data->node_memory_moves());
           data->count_transfer(true, piece->bytes);
           return;

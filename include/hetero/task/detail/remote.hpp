@@ -319,6 +319,7 @@ class remote_channel {
   void forget_peer_slabs() {
     std::lock_guard lock(m_mutex);
     m_drains.clear();
+    m_offers.clear();  // offers of moves that ended cancelled before their receive was declared
     for (auto it = m_peer_slabs.begin(); it != m_peer_slabs.end();) {
       if (!std::exchange(it->second.written, false)) {
         it = m_peer_slabs.erase(it);
