@@ -25,7 +25,7 @@ class data_factorization {
  public:
   /// Collective: registers the tiles of `a` (`tiles<T>`, or anything with its `tiles_per_side`,
   /// `tile_size`, `owner(i)`, `tile(i, k)` and `peer_tile(i, k)`) with `graph`. A rank reading a
-  /// tile of a rank of its node copies it from the owner's memory (`peer_tile`).
+  /// tile of a rank of its node reads it in the owner's memory (`peer_tile`).
   template <class Tiles>
   data_factorization(hetero::task_graph<Space>& graph, const Tiles& a, tiles_on where = tiles_on::host,
                      int width = update_width)

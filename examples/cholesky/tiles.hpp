@@ -72,7 +72,7 @@ class tiles {
 
   /// Tile (i, k) in its owner's memory as this rank maps it, where the two share their node's
   /// memory (`coarray::local(image)`); an empty View otherwise. For `task_graph::tiles`'
-  /// `peer_view_of`: a rank reading such a tile then copies it from there itself.
+  /// `peer_view_of`: a rank reading such a tile then reads it there, in place.
   [[nodiscard]] tile_view<T> peer_tile(std::int64_t i, std::int64_t k) const {
     const auto image = m_storage.local(owner(i));
     if (!image.data()) return {};

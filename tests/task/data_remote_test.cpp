@@ -2,9 +2,9 @@
 // tiles on their owners and read them anywhere, on the host and on a stand-in device, against
 // their sequential meaning (every owned element, and what every task read wherever it ran);
 // each version of a tile moves once to each rank that reads it (and is read through once there,
-// by its first host reader, or, for tiles in a coarray that ranks of one node map, copied from
-// the owner's memory by its first reader), and the device moves are the fewest the program
-// needs; the errors of tiles.
+// by its first host reader; tiles in a coarray that ranks of one node map are read in the
+// owner's memory, in place, the owner writing them again only once those readers finished),
+// and the device moves are the fewest the program needs; the errors of tiles.
 #include <hetero/distarray/coarray.hpp>
 #include <hetero/task.hpp>
 
@@ -12,9 +12,11 @@
 #include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data_program.hpp"
@@ -120,9 +122,9 @@ TEST_CASE("random programs on tiles across ranks give their sequential results w
             if (!near || how == held::views) read_through += first_host_reads[k];
           }
           CHECK(stats.moves.from_node_memory == on_node);
-          // In a coarray, each version received from a rank of this node is copied from the
-          // owner's memory once, by the first task reading it here; every other received version is
-          // read through once, by the first host task reading it here.
+          // In a coarray, each version received from a rank of this node is read in the owner's
+          // memory (a device task copies it first); every other received version is read through
+          // once, by the first host task reading it here.
           CHECK(stats.moves.pulled == (how == held::coarray ? on_node : 0));
           CHECK(stats.moves.read_through == read_through);
         }
@@ -215,7 +217,7 @@ TEST_CASE("a tile pulled for a task that its rank then refused still ends its ow
   CHECK_NOTHROW(graph.wait());
   if (me == 0) CHECK(rows.local()(0, 3) == 7);
   // Again, and then the owner writes the tile and the last rank reads it in the same run: the
-  // unread version is answered when the next one's move starts (the owner's writer waits for it).
+  // unread version is released when the next write is declared (the owner's writer waits for it).
   graph.spawn("event", hetero::on(0), hetero::out(e(0)), [] {});
   refused();
   graph.spawn("rewrite", hetero::updates(tiles(0)), [](auto v) {
@@ -230,6 +232,143 @@ TEST_CASE("a tile pulled for a task that its rank then refused still ends its ow
   graph.spawn("read", hetero::on(last), hetero::reads(tiles(0)), [&](auto v) { read = v(3); });
   CHECK_NOTHROW(graph.wait());
   if (me == last) CHECK(read == 8);
+}
+
+TEST_CASE("host tasks read the tiles of ranks of their node in place, until the owner writes them again",
+          "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const hetero::testing::node_layout nodes = hetero::testing::node_layout_of();
+  const int me = hetero::testing::world_rank();
+  tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(20)});
+  // Tiles 0 and 1 of rank 0: rows of its image of a coarray that the ranks of a node map.
+  hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({2, 64}, graph.mpi_comm());
+  const auto row = [](const auto& image, std::int64_t p) {
+    return image.data() ? data_test::host_view(&image(p, 0), 64) : data_test::host_view();
+  };
+  auto tiles = graph.tiles(
+      "R", {2}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t p) { return row(rows.local(), p); },
+      [&](std::int64_t p) { return row(rows.local(0), p); });
+  auto rng = hetero::testing::rng(67);
+  std::vector<data_test::word> first(64), second(64);
+  for (auto* v : {&first, &second})
+    for (auto& w : *v) w = rng();
+  const auto assign = [](const std::vector<data_test::word>& values) {
+    return [&values](auto v) {
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = values[i];
+    };
+  };
+  graph.reset_statistics();  // before any task runs
+  graph.spawn("write", hetero::writes(tiles(0)), assign(first));
+  // Two readers of that version on each other rank, each reading it twice, 20 ms apart: the
+  // owner's next write must wait for both.
+  struct seen {
+    bool in_place = false, unchanged = false;
+    std::vector<data_test::word> values;
+  };
+  std::vector<seen> readers(2);
+  for (seen& r : readers)
+    graph.spawn("read", hetero::on(hetero::rank_set::all().without(0, ranks)), hetero::reads(tiles(0)),
+                [&r, &rows](auto v) {
+                  r.in_place = rows.local(0).data() != nullptr && v.data() == &rows.local(0)(0, 0);
+                  r.values.assign(v.data(), v.data() + v.extent(0));
+                  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                  r.unchanged = std::equal(r.values.begin(), r.values.end(), v.data());
+                });
+  graph.spawn("rewrite", hetero::writes(tiles(0)), assign(second));
+  // The other ranks never read the new version of tile 0, but one that depends on it: their
+  // release of the first version cannot wait for the end of the run.
+  graph.spawn("derive", hetero::reads(tiles(0)), hetero::writes(tiles(1)), [](auto from, auto to) {
+    for (std::size_t i = 0; i < to.extent(0); ++i) to(i) = from(i) + 1;
+  });
+  std::vector<data_test::word> derived;
+  graph.spawn("read derived", hetero::on(hetero::rank_set::all().without(0, ranks)), hetero::reads(tiles(1)),
+              [&derived](auto v) { derived.assign(v.data(), v.data() + v.extent(0)); });
+  REQUIRE_NOTHROW(graph.wait());
+  const auto stats = graph.statistics();
+  if (me == 0) {
+    for (std::size_t i = 0; i < 64; ++i) {
+      REQUIRE(rows.local()(0, static_cast<std::int64_t>(i)) == second[i]);
+      REQUIRE(rows.local()(1, static_cast<std::int64_t>(i)) == second[i] + 1);
+    }
+    CHECK(stats.moves.pulled == 0);
+    return;
+  }
+  const bool near = nodes.same_node(0, me);
+  for (const seen& r : readers) {
+    CHECK(r.in_place == near);
+    CHECK(r.unchanged);
+    CHECK(r.values == first);
+  }
+  REQUIRE(derived.size() == 64);
+  for (std::size_t i = 0; i < 64; ++i) REQUIRE(derived[i] == second[i] + 1);
+  CHECK(stats.moves.pulled == (near ? 2U : 0U));
+}
+
+TEST_CASE("tiles read in place until the end of the run do not fill their owner's insertion window",
+          "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const int me = hetero::testing::world_rank();
+  // 64 tiles per rank, each written once and read by every other rank, which releases them only
+  // in its wait(): the owners' moves wait that long, and 16 nodes of window must still do.
+  constexpr std::int64_t per_rank = 64;
+  tile_graph graph({.workers = 1, .window = 16, .no_progress_timeout = std::chrono::seconds(20)});
+  hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({per_rank, 8}, graph.mpi_comm());
+  const auto owner_of = [ranks](std::int64_t p) { return static_cast<int>(p % ranks); };
+  const auto row = [](const auto& image, std::int64_t p) {
+    return image.data() ? data_test::host_view(&image(p, 0), 8) : data_test::host_view();
+  };
+  const std::int64_t count = per_rank * ranks;
+  auto tiles = graph.tiles(
+      "W", {count}, {8}, owner_of, [&](std::int64_t p) { return row(rows.local(), p / ranks); },
+      [&](std::int64_t p) { return row(rows.local(owner_of(p)), p / ranks); });
+  std::vector<data_test::word> sums(static_cast<std::size_t>(count), 0);
+  for (std::int64_t p = 0; p < count; ++p)
+    graph.spawn("write", hetero::writes(tiles(p)), [p](auto v) {
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = static_cast<data_test::word>(p * 8) + i;
+    });
+  for (std::int64_t p = 0; p < count; ++p)
+    graph.spawn("read", hetero::on(hetero::rank_set::all().without(owner_of(p), ranks)), hetero::reads(tiles(p)),
+                [&sums, p](auto v) {
+                  for (std::size_t i = 0; i < v.extent(0); ++i) sums[static_cast<std::size_t>(p)] += v(i);
+                });
+  REQUIRE_NOTHROW(graph.wait());
+  for (std::int64_t p = 0; p < count; ++p) {
+    if (owner_of(p) == me) continue;
+    INFO("tile " << p);
+    CHECK(sums[static_cast<std::size_t>(p)] == static_cast<data_test::word>(8 * p * 8 + 28));
+  }
+}
+
+TEST_CASE("a tile read in place in one run moves again in the next", "[task][data][mpi]") {
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const int me = hetero::testing::world_rank();
+  tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(20)});
+  hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({1, 64}, graph.mpi_comm());
+  const auto row = [](const auto& image) {
+    return image.data() ? data_test::host_view(&image(0, 0), 64) : data_test::host_view();
+  };
+  auto tiles = graph.tiles(
+      "N", {1}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return row(rows.local()); },
+      [&](std::int64_t) { return row(rows.local(0)); });
+  auto rng = hetero::testing::rng(68);
+  const auto others = hetero::rank_set::all().without(0, ranks);
+  // Each run: the owner writes the tile, every other rank reads it (the last run's version is
+  // released at the end of its wait(), each run's message carrying its own epoch).
+  for (int run = 0; run < 4; ++run) {
+    std::vector<data_test::word> values(64), seen;
+    for (auto& w : values) w = rng();
+    graph.spawn("write", hetero::writes(tiles(0)), [&values](auto v) {
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = values[i];
+    });
+    graph.spawn("read", hetero::on(others), hetero::reads(tiles(0)),
+                [&seen](auto v) { seen.assign(v.data(), v.data() + v.extent(0)); });
+    REQUIRE_NOTHROW(graph.wait());
+    INFO("run " << run);
+    if (me != 0) CHECK(seen == values);
+  }
 }
 
 TEST_CASE("peer_view_of must map the tiles of every owner on this rank's node", "[task][data][mpi]") {

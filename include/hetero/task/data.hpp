@@ -62,7 +62,10 @@ struct data_registration {
 /// The View of piece `s` in `place` as `View` (unmanaged, the piece's extents).
 template <class View>
 View data_view(const data_state& s, int place) {
-  auto* p = static_cast<typename View::pointer_type>(s.copies[static_cast<std::size_t>(place)].ptr);
+  // A tile of a rank of this node is read in place, in its owner's memory (only owners write).
+  const void* from =
+      place == host_place && s.node_source ? s.node_source : s.copies[static_cast<std::size_t>(place)].ptr;
+  auto* p = static_cast<typename View::pointer_type>(const_cast<void*>(from));
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return View(p, static_cast<std::size_t>(s.extents[I])...);
   }
@@ -234,8 +237,12 @@ class tile_array {
             detail::raise<invalid_argument>("tile array '", name, "': peer_view_of gives tile ", s->name,
                                             " as a View of other extents than the tile extents given to tiles(); "
                                             "allowed: the owner's tile, of the given extents, or an empty View");
-          s->node_source = static_cast<const void*>(v.data());
-          s->keep_alive = std::make_shared<View>(std::move(v));
+          // Read in place only where the owner shares this rank's node (a View given for an
+          // owner elsewhere is not used: its versions come through MPI).
+          if (registry->shares_node_with(s->owner)) {
+            s->node_source = static_cast<const void*>(v.data());
+            s->keep_alive = std::make_shared<View>(std::move(v));
+          }
         }
       }
       s->peer_views = static_cast<bool>(peer_view_of);

@@ -35,11 +35,12 @@ struct data_moves {
   /// once, front to back, before its body (timed with the body), since a version received long
   /// before sits in memory and a kernel reading it cold waits longer than the sweep.
   std::uint64_t read_through = 0;
-  /// Of `from_node_memory`, the versions that this rank copied itself, straight from the owner's
-  /// memory, in the first task reading them here, before its body (timed with it) or before
-  /// its move to a device (tiles registered with `peer_view_of`, `task_graph::tiles`): no copy
-  /// by the owner, and no read-through. A version whose readers here were all skipped is
-  /// copied all the same, when the first of them is skipped.
+  /// Of `from_node_memory`, the versions taken here in their owner's memory (tiles registered
+  /// with `peer_view_of`, `task_graph::tiles`), counted when the owner says they are there: no
+  /// copy by the owner, none by this rank for a host task (it reads the owner's tile in
+  /// place), no read-through; the first device task reading one copies it into this rank's
+  /// host copy, whence it moves to the device. The owner writes the tile again once every task
+  /// here reading it finished.
   std::uint64_t pulled = 0;
   /// Device copies dropped to make room under the cap.
   std::uint64_t evictions = 0;

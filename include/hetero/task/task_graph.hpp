@@ -228,10 +228,10 @@ class task_graph {
   /// storage in host memory, `coarray::local(image)`): `peer_view_of(i, ...)`, called on the
   /// other ranks the first time tile (i, ...) is named, gives the owner's tile as this process
   /// maps it (the memory `view_of` gives on the owner), or an empty View where it does not map
-  /// it. A rank of the owner's node that reads the tile then copies each version from there
-  /// itself, in the first task that reads it (`statistics().moves.pulled`), instead of the
-  /// owner copying it over: the copy lands in the cache of the core that reads it, and the
-  /// owner's next write of the tile waits for that copy (as it waits for its readers).
+  /// it. Host tasks on a rank of the owner's node then read each version there, in place
+  /// (`statistics().moves.pulled`), instead of the owner copying it over: nothing is copied,
+  /// and the owner's next write of the tile waits until those tasks finished (as it waits for
+  /// its own readers). A device task there copies the version first, then moves it.
   /// <!-- snippet: fragment
   /// hetero::task_graph graph;
   /// std::int64_t nt = 4, b = 64;

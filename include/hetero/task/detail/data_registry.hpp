@@ -141,9 +141,20 @@ class data_registry {
            m_same_node[static_cast<std::size_t>(r)] != 0;
   }
 
-  /// How this rank answers its pulls (`complete_pull`): the graph's channel's `tile_copied`.
-  void answer_pulls_with(std::function<void(int, std::uint64_t, std::uint64_t)> answer) {
+  /// How this rank releases the versions it read in their owners' memory: one (`answer`: owner,
+  /// tile id, version; the graph's channel's `tile_copied`), or all of one owner's at the end of
+  /// a run (`release_all`: the channel's `release_pulls`).
+  void answer_pulls_with(std::function<void(int, std::uint64_t, std::uint64_t)> answer,
+                         std::function<void(int)> release_all) {
     m_answer_pull = std::move(answer);
+    m_release_pulls = std::move(release_all);
+  }
+
+  /// A `pull_release` node's body: every task here reading version `version` of `s` in its
+  /// owner's memory finished, and none will be declared; the owner may write the tile again.
+  void release_pull(const data_state& s, std::uint64_t version) {
+    slab_fence();  // the readers' loads before the message
+    if (m_answer_pull) m_answer_pull(s.owner, s.id, version);
   }
 
   /// The random nonce in the names of this rank's shared slabs.
@@ -156,7 +167,8 @@ class data_registry {
   /// 4 tiles rather than 4).
   void ensure_host_copy(data_state& s) {
     if (s.copies[host_place].ptr) return;
-    // A tile this rank copies from its owner's memory itself (a pull) needs no shared copy.
+    // A tile this rank reads in its owner's memory (a pull) needs no shared copy: its private
+    // copy is only for device tasks, which copy the version there first.
     if (!s.node_source && shares_node_with(s.owner) && make_shared_copy(s)) return;
     host_slab& slab = m_slabs[s.id / slab_tiles];
     if (!slab.base) {
@@ -232,6 +244,9 @@ class data_registry {
         for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
         flushed = true;
       }
+      // A version read here in its owner's memory: no task reads it any more, none can be
+      // declared (the owner waits for the release).
+      if (s->pull_open != data_state::none) release_pull(*s, std::exchange(s->pull_open, data_state::none));
       forget(*s, true);
       left = true;
     }
@@ -276,7 +291,7 @@ class data_registry {
   /// this rank goes to its host memory, device copies become stale (the host memory is the
   /// user's between graphs), and what was sent and fetched across ranks is forgotten.
   void end_of_graph() {
-    answer_unread_pulls();
+    release_open_pulls();
     for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
     for (const auto& s : m_states) {
       const bool mine = s->owner < 0 || s->owner == m_rank;
@@ -292,14 +307,29 @@ class data_registry {
     release_unregistered();
   }
 
-  /// Versions pulled from ranks of this node that no task here copied (none read them: a task
-  /// whose declaration failed after its moves were declared) are answered all the same, so that
-  /// their owners' moves end. Declaring thread, nothing running.
-  void answer_unread_pulls() {
+  /// Declaring thread: one more receive or task here uses a version in its owner's memory
+  /// (finish() counts it off).
+  void add_pull_user() noexcept { m_pull_users.fetch_add(1, std::memory_order_relaxed); }
+
+  /// Whether every receive and task declared here that uses a version in its owner's memory
+  /// finished: with no more declared (the declaring thread waits), the versions can be released
+  /// (`release_open_pulls`). Each rank must release before it waits for its own tiles' readers
+  /// on other ranks, which release theirs at the same point.
+  [[nodiscard]] bool pull_users_done() const noexcept { return m_pull_users.load(std::memory_order_acquire) == 0; }
+
+  /// The versions read here in their owners' memory whose release was not declared (no write
+  /// of the tile declared since) are released, with one message per owner: the run ended, and
+  /// no task here reads them any more. Declaring thread, nothing running.
+  void release_open_pulls() {
+    std::vector<int> owners;
     for (const auto& s : m_states) {
-      const std::uint64_t version = s->pull_version.exchange(data_state::none, std::memory_order_acq_rel);
-      if (version != data_state::none && m_answer_pull) m_answer_pull(s->owner, s->id, version);
+      if (s->pull_open == data_state::none) continue;
+      s->pull_open = data_state::none;
+      if (std::find(owners.begin(), owners.end(), s->owner) == owners.end()) owners.push_back(s->owner);
     }
+    if (!owners.empty()) slab_fence();  // the readers' loads before the messages
+    for (int owner : owners)
+      if (m_release_pulls) m_release_pulls(owner);
   }
 
   /// `wait(data)`: the host copy is made current (the graph may go on using the others).
@@ -338,6 +368,8 @@ class data_registry {
   }
   /// The count of tiles received through this node's shared memory (the channel adds to it).
   [[nodiscard]] std::atomic<std::uint64_t>& node_memory_moves() noexcept { return m_from_node_memory; }
+  /// The count of versions taken from their owners' memory (the channel adds to it).
+  [[nodiscard]] std::atomic<std::uint64_t>& pulled_moves() noexcept { return m_pulled; }
 
   // --- any thread --------------------------------------------------------------------------
 
@@ -449,14 +481,8 @@ class data_registry {
       data_state& s = *d.uses.front().data;
       std::lock_guard lock(s.mutex);
       for (int p = 0; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = p == host_place;
-      // A pulled version is copied by its first reader instead (`complete_pull`).
-      if (s.pull_version.load(std::memory_order_relaxed) == data_state::none)
-        s.received_unread.store(true, std::memory_order_relaxed);
-    } else if (d.kind == data_node_kind::task) {
-      // A task skipped (cancelled) or failed before its body: a pulled version it was to copy
-      // first is copied now all the same, so that the owner's move ends.
-      for (const data_use& u : d.uses)
-        if (reads_old(u.mode) && u.data->node_source) complete_pull(*u.data);
+      // A pulled version is read in place (and copied by its first device reader, `complete_pull`).
+      if (!s.node_source) s.received_unread.store(true, std::memory_order_relaxed);
     }
     const task_side side = n.kind == node_kind::device ? task_side::device : task_side::host;
     if (d.estimate_ns != 0) {
@@ -465,7 +491,12 @@ class data_registry {
     }
     if (d.trying && !ran && d.label) d.label->abandon_try(side, d.bytes);  // skipped: try again
     d.trying = false;
-    for (const data_use& u : d.uses) u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
+    for (const data_use& u : d.uses) {
+      if (u.data->node_source &&
+          (d.kind == data_node_kind::receive_done || (d.kind == data_node_kind::task && reads_old(u.mode))))
+        m_pull_users.fetch_sub(1, std::memory_order_acq_rel);
+      u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
+    }
   }
 
   /// A send's start: the host copy of `s` holds the current version (moved back from a device
@@ -519,7 +550,7 @@ class data_registry {
       data_copy& c = s.copies[static_cast<std::size_t>(place)];
       data_copy& h = s.copies[host_place];
       if (c.valid || c.filling || h.filling || !h.valid) continue;
-      if (s.pull_version.load(std::memory_order_relaxed) != data_state::none) continue;  // not here yet
+      if (s.pull_version.load(std::memory_order_relaxed) != data_state::none) continue;  // not in h yet
       if (!arrived(c, m_moves) && c.arriving_slot != slot.index) continue;
       c.filling = true;
       ++h.pins;
@@ -556,12 +587,11 @@ class data_registry {
   }
 
   // A host task about to run (its time started): the versions received from other ranks that
-  // no host task has read yet are read through once (`read_through`), by the first task only;
-  // the versions pulled from a rank of this node are copied (`complete_pull`).
+  // no host task has read yet are read through once (`read_through`), by the first task only.
+  // Versions pulled from a rank of this node are read in place, in the owner's memory.
   void read_received(const node_data& d) {
     for (const data_use& u : d.uses) {
       data_state& s = *u.data;
-      if (s.node_source && reads_old(u.mode)) complete_pull(s);
       if (reads_old(u.mode) && s.received_unread.load(std::memory_order_relaxed) &&
           s.received_unread.exchange(false, std::memory_order_relaxed)) {
         (void)read_through(s.copies[host_place].ptr, s.bytes);
@@ -571,36 +601,30 @@ class data_registry {
   }
 
   // A tile of another rank of this node whose newest version here is still in the owner's
-  // memory (`pull_version`): the first task reading it copies it into this rank's host copy
-  // (which other readers wait for, `filling`) and answers the owner. A copy made by the task
-  // that reads it next leaves the tile in that core's cache, where one made when the owner's
-  // message arrived would have left it long before its reader (docs/results/task.md).
-  // Every task reading such a tile passes here (taking the piece's lock even when nothing is to
-  // copy), so that one arriving while another copies waits for the copy.
+  // memory only (`pull_version`), about to be read by a device task: copied into this rank's
+  // host copy first (which other device readers wait for, `filling`), whence it moves to the
+  // device; host tasks read it in place. The owner keeps the version until the release
+  // (`release_pull`), which waits for this task. Every device task reading such a tile passes
+  // here (taking the piece's lock even when nothing is to copy), so that one arriving while
+  // another copies waits for the copy.
   void complete_pull(data_state& s) {
     std::unique_lock lock(s.mutex);
     data_copy& h = s.copies[host_place];
     while (h.filling) relock_later(lock);
-    const std::uint64_t version = s.pull_version.load(std::memory_order_acquire);
-    if (version == data_state::none) return;  // copied already, or nothing pulled
+    if (s.pull_version.load(std::memory_order_acquire) == data_state::none) return;  // copied, or nothing pulled
     s.pull_version.store(data_state::none, std::memory_order_relaxed);
     h.filling = true;
     lock.unlock();
     slab_fence();  // the owner's message before these reads
     std::memcpy(h.ptr, s.node_source, s.bytes);
-    slab_fence();  // these reads before the answer
     lock.lock();
     h.filling = false;
-    lock.unlock();
-    m_pulled.fetch_add(1, std::memory_order_relaxed);
-    if (m_answer_pull) m_answer_pull(s.owner, s.id, version);
   }
 
   // Makes `s` usable in `place` by a task on `slot` (null: the host) with access `mode`, and
   // pins it there. False when a device memory has no room now.
   bool make_usable(data_state& s, data_mode mode, int place, const device_slot* slot) {
-    // A device task copies a pulled version before its move (a host task after its clock
-    // starts, `read_received`).
+    // A device task copies a pulled version before its move (a host task reads it in place).
     if (place != host_place && s.node_source && reads_old(mode)) complete_pull(s);
     // A host copy is never evicted and needs no pin: a task reading it keeps it current (writers
     // wait for the task), and one writing it without reading makes the other copies stale at
@@ -1006,7 +1030,9 @@ class data_registry {
   std::atomic<std::uint64_t> m_from_node_memory{0};
   std::atomic<std::uint64_t> m_read_through{0};                          // task_statistics::moves.read_through
   std::atomic<std::uint64_t> m_pulled{0};                                // task_statistics::moves.pulled
+  std::atomic<std::int64_t> m_pull_users{0};                             // add_pull_user, pull_users_done
   std::function<void(int, std::uint64_t, std::uint64_t)> m_answer_pull;  // answer_pulls_with
+  std::function<void(int)> m_release_pulls;                              // ... at the end of a run
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_write_backs{0};
 };

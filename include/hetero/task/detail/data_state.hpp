@@ -76,15 +76,19 @@ struct data_state {
   /// (node_copies.hpp), + 1; 0 where the copy is this process's own memory.
   std::uint64_t shared_slab = 0;
   /// A tile of a rank of this node whose memory this process maps (`task_graph::tiles`'
-  /// `peer_view_of`): the owner's tile as mapped here, from which the first task reading a
-  /// version here copies it (`pull_version`); null otherwise.
+  /// `peer_view_of`): the owner's tile as mapped here, which host tasks here read in place
+  /// (and from which the first device task reading a version copies it, `pull_version`);
+  /// null otherwise.
   const void* node_source = nullptr;
-  /// A tile of an array registered with `peer_view_of`: its readers of this node copy it from
+  /// A tile of an array registered with `peer_view_of`: its readers of this node read it in
   /// its owner's memory (the owner offers each version instead of copying it over).
   bool peer_views = false;
-  /// The version the owner said is in its memory (`node_source`) and no task here copied yet;
-  /// `none`: nothing to copy.
+  /// The version the owner said is in its memory (`node_source`) and not yet copied into this
+  /// rank's host copy (which only device tasks use); `none`: nothing to copy.
   std::atomic<std::uint64_t> pull_version{none};
+  /// Declaring thread: the version taken here from the owner's memory whose release is not
+  /// declared yet (the owner keeps it unchanged until then); `none`: none.
+  std::uint64_t pull_open = none;
 
   /// Guards `copies`: taken a few times per task, for a few dozen instructions (a copy is made
   /// outside it, its target marked `filling`).

@@ -111,9 +111,14 @@ class graph_engine {
     if (!m_broken && !mpi_finalized()) {
       m_scheduler.cancel();
       try {
-        (void)m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
+        // The owners of tiles read here in place wait for their release, once no task reads them.
+        (void)m_scheduler.help_until([&] { return m_scheduler.quiescent() || m_data.pull_users_done(); },
+                                     m_timeout);
+        if (m_data.pull_users_done()) m_data.release_open_pulls();
+        const auto settled = m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
         (void)m_scheduler.take_error();
-        m_data.answer_unread_pulls();  // the owners of tiles pulled here wait for the answers
+        // Nothing runs any more (a declaration that threw may have left the count above 0).
+        if (settled == scheduler::outcome::done || m_data.pull_users_done()) m_data.release_open_pulls();
         m_channel.flush_answers();
       } catch (...) {  // nothing may escape a destructor; the graph is going away anyway
       }
@@ -235,9 +240,11 @@ class graph_engine {
           same_node[static_cast<std::size_t>(r)] =
               r != rank() && leaders[static_cast<std::size_t>(r)] == leaders[static_cast<std::size_t>(rank())];
       m_data.share_node(std::move(same_node), m_node_shared_copies);
-      m_data.answer_pulls_with([channel = &m_channel](int owner, std::uint64_t id, std::uint64_t version) {
-        channel->tile_copied(owner, id, version);
-      });
+      m_data.answer_pulls_with(
+          [channel = &m_channel](int owner, std::uint64_t id, std::uint64_t version) {
+            channel->tile_copied(owner, id, version);
+          },
+          [channel = &m_channel](int owner) { channel->release_pulls(owner); });
     }
     const std::uint64_t first = m_next_tile_id;
     const auto bound = static_cast<std::uint64_t>(size() > 1 ? mpi_tag_bound(m_data_comm.get()) : INT_MAX);
@@ -291,6 +298,7 @@ class graph_engine {
   void wait() {
     check_declaring("task_graph::wait");
     HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
+    release_pulls_when_read();
     expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
     std::exception_ptr data_error;
     try {
@@ -557,15 +565,26 @@ class graph_engine {
     if (n->pending.fetch_sub(bias, std::memory_order_acq_rel) == bias) m_scheduler.make_ready(0, n);
   }
 
-  // A node from the pool; runs tasks while the insertion window is full.
-  node* acquire_node() {
+  // A node from the pool; runs tasks while the insertion window is full (unless
+  // `outside_window`: see node_pool).
+  node* acquire_node(bool outside_window = false) {
     m_declared_since_wait = true;
-    node* n = m_pool.acquire();
+    node* n = m_pool.acquire(outside_window);
     while (!n) {
       expect(m_scheduler.help_until([&] { return m_pool.has_released(); }, m_timeout, true), false);
       n = m_pool.acquire();
     }
     return n;
+  }
+
+  // Declaring thread, nothing more declared: runs tasks until every one here that reads tiles in
+  // their owners' memory finished, then releases those versions (one message per owner). Their
+  // owners wait for that before their own wait ends, as this rank waits for its readers.
+  void release_pulls_when_read() {
+    if (size() == 1) return;
+    expect(m_scheduler.help_until([&] { return m_scheduler.quiescent() || m_data.pull_users_done(); }, m_timeout),
+           false);
+    m_data.release_open_pulls();
   }
 
   void expect(scheduler::outcome outcome, bool in_barrier) {
@@ -673,6 +692,7 @@ class graph_engine {
         const access_spec& a = spec[i];
         if (!a.data) continue;
         d.uses.push_back({a.data, a.use});
+        if (a.data->node_source && reads_old(a.use)) m_data.add_pull_user();
         d.bytes += a.data->bytes;
         a.data->unfinished.fetch_add(1, std::memory_order_relaxed);
       }
@@ -684,8 +704,15 @@ class graph_engine {
       std::forward<SetBody>(set_body)(*n);
     }
     end_task(spec, n);
-    for (std::size_t i = 0; i < spec.size(); ++i)
-      if (spec[i].data && writes_new(spec[i].use)) ++spec[i].data->declared_writes;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      if (!spec[i].data || !writes_new(spec[i].use)) continue;
+      // A new version of a tile whose current one tasks here read in its owner's memory: the
+      // owner may write it once they finished (declared with the write; where the write was
+      // refused on some rank only, the ranks' versions differ already, and a version left open
+      // is released in wait()).
+      if (spec[i].data->pull_open != data_state::none) declare_pull_release(*spec[i].data);
+      ++spec[i].data->declared_writes;
+    }
   }
 
   static void mark(node& n, bool either) {
@@ -722,8 +749,10 @@ class graph_engine {
 
   // Two nodes per move: a start that posts it (a transfer: runs even in a cancelled graph, the
   // other rank waits for it) and a done node, which the channel completes with the operation.
+  // `done_outside_window`: the done node waits for another rank's release of a tile it reads in
+  // place, perhaps until that rank's wait() (see node_pool).
   std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
-                                         data_mode mode, std::string label) {
+                                         data_mode mode, std::string label, bool done_outside_window = false) {
     node* start = acquire_node();
     start->kind = node_kind::transfer;
     start->sequence = ++m_declared;
@@ -731,7 +760,7 @@ class graph_engine {
     // Posting a move is short and another rank waits for it: it goes before every ready task.
     start->urgent = true;
     start->priority = std::numeric_limits<std::int32_t>::max();
-    node* done = acquire_node();
+    node* done = acquire_node(done_outside_window);
     done->kind = node_kind::external;
     done->sequence = ++m_declared;
     done->extra.label = std::move(label);
@@ -756,13 +785,9 @@ class graph_engine {
                              version, comm = m_data_comm.get()] {
         const tile_move move{peer,         piece->id, version,
                              piece->bytes, comm,      receive ? buffer(*data, *piece) : nullptr};
-        if (receive && piece->node_source) {  // this rank copies the version from the owner's memory
-          // A version pulled before that no task read (one refused after its moves were
-          // declared; every reader of it finished before this start): answered, uncopied.
-          if (const std::uint64_t left = piece->pull_version.exchange(data_state::none, std::memory_order_acq_rel);
-              left != data_state::none)
-            channel->tile_copied(peer, piece->id, left);
-          channel->expect_tile_pull(move, done, &piece->pull_version, &data->node_memory_moves());
+        if (receive && piece->node_source) {  // this rank reads the version in the owner's memory
+          channel->expect_tile_pull(move, done, &piece->pull_version, &data->node_memory_moves(),
+                                    &data->pulled_moves());
           data->count_transfer(true, piece->bytes);
           return;
         }
@@ -812,7 +837,8 @@ class graph_engine {
 
   void declare_send(data_state& s, int to, std::uint64_t version) {
     auto [start, done] = transfer_nodes(s, data_node_kind::send_start, data_node_kind::send_done, data_mode::read,
-                                        "send " + s.name + " to rank " + std::to_string(to));
+                                        "send " + s.name + " to rank " + std::to_string(to),
+                                        s.peer_views && m_data.shares_node_with(to));
     set_transfer_body(
         *start, done, s, false, to,
         [](data_registry& data, data_state& piece) { return data.host_for_send(piece); }, version);
@@ -825,7 +851,30 @@ class graph_engine {
     release(done, done_edges + 2);  // + the start, + the operation
   }
 
+  // The release of the version of tile `s` read here in its owner's memory: a node after every
+  // task here that reads it (a write of the piece's hidden event), which tells the owner. It
+  // runs in a cancelled graph too: the owner waits for it.
+  void declare_pull_release(data_state& s) {
+    const std::uint64_t version = std::exchange(s.pull_open, data_state::none);
+    node* x = acquire_node();
+    x->kind = node_kind::transfer;
+    x->sequence = ++m_declared;
+    x->extra.label = "release " + s.name + " to rank " + std::to_string(s.owner);
+    x->urgent = true;
+    x->priority = std::numeric_limits<std::int32_t>::max();
+    x->extra.data.kind = data_node_kind::pull_release;
+    x->extra.data.uses.push_back({&s, data_mode::write});
+    x->extra.data.bytes = s.bytes;
+    x->extra.uses.push_back({s.event(), event_access::write});
+    mark(*x, false);
+    s.unfinished.fetch_add(1, std::memory_order_relaxed);
+    set_body<void>(*x, [data = &m_data, piece = &s, version] { data->release_pull(*piece, version); });
+    const int edges = dependency_tracker::write(history(*s.event()), x, false);
+    release(x, edges);
+  }
+
   void declare_receive(data_state& s, std::uint64_t version) {
+    if (s.pull_open != data_state::none) declare_pull_release(s);
     m_data.ensure_host_copy(s);
     auto [start, done] =
         transfer_nodes(s, data_node_kind::receive_start, data_node_kind::receive_done, data_mode::write,
@@ -833,6 +882,10 @@ class graph_engine {
     set_transfer_body(
         *start, done, s, true, s.owner,
         [](data_registry&, data_state& piece) { return data_registry::host_for_receive(piece); }, version);
+    if (s.node_source) {  // read here in the owner's memory until released
+      s.pull_open = version;
+      m_data.add_pull_user();
+    }
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::write(h, start, false);
     const int done_edges = dependency_tracker::write(h, done, false);  // after the start (output dependency)

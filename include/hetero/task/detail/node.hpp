@@ -87,7 +87,8 @@ enum class data_node_kind : std::uint8_t {
   send_start,     ///< posts the send of a tile to another rank (its host copy made current first)
   send_done,      ///< that send completed
   receive_start,  ///< posts the receive of a tile from its owner into this rank's host copy
-  receive_done    ///< that receive completed: the host copy holds the owner's version
+  receive_done,   ///< that receive completed: the host copy holds the owner's version
+  pull_release    ///< the tasks here that read a version in its owner's memory finished: tells the owner
 };
 
 /// The task data of a node (see data_registry).
@@ -187,6 +188,7 @@ struct alignas(64) node {
   std::uint64_t serial = 0;       ///< incarnation (bumped on reuse by the declaring thread)
   std::uint64_t sequence = 0;     ///< declaration number on this rank (priority order, reports)
   std::int32_t priority = 0;      ///< the task's priority(...) clause
+  bool outside_window = false;    ///< pool nodes: not counted in the insertion window (declaring thread)
   bool (*poll)(node&) = nullptr;  ///< external nodes: tests the operation (true when complete)
   node* next_finished = nullptr;  ///< link in the pool's finished stack
   node_group* group = nullptr;    ///< with grouped_bit: the group it leaves when it finishes

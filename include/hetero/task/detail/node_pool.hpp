@@ -1,8 +1,10 @@
 /// @file
 /// Nodes of tasks declared and run at once, recycled: the declaring thread takes nodes, the
-/// threads that finish them give them back through a lock-free stack. The pool never holds more
-/// than `window` nodes, which is the bounded insertion window: when all are in use, the
-/// declaring thread runs tasks until one is given back.
+/// threads that finish them give them back through a lock-free stack. At most `window` nodes
+/// are in use, which is the bounded insertion window: when all are, the declaring thread runs
+/// tasks until one is given back. Nodes taken outside the window (an owner's move of a tile
+/// that another rank reads in place, which waits for that rank's release, perhaps until its
+/// `wait()`) do not count: the window must not fill with them.
 #ifndef HETERO_TASK_DETAIL_NODE_POOL_HPP
 #define HETERO_TASK_DETAIL_NODE_POOL_HPP
 
@@ -30,13 +32,11 @@ class node_pool {
   }
 
   /// A fresh node (new incarnation, no successors, no body), or nullptr when `window` nodes are
-  /// in use.
-  node* acquire() {
-    if (m_free.empty()) reclaim();
-    if (m_free.empty()) {
-      if (m_allocated >= m_window) return nullptr;
-      grow();
-    }
+  /// in use; one `outside_window` is never refused and does not count.
+  node* acquire(bool outside_window = false) {
+    if (m_free.empty() || (!outside_window && m_in_use - m_outside >= m_window)) reclaim();
+    if (!outside_window && m_in_use - m_outside >= m_window) return nullptr;
+    if (m_free.empty()) grow();
     node* n = m_free.back();
     m_free.pop_back();
     ++n->serial;
@@ -51,7 +51,9 @@ class node_pool {
     n->urgent = false;
     n->priority = 0;
     n->live = true;
+    n->outside_window = outside_window;
     ++m_in_use;
+    if (outside_window) ++m_outside;
     return n;
   }
 
@@ -67,13 +69,15 @@ class node_pool {
   void give_back(node* n) {
     n->live = false;
     --m_in_use;
+    if (n->outside_window) --m_outside;
     m_free.push_back(n);
   }
 
-  /// Whether a node is free or was given back since the last `reclaim` (declaring thread; seq_cst, so that a
-  /// thread that announced it waits for one and then checks cannot miss the release).
+  /// Whether a node can be taken in the window or was given back since the last `reclaim` (declaring thread;
+  /// seq_cst, so that a thread that announced it waits for one and then checks cannot miss the release).
   [[nodiscard]] bool has_released() const noexcept {
-    return !m_free.empty() || m_finished.load(std::memory_order_seq_cst) != nullptr;
+    return (!m_free.empty() && m_in_use - m_outside < m_window) ||
+           m_finished.load(std::memory_order_seq_cst) != nullptr;
   }
 
   /// Moves the nodes given back since the last call to the free list.
@@ -83,6 +87,7 @@ class node_pool {
       node* next = n->next_finished;
       n->live = false;
       --m_in_use;
+      if (n->outside_window) --m_outside;
       m_free.push_back(n);
       n = next;
     }
@@ -90,7 +95,8 @@ class node_pool {
 
   /// Nodes taken and not yet reclaimed.
   [[nodiscard]] std::size_t in_use() const noexcept { return m_in_use; }
-  /// The most nodes the pool holds.
+  /// The most nodes in use in the window (the pool grows past it by the nodes taken outside it
+  /// at once, and keeps them).
   [[nodiscard]] std::size_t window() const noexcept { return m_window; }
 
   /// Calls `f(node&)` for every node taken and not given back (declaring thread).
@@ -108,7 +114,9 @@ class node_pool {
   };
 
   void grow() {
-    const std::size_t size = std::min<std::size_t>(std::max<std::size_t>(64, m_allocated), m_window - m_allocated);
+    const std::size_t size = m_allocated < m_window ? std::min<std::size_t>(std::max<std::size_t>(64, m_allocated),
+                                                                            m_window - m_allocated)
+                                                    : 64;
     m_chunks.push_back({std::make_unique<node[]>(size), size});
     for (std::size_t i = size; i-- > 0;) m_free.push_back(&m_chunks.back().nodes[i]);
     m_allocated += size;
@@ -117,6 +125,7 @@ class node_pool {
   std::size_t m_window;
   std::size_t m_allocated = 0;
   std::size_t m_in_use = 0;
+  std::size_t m_outside = 0;  // of m_in_use, taken outside the window
   std::vector<chunk> m_chunks;
   std::vector<node*> m_free;
   std::atomic<node*> m_finished{nullptr};

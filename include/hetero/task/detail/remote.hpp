@@ -40,12 +40,14 @@ struct remote_message {
   static constexpr std::uint64_t barrier = 2;
   static constexpr std::uint64_t tile_ready =
       3;  ///< a, b: tile id, version; c: slab number + 1 (0: by MPI), d: nonce
-  static constexpr std::uint64_t tile_written = 4;    ///< a, b: tile id, version
-  static constexpr std::uint64_t tile_copied = 5;     ///< a, b: tile id, version (the reader pulled it)
+  static constexpr std::uint64_t tile_written = 4;  ///< a, b: tile id, version
+  static constexpr std::uint64_t tile_copied = 5;   ///< a, b: tile id, version (the reader released it)
+  /// a: the wait epoch: the reader's run ended; it released every version it pulled in it
+  static constexpr std::uint64_t pulls_released = 6;
   static constexpr std::uint64_t by_mpi_flag = 2;     ///< tile_written: sent through MPI instead, receive it
   static constexpr std::uint64_t cancelled_flag = 1;  ///< the writer was cancelled (a task failed)
-  /// tile_written: the version is in the owner's memory, where the reader copies it from (a
-  /// pull); the owner's move ends with the reader's tile_copied.
+  /// tile_written: the version is in the owner's memory, where the reader reads it (a pull);
+  /// the owner's move ends with the reader's tile_copied or pulls_released.
   static constexpr std::uint64_t pull_flag = 4;
   std::uint64_t type = 0;
   std::uint64_t a = 0, b = 0, c = 0, d = 0;  ///< notify: the remote_key; barrier: epoch, round
@@ -202,18 +204,18 @@ class remote_channel {
   }
 
   /// Any thread: this rank reads `move`'s version of a tile of `move.peer`, a rank of its node
-  /// whose memory this process maps (`task_graph::tiles`' `peer_view_of`), and copies it from
-  /// there itself: no message asks for it. `done` arrives once the owner said the version is
-  /// there (`offer_tile`; perhaps before this call), `*pulled` then holding it; the first task
-  /// that reads it here copies it (`data_registry::complete_pull`) and answers with
-  /// `tile_copied`, which ends the owner's move. `*counted` counts it.
+  /// whose memory this process maps (`task_graph::tiles`' `peer_view_of`), in place: no message
+  /// asks for it. `done` arrives once the owner said the version is there (`offer_tile`;
+  /// perhaps before this call), `*pulled` then holding it; once the tasks here that read it
+  /// finished, this rank answers (`tile_copied`, or `release_pulls` at the end of the run),
+  /// which ends the owner's move. `*counted` and `*taken` count it.
   void expect_tile_pull(const tile_move& move, node* done, std::atomic<std::uint64_t>* pulled,
-                        std::atomic<std::uint64_t>* counted) {
+                        std::atomic<std::uint64_t>* counted, std::atomic<std::uint64_t>* taken) {
     std::lock_guard lock(m_mutex);
     const move_key key = key_of(move);
     auto early = m_offers.find(key);
     if (early == m_offers.end()) {
-      m_tile_waits[key] = {done, move, 0, 0, counted, pulled};
+      m_tile_waits[key] = {done, move, 0, 0, counted, pulled, taken};
       m_active.fetch_add(1, std::memory_order_release);
       return;
     }
@@ -223,14 +225,15 @@ class remote_channel {
     if (!cancelled) {
       pulled->store(move.version, std::memory_order_release);
       counted->fetch_add(1, std::memory_order_relaxed);
+      taken->fetch_add(1, std::memory_order_relaxed);
     }
     add_transfer(done, MPI_REQUEST_NULL, true, cancelled);  // arrives at the next round
   }
 
   /// Any thread: this rank owns `move`'s tile, whose version is at `from` (null: it could not be
   /// made current, and the move ends cancelled on both ranks), and `move.peer` of its node
-  /// copies it from there itself (`expect_tile_pull`): the reader is told at once; `done`
-  /// arrives with its answer, and until then no writer of the tile runs here.
+  /// reads it there itself (`expect_tile_pull`): the reader is told at once; `done` arrives with
+  /// its answer, and until then no writer of the tile runs here.
   void offer_tile(const tile_move& move, node* done, const void* from) {
     std::lock_guard lock(m_mutex);
     slab_fence();  // this rank's writes of the version before the message
@@ -245,13 +248,14 @@ class remote_channel {
       add_transfer(done, MPI_REQUEST_NULL, false, true);
       return;
     }
-    m_pulls[key_of(move)] = done;
+    m_pulls[key_of(move)] = {done, m_epoch};
     m_active.fetch_add(1, std::memory_order_release);
   }
 
-  /// Any thread: this rank copied version `version` of tile `id` from the memory of its owner
-  /// `owner` (`expect_tile_pull`); tells the owner, whose move of it then ends. Sent at once
-  /// where no other thread holds the progress baton, else by the next round of progress.
+  /// Any thread: the tasks here that read version `version` of tile `id` in the memory of its
+  /// owner `owner` (`expect_tile_pull`) finished; tells the owner, whose move of it then ends.
+  /// Sent at once where no other thread holds the progress baton, else by the next round of
+  /// progress.
   void tile_copied(int owner, std::uint64_t id, std::uint64_t version) {
     m_active.fetch_add(1, std::memory_order_release);  // until sent: progress keeps running
     {
@@ -266,6 +270,13 @@ class remote_channel {
     if (!lock.owns_lock()) return;
     const progressing here(this);
     send_answers();
+  }
+
+  /// Declaring thread, this rank's run ended (nothing runs): tells `owner` that every version
+  /// of its tiles pulled here in this run is released (one message for all of them).
+  void release_pulls(int owner) {
+    std::lock_guard lock(m_mutex);
+    post_send({remote_message::pulls_released, m_epoch, 0, 0, 0, 0}, owner);
   }
 
   /// Declaring thread: sends the answers still queued (the graph goes away).
@@ -504,6 +515,8 @@ class remote_channel {
             tile_written({source, m.a, m.b}, m.flags, on_arrival);
           } else if (m.type == remote_message::tile_copied) {
             pull_answered({source, m.a, m.b}, on_arrival);
+          } else if (m.type == remote_message::pulls_released) {
+            pulls_released(source, m.a, on_arrival);
           } else if (m.type == remote_message::barrier) {
             m_barrier_arrivals[{m.a, m.b}] |= m.flags;
           }
@@ -585,6 +598,7 @@ class remote_channel {
     slab_fence();  // the owner's copy (before its message) before this rank's reads
     if (!cancelled && w.pull) w.pull->store(move.version, std::memory_order_release);
     if (!cancelled && w.copied) w.copied->fetch_add(1, std::memory_order_relaxed);
+    if (!cancelled && w.taken) w.taken->fetch_add(1, std::memory_order_relaxed);
     m_arrivals.fetch_add(1, std::memory_order_relaxed);
     on_arrival(w.done, true, cancelled);
   }
@@ -595,16 +609,33 @@ class remote_channel {
     if (!m_deferred_error) m_deferred_error = std::current_exception();
   }
 
-  // The reader of a pulled version copied it: the owner's move ends.
+  // The readers of a pulled version finished: the owner's move ends.
   template <class F>
   void pull_answered(const move_key& key, F& on_arrival) {
     auto it = m_pulls.find(key);
     if (it == m_pulls.end()) return;
-    node* n = it->second;
+    node* n = it->second.done;
     m_pulls.erase(it);
     m_active.fetch_sub(1, std::memory_order_release);
     m_arrivals.fetch_add(1, std::memory_order_relaxed);
     on_arrival(n, true, false);
+  }
+
+  // The run of `reader` ended: every version it pulled in the run of wait epoch `epoch` is
+  // released (one of an earlier run, whose message came late, is not: its epoch differs).
+  template <class F>
+  void pulls_released(int reader, std::uint64_t epoch, F& on_arrival) {
+    for (auto it = m_pulls.begin(); it != m_pulls.end();) {
+      if (std::get<0>(it->first) != reader || it->second.epoch != epoch) {
+        ++it;
+        continue;
+      }
+      node* n = it->second.done;
+      it = m_pulls.erase(it);
+      m_active.fetch_sub(1, std::memory_order_release);
+      m_arrivals.fetch_add(1, std::memory_order_relaxed);
+      on_arrival(n, true, false);
+    }
   }
 
   // Sends the queued answers to pulls (`tile_copied`); the baton held.
@@ -926,6 +957,11 @@ class remote_channel {
     std::uint64_t nonce = 0, slab = 0;             // this rank's slab holding the copy (node_copies.hpp)
     std::atomic<std::uint64_t>* copied = nullptr;  // counts the tiles that came through it
     std::atomic<std::uint64_t>* pull = nullptr;    // a pull: where the version the owner has goes
+    std::atomic<std::uint64_t>* taken = nullptr;   // ... and what counts the versions pulled
+  };
+  struct pull_offer {
+    node* done = nullptr;     // the owner's move, which the answer ends
+    std::uint64_t epoch = 0;  // the wait epoch it was offered in
   };
   struct pull_answer {
     int owner = 0;
@@ -936,7 +972,7 @@ class remote_channel {
   std::map<move_key, tile_push> m_pushes;
   bool m_pushes_ready = false;                 // some push has both ends
   std::map<move_key, tile_wait> m_tile_waits;  // tiles read here, until "written"
-  std::map<move_key, node*> m_pulls;           // versions of this rank pulled by readers, until answered
+  std::map<move_key, pull_offer> m_pulls;      // versions of this rank pulled by readers, until answered
   std::map<move_key, bool> m_offers;           // offers to pull before their receive started (cancelled?)
   std::mutex m_answer_mutex;                   // guards m_answers (taken without the baton)
   std::vector<pull_answer> m_answers;          // answers to pulls not sent yet
