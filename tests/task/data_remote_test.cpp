@@ -36,6 +36,13 @@ enum class held {
   coarray  // row p of its owner's image of a coarray, which the ranks of a node map (peer_view_of)
 };
 
+// Row `row` of an image of a coarray of words, `words` long, as a tile's View (an empty View where
+// the image is not mapped here).
+template <class Image>
+data_test::host_view row_of(const Image& image, std::int64_t row, std::size_t words) {
+  return image.data() ? data_test::host_view(&image(row, 0), words) : data_test::host_view();
+}
+
 // Runs `prog` with its pieces as tiles owned cyclically; checks this rank's tiles and the
 // hashes of the tasks it ran, and returns its statistics.
 hetero::task_statistics run_tiles(tile_graph& graph, const data_test::program& prog, held how = held::views) {
@@ -44,14 +51,11 @@ hetero::task_statistics run_tiles(tile_graph& graph, const data_test::program& p
   hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows;
   if (how == held::coarray)
     rows = hetero::coarray<data_test::word, 2, Kokkos::HostSpace>({pieces, 64}, graph.mpi_comm());
-  const auto row_of = [&](const auto& image, std::int64_t p) {
-    return image.data() ? data_test::host_view(&image(p, 0), 64) : data_test::host_view();
-  };
   std::vector<data_test::host_view> mine(static_cast<std::size_t>(prog.pieces()));
   for (int p = 0; p < prog.pieces(); ++p) {
     if (prog.owner(p) != me) continue;
     auto& v = mine[static_cast<std::size_t>(p)];
-    v = how == held::coarray ? row_of(rows.local(), p) : data_test::host_view("tile", 64);
+    v = how == held::coarray ? row_of(rows.local(), p, 64) : data_test::host_view("tile", 64);
     for (int e = 0; e < prog.size(p); ++e) v(static_cast<std::size_t>(e)) = prog.initial_word(p, e);
   }
   const auto owner_of = [&](std::int64_t p) { return prog.owner(static_cast<int>(p)); };
@@ -59,7 +63,7 @@ hetero::task_statistics run_tiles(tile_graph& graph, const data_test::program& p
   auto tiles =
       how == held::coarray
           ? graph.tiles("T", {pieces}, {64}, owner_of, view_of,
-                        [&](std::int64_t p) { return row_of(rows.local(prog.owner(static_cast<int>(p))), p); })
+                        [&](std::int64_t p) { return row_of(rows.local(prog.owner(static_cast<int>(p))), p, 64); })
           : graph.tiles("T", {pieces}, {64}, owner_of, view_of);
   std::vector<data_test::word> hashes(static_cast<std::size_t>(prog.tasks()), 0);
   graph.reset_statistics();
@@ -188,12 +192,9 @@ TEST_CASE("a tile pulled for a task that its rank then refused still ends its ow
   tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
   // Tile 0 of rank 0, in a coarray that the ranks of a node map.
   hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({1, 4}, graph.mpi_comm());
-  const auto tile_in = [](const auto& image) {
-    return image.data() ? data_test::host_view(&image(0, 0), 4) : data_test::host_view();
-  };
   auto tiles = graph.tiles(
-      "P", {1}, {4}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return tile_in(rows.local()); },
-      [&](std::int64_t) { return tile_in(rows.local(0)); });
+      "P", {1}, {4}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return row_of(rows.local(), 0, 4); },
+      [&](std::int64_t) { return row_of(rows.local(0), 0, 4); });
   auto e = graph.remote_events("E", 1);
   graph.spawn("write", hetero::writes(tiles(0)), [](auto v) {
     for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = 7;
@@ -243,12 +244,9 @@ TEST_CASE("host tasks read the tiles of ranks of their node in place, until the 
   tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(20)});
   // Tiles 0 and 1 of rank 0: rows of its image of a coarray that the ranks of a node map.
   hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({2, 64}, graph.mpi_comm());
-  const auto row = [](const auto& image, std::int64_t p) {
-    return image.data() ? data_test::host_view(&image(p, 0), 64) : data_test::host_view();
-  };
   auto tiles = graph.tiles(
-      "R", {2}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t p) { return row(rows.local(), p); },
-      [&](std::int64_t p) { return row(rows.local(0), p); });
+      "R", {2}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t p) { return row_of(rows.local(), p, 64); },
+      [&](std::int64_t p) { return row_of(rows.local(0), p, 64); });
   auto rng = hetero::testing::rng(67);
   std::vector<data_test::word> first(64), second(64);
   for (auto* v : {&first, &second})
@@ -316,13 +314,10 @@ TEST_CASE("tiles read in place until the end of the run do not fill their owner'
   tile_graph graph({.workers = 1, .window = 16, .no_progress_timeout = std::chrono::seconds(20)});
   hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({per_rank, 8}, graph.mpi_comm());
   const auto owner_of = [ranks](std::int64_t p) { return static_cast<int>(p % ranks); };
-  const auto row = [](const auto& image, std::int64_t p) {
-    return image.data() ? data_test::host_view(&image(p, 0), 8) : data_test::host_view();
-  };
   const std::int64_t count = per_rank * ranks;
   auto tiles = graph.tiles(
-      "W", {count}, {8}, owner_of, [&](std::int64_t p) { return row(rows.local(), p / ranks); },
-      [&](std::int64_t p) { return row(rows.local(owner_of(p)), p / ranks); });
+      "W", {count}, {8}, owner_of, [&](std::int64_t p) { return row_of(rows.local(), p / ranks, 8); },
+      [&](std::int64_t p) { return row_of(rows.local(owner_of(p)), p / ranks, 8); });
   std::vector<data_test::word> sums(static_cast<std::size_t>(count), 0);
   for (std::int64_t p = 0; p < count; ++p)
     graph.spawn("write", hetero::writes(tiles(p)), [p](auto v) {
@@ -347,12 +342,9 @@ TEST_CASE("a tile read in place in one run moves again in the next", "[task][dat
   const int me = hetero::testing::world_rank();
   tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(20)});
   hetero::coarray<data_test::word, 2, Kokkos::HostSpace> rows({1, 64}, graph.mpi_comm());
-  const auto row = [](const auto& image) {
-    return image.data() ? data_test::host_view(&image(0, 0), 64) : data_test::host_view();
-  };
   auto tiles = graph.tiles(
-      "N", {1}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return row(rows.local()); },
-      [&](std::int64_t) { return row(rows.local(0)); });
+      "N", {1}, {64}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return row_of(rows.local(), 0, 64); },
+      [&](std::int64_t) { return row_of(rows.local(0), 0, 64); });
   auto rng = hetero::testing::rng(68);
   const auto others = hetero::rank_set::all().without(0, ranks);
   // Each run: the owner writes the tile, every other rank reads it (the last run's version is

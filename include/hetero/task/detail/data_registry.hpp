@@ -307,9 +307,19 @@ class data_registry {
     release_unregistered();
   }
 
-  /// Declaring thread: one more receive or task here uses a version in its owner's memory
-  /// (finish() counts it off).
-  void add_pull_user() noexcept { m_pull_users.fetch_add(1, std::memory_order_relaxed); }
+  /// Whether a node of kind `kind` that uses `s` in `mode` reads a version in its owner's memory
+  /// until it finishes: a receive of a tile read in place, or a task that reads it.
+  [[nodiscard]] static bool reads_in_owner_memory(const data_state& s, data_node_kind kind,
+                                                  data_mode mode) noexcept {
+    return s.node_source &&
+           (kind == data_node_kind::receive_done || (kind == data_node_kind::task && reads_old(mode)));
+  }
+
+  /// Declaring thread: a node declared here uses `s` in `mode` (finish() counts off those that
+  /// read a version in its owner's memory, `reads_in_owner_memory`).
+  void add_pull_user(const data_state& s, data_node_kind kind, data_mode mode) noexcept {
+    if (reads_in_owner_memory(s, kind, mode)) m_pull_users.fetch_add(1, std::memory_order_relaxed);
+  }
 
   /// Whether every receive and task declared here that uses a version in its owner's memory
   /// finished: with no more declared (the declaring thread waits), the versions can be released
@@ -492,9 +502,7 @@ class data_registry {
     if (d.trying && !ran && d.label) d.label->abandon_try(side, d.bytes);  // skipped: try again
     d.trying = false;
     for (const data_use& u : d.uses) {
-      if (u.data->node_source &&
-          (d.kind == data_node_kind::receive_done || (d.kind == data_node_kind::task && reads_old(u.mode))))
-        m_pull_users.fetch_sub(1, std::memory_order_acq_rel);
+      if (reads_in_owner_memory(*u.data, d.kind, u.mode)) m_pull_users.fetch_sub(1, std::memory_order_acq_rel);
       u.data->unfinished.fetch_sub(1, std::memory_order_acq_rel);
     }
   }

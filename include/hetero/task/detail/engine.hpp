@@ -112,9 +112,7 @@ class graph_engine {
       m_scheduler.cancel();
       try {
         // The owners of tiles read here in place wait for their release, once no task reads them.
-        (void)m_scheduler.help_until([&] { return m_scheduler.quiescent() || m_data.pull_users_done(); },
-                                     m_timeout);
-        if (m_data.pull_users_done()) m_data.release_open_pulls();
+        (void)release_pulls_when_read();
         const auto settled = m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout);
         (void)m_scheduler.take_error();
         // Nothing runs any more (a declaration that threw may have left the count above 0).
@@ -298,7 +296,7 @@ class graph_engine {
   void wait() {
     check_declaring("task_graph::wait");
     HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
-    release_pulls_when_read();
+    expect(release_pulls_when_read(), false);
     expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
     std::exception_ptr data_error;
     try {
@@ -578,13 +576,15 @@ class graph_engine {
   }
 
   // Declaring thread, nothing more declared: runs tasks until every one here that reads tiles in
-  // their owners' memory finished, then releases those versions (one message per owner). Their
-  // owners wait for that before their own wait ends, as this rank waits for its readers.
-  void release_pulls_when_read() {
-    if (size() == 1) return;
-    expect(m_scheduler.help_until([&] { return m_scheduler.quiescent() || m_data.pull_users_done(); }, m_timeout),
-           false);
-    m_data.release_open_pulls();
+  // their owners' memory finished (or nothing runs), then releases those versions (one message
+  // per owner). Their owners wait for that before their own wait ends, as this rank waits for its
+  // readers. Nothing is released unless the outcome is `done`.
+  [[nodiscard]] scheduler::outcome release_pulls_when_read() {
+    if (size() == 1) return scheduler::outcome::done;
+    const scheduler::outcome outcome =
+        m_scheduler.help_until([&] { return m_scheduler.quiescent() || m_data.pull_users_done(); }, m_timeout);
+    if (outcome == scheduler::outcome::done) m_data.release_open_pulls();
+    return outcome;
   }
 
   void expect(scheduler::outcome outcome, bool in_barrier) {
@@ -692,7 +692,7 @@ class graph_engine {
         const access_spec& a = spec[i];
         if (!a.data) continue;
         d.uses.push_back({a.data, a.use});
-        if (a.data->node_source && reads_old(a.use)) m_data.add_pull_user();
+        m_data.add_pull_user(*a.data, data_node_kind::task, a.use);
         d.bytes += a.data->bytes;
         a.data->unfinished.fetch_add(1, std::memory_order_relaxed);
       }
@@ -747,31 +747,37 @@ class graph_engine {
     }
   }
 
+  // A node that moves or releases a version of tile `s`, using it and its hidden event in `mode`.
+  // A transfer another rank waits for (posting a move, a release) is short: it goes before every
+  // ready task.
+  node* data_node(data_state& s, node_kind kind, data_node_kind data_kind, data_mode mode, std::string label,
+                  bool outside_window = false) {
+    node* x = acquire_node(outside_window);
+    x->kind = kind;
+    x->sequence = ++m_declared;
+    x->extra.label = std::move(label);
+    if (kind == node_kind::transfer) {
+      x->urgent = true;
+      x->priority = std::numeric_limits<std::int32_t>::max();
+    }
+    x->extra.data.kind = data_kind;
+    x->extra.data.uses.push_back({&s, mode});
+    x->extra.data.bytes = s.bytes;
+    x->extra.uses.push_back({s.event(), mode == data_mode::read ? event_access::read : event_access::write});
+    mark(*x, false);
+    s.unfinished.fetch_add(1, std::memory_order_relaxed);
+    return x;
+  }
+
   // Two nodes per move: a start that posts it (a transfer: runs even in a cancelled graph, the
   // other rank waits for it) and a done node, which the channel completes with the operation.
   // `done_outside_window`: the done node waits for another rank's release of a tile it reads in
   // place, perhaps until that rank's wait() (see node_pool).
   std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
-                                         data_mode mode, std::string label, bool done_outside_window = false) {
-    node* start = acquire_node();
-    start->kind = node_kind::transfer;
-    start->sequence = ++m_declared;
-    start->extra.label = label;
-    // Posting a move is short and another rank waits for it: it goes before every ready task.
-    start->urgent = true;
-    start->priority = std::numeric_limits<std::int32_t>::max();
-    node* done = acquire_node(done_outside_window);
-    done->kind = node_kind::external;
-    done->sequence = ++m_declared;
-    done->extra.label = std::move(label);
-    for (node* x : {start, done}) {
-      x->extra.data.kind = x == start ? start_kind : done_kind;
-      x->extra.data.uses.push_back({&s, mode});
-      x->extra.data.bytes = s.bytes;
-      x->extra.uses.push_back({s.event(), mode == data_mode::read ? event_access::read : event_access::write});
-      mark(*x, false);
-      s.unfinished.fetch_add(1, std::memory_order_relaxed);
-    }
+                                         data_mode mode, const std::string& label,
+                                         bool done_outside_window = false) {
+    node* start = data_node(s, node_kind::transfer, start_kind, mode, label);
+    node* done = data_node(s, node_kind::external, done_kind, mode, label, done_outside_window);
     return {start, done};
   }
 
@@ -856,18 +862,8 @@ class graph_engine {
   // runs in a cancelled graph too: the owner waits for it.
   void declare_pull_release(data_state& s) {
     const std::uint64_t version = std::exchange(s.pull_open, data_state::none);
-    node* x = acquire_node();
-    x->kind = node_kind::transfer;
-    x->sequence = ++m_declared;
-    x->extra.label = "release " + s.name + " to rank " + std::to_string(s.owner);
-    x->urgent = true;
-    x->priority = std::numeric_limits<std::int32_t>::max();
-    x->extra.data.kind = data_node_kind::pull_release;
-    x->extra.data.uses.push_back({&s, data_mode::write});
-    x->extra.data.bytes = s.bytes;
-    x->extra.uses.push_back({s.event(), event_access::write});
-    mark(*x, false);
-    s.unfinished.fetch_add(1, std::memory_order_relaxed);
+    node* x = data_node(s, node_kind::transfer, data_node_kind::pull_release, data_mode::write,
+                        "release " + s.name + " to rank " + std::to_string(s.owner));
     set_body<void>(*x, [data = &m_data, piece = &s, version] { data->release_pull(*piece, version); });
     const int edges = dependency_tracker::write(history(*s.event()), x, false);
     release(x, edges);
@@ -882,10 +878,8 @@ class graph_engine {
     set_transfer_body(
         *start, done, s, true, s.owner,
         [](data_registry&, data_state& piece) { return data_registry::host_for_receive(piece); }, version);
-    if (s.node_source) {  // read here in the owner's memory until released
-      s.pull_open = version;
-      m_data.add_pull_user();
-    }
+    if (s.node_source) s.pull_open = version;  // read here in the owner's memory until released
+    m_data.add_pull_user(s, data_node_kind::receive_done, data_mode::write);
     access_history& h = history(*s.event());
     const int start_edges = dependency_tracker::write(h, start, false);
     const int done_edges = dependency_tracker::write(h, done, false);  // after the start (output dependency)

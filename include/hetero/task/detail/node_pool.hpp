@@ -34,8 +34,8 @@ class node_pool {
   /// A fresh node (new incarnation, no successors, no body), or nullptr when `window` nodes are
   /// in use; one `outside_window` is never refused and does not count.
   node* acquire(bool outside_window = false) {
-    if (m_free.empty() || (!outside_window && m_in_use - m_outside >= m_window)) reclaim();
-    if (!outside_window && m_in_use - m_outside >= m_window) return nullptr;
+    if (m_free.empty() || (!outside_window && window_full())) reclaim();
+    if (!outside_window && window_full()) return nullptr;
     if (m_free.empty()) grow();
     node* n = m_free.back();
     m_free.pop_back();
@@ -76,8 +76,7 @@ class node_pool {
   /// Whether a node can be taken in the window or was given back since the last `reclaim` (declaring thread;
   /// seq_cst, so that a thread that announced it waits for one and then checks cannot miss the release).
   [[nodiscard]] bool has_released() const noexcept {
-    return (!m_free.empty() && m_in_use - m_outside < m_window) ||
-           m_finished.load(std::memory_order_seq_cst) != nullptr;
+    return (!m_free.empty() && !window_full()) || m_finished.load(std::memory_order_seq_cst) != nullptr;
   }
 
   /// Moves the nodes given back since the last call to the free list.
@@ -108,6 +107,9 @@ class node_pool {
   }
 
  private:
+  // Whether the nodes in use, those taken outside the window aside, fill the window.
+  [[nodiscard]] bool window_full() const noexcept { return m_in_use - m_outside >= m_window; }
+
   struct chunk {
     std::unique_ptr<node[]> nodes;
     std::size_t size;
