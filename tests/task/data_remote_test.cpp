@@ -137,6 +137,22 @@ TEST_CASE("random programs on tiles across ranks give their sequential results w
   }
 }
 
+TEST_CASE("random programs on tiles across ranks run in insertion windows of 1-3 nodes", "[task][data][mpi]") {
+  // A tile's move is two nodes, declared together: a window of one node must still hold it.
+  auto rng = hetero::testing::rng(69);
+  for (std::size_t window : {1, 2, 3}) {
+    for (held how : {held::views, held::coarray}) {
+      tile_graph graph({.workers = 1, .window = window, .no_progress_timeout = std::chrono::seconds(20)});
+      for (int round = 0; round < 2; ++round) {
+        INFO("window " << window << ", round " << round << ", in a coarray " << (how == held::coarray));
+        const auto prog = tile_program(rng, 5, 30, {data_test::side::host}, hetero::testing::world_size());
+        const auto stats = run_tiles(graph, prog, how);
+        CHECK(stats.moves.from_ranks.moves == prog.minimum_moves(graph.rank())[2]);
+      }
+    }
+  }
+}
+
 TEST_CASE("tasks with both bodies on tiles across ranks", "[task][data][mpi]") {
   const int ranks = hetero::testing::world_size();
   auto rng = hetero::testing::rng(52);

@@ -29,9 +29,10 @@ struct task_options {
   /// an `MPI_Comm`. Duplicated when the graph is built (collectively), so the handle need only
   /// live until then.
   comm_ref comm = MPI_COMM_WORLD;
-  /// The most tasks (and pending notifications) declared and not finished on this rank: when
-  /// it is reached, `spawn` runs tasks until one finishes, so a huge graph does not exhaust
-  /// memory.
+  /// The most tasks (and pending notifications and tile moves) declared and not finished on
+  /// this rank: when it is reached, `spawn` runs tasks until one finishes, so a huge graph does
+  /// not exhaust memory. A tile move's two nodes are taken together (in a window of 1, the
+  /// second outside it).
   std::size_t window = 4096;
   /// `wait()` raises `hetero::deadlock_error` on every rank after this long without a task
   /// running, finishing or a notification arriving while work is still pending

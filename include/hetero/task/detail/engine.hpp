@@ -563,14 +563,14 @@ class graph_engine {
     if (n->pending.fetch_sub(bias, std::memory_order_acq_rel) == bias) m_scheduler.make_ready(0, n);
   }
 
-  // A node from the pool; runs tasks while the insertion window is full (unless
+  // A node from the pool; runs tasks until `room` nodes fit in the insertion window (unless
   // `outside_window`: see node_pool).
-  node* acquire_node(bool outside_window = false) {
+  node* acquire_node(bool outside_window = false, std::size_t room = 1) {
     m_declared_since_wait = true;
-    node* n = m_pool.acquire(outside_window);
+    node* n = m_pool.acquire(outside_window, room);
     while (!n) {
-      expect(m_scheduler.help_until([&] { return m_pool.has_released(); }, m_timeout, true), false);
-      n = m_pool.acquire();
+      expect(m_scheduler.help_until([&] { return m_pool.has_released(room); }, m_timeout, true), false);
+      n = m_pool.acquire(false, room);
     }
     return n;
   }
@@ -751,8 +751,8 @@ class graph_engine {
   // A transfer another rank waits for (posting a move, a release) is short: it goes before every
   // ready task.
   node* data_node(data_state& s, node_kind kind, data_node_kind data_kind, data_mode mode, std::string label,
-                  bool outside_window = false) {
-    node* x = acquire_node(outside_window);
+                  bool outside_window = false, std::size_t room = 1) {
+    node* x = acquire_node(outside_window, room);
     x->kind = kind;
     x->sequence = ++m_declared;
     x->extra.label = std::move(label);
@@ -771,13 +771,16 @@ class graph_engine {
 
   // Two nodes per move: a start that posts it (a transfer: runs even in a cancelled graph, the
   // other rank waits for it) and a done node, which the channel completes with the operation.
+  // The start is released only once both are declared, so the pair is taken together: room for
+  // both in the window, or, in a window of one node, the done node outside it.
   // `done_outside_window`: the done node waits for another rank's release of a tile it reads in
   // place, perhaps until that rank's wait() (see node_pool).
   std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
-                                         data_mode mode, const std::string& label,
-                                         bool done_outside_window = false) {
-    node* start = data_node(s, node_kind::transfer, start_kind, mode, label);
-    node* done = data_node(s, node_kind::external, done_kind, mode, label, done_outside_window);
+                                         data_mode mode, std::string label, bool done_outside_window = false) {
+    const bool pair_fits = m_pool.window() >= 2;
+    node* start = data_node(s, node_kind::transfer, start_kind, mode, label, false, pair_fits ? 2 : 1);
+    node* done =
+        data_node(s, node_kind::external, done_kind, mode, std::move(label), done_outside_window || !pair_fits);
     return {start, done};
   }
 

@@ -31,11 +31,12 @@ class node_pool {
       for (std::size_t i = 0; i < chunk.size; ++i) chunk.nodes[i].drop_body();
   }
 
-  /// A fresh node (new incarnation, no successors, no body), or nullptr when `window` nodes are
-  /// in use; one `outside_window` is never refused and does not count.
-  node* acquire(bool outside_window = false) {
-    if (m_free.empty() || (!outside_window && window_full())) reclaim();
-    if (!outside_window && window_full()) return nullptr;
+  /// A fresh node (new incarnation, no successors, no body), or nullptr unless `room` nodes fit
+  /// in the window (this one and those taken with it before any is released; at most
+  /// `window()`); one `outside_window` is never refused and does not count.
+  node* acquire(bool outside_window = false, std::size_t room = 1) {
+    if (m_free.empty() || (!outside_window && !fits(room))) reclaim();
+    if (!outside_window && !fits(room)) return nullptr;
     if (m_free.empty()) grow();
     node* n = m_free.back();
     m_free.pop_back();
@@ -73,10 +74,10 @@ class node_pool {
     m_free.push_back(n);
   }
 
-  /// Whether a node can be taken in the window or was given back since the last `reclaim` (declaring thread;
-  /// seq_cst, so that a thread that announced it waits for one and then checks cannot miss the release).
-  [[nodiscard]] bool has_released() const noexcept {
-    return (!m_free.empty() && !window_full()) || m_finished.load(std::memory_order_seq_cst) != nullptr;
+  /// Whether `room` nodes can be taken in the window or one was given back since the last `reclaim` (declaring
+  /// thread; seq_cst, so that a thread that announced it waits for one and then checks cannot miss the release).
+  [[nodiscard]] bool has_released(std::size_t room = 1) const noexcept {
+    return (!m_free.empty() && fits(room)) || m_finished.load(std::memory_order_seq_cst) != nullptr;
   }
 
   /// Moves the nodes given back since the last call to the free list.
@@ -107,8 +108,8 @@ class node_pool {
   }
 
  private:
-  // Whether the nodes in use, those taken outside the window aside, fill the window.
-  [[nodiscard]] bool window_full() const noexcept { return m_in_use - m_outside >= m_window; }
+  // Whether `room` more nodes fit in the window beside those in use (those taken outside aside).
+  [[nodiscard]] bool fits(std::size_t room) const noexcept { return m_in_use - m_outside + room <= m_window; }
 
   struct chunk {
     std::unique_ptr<node[]> nodes;
