@@ -65,11 +65,13 @@ TEST_CASE("the seed's Figure 6: taskD on the last rank waits for taskA's put and
 
 TEST_CASE("random cross-rank programs: every reader sees its writer's put, every task runs once", "[task][mpi]") {
   const int workers = GENERATE(1, 2);
+  const std::size_t window = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{4096});
   hetero::testing::shared_slots slots(8);
-  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window") << ", window " << window);
   auto rng = hetero::testing::rng(static_cast<std::uint64_t>(11 + workers));
   hetero::testing::rounds_program program(rng, world_size(), 12, 8);
-  hetero::task_graph graph({.workers = workers});
+  hetero::task_graph graph(
+      {.workers = workers, .window = window, .no_progress_timeout = std::chrono::seconds(20)});
   auto e = graph.remote_events("E", program.events());
   auto ack = graph.remote_events("ACK", program.events(), world_size());
   std::atomic<int> bad{0}, ran{0};
@@ -82,16 +84,21 @@ TEST_CASE("random cross-rank programs: every reader sees its writer's put, every
 
 TEST_CASE("a task on every rank notifying every rank: each reader waits for all the writers", "[task][mpi]") {
   const int p = world_size();
+  // The writer's notifications to its own rank are received by nodes declared with the task's
+  // own node, two here: windows of 1 and 2 nodes must still hold them.
+  const std::size_t window = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{4096});
   hetero::testing::shared_slots slots(p);
-  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window"));
-  hetero::task_graph graph({.workers = 2});
+  INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window") << ", window " << window);
+  hetero::task_graph graph({.workers = 2, .window = window, .no_progress_timeout = std::chrono::seconds(20)});
   auto e = graph.remote_event("all");
+  auto f = graph.remote_event("all again");
   std::atomic<int> bad{0};
   for (int round = 1; round <= 5; ++round) {
-    graph.spawn("every rank writes", hetero::out(e).to(hetero::rank_set::all()), [&, round] {
-      for (int r = 0; r < p; ++r) slots.slot(graph.rank(), r).store(round, std::memory_order_release);
-    });
-    graph.spawn("every rank reads", hetero::in(e), [&, round] {
+    graph.spawn("every rank writes", hetero::out(e).to(hetero::rank_set::all()),
+                hetero::out(f).to(hetero::rank_set::all()), [&, round] {
+                  for (int r = 0; r < p; ++r) slots.slot(graph.rank(), r).store(round, std::memory_order_release);
+                });
+    graph.spawn("every rank reads", hetero::in(e), hetero::in(f), [&, round] {
       for (int s = 0; s < p; ++s)
         if (slots.slot(s, graph.rank()).load(std::memory_order_acquire) != round) bad.fetch_add(1);
     });

@@ -501,7 +501,8 @@ class graph_engine {
       }
       if (a.targets->contains(me)) {
         rank_set senders = (spec.on ? *spec.on : rank_set::all()).without(me, world);
-        if (!senders.empty()) declare_receive(*a.event, h, generation, std::move(senders), spec.label);
+        if (!senders.empty())
+          declare_receive(*a.event, h, generation, std::move(senders), spec.label, n != nullptr);
       }
     }
     if (!n) return;
@@ -517,10 +518,13 @@ class graph_engine {
   }
 
   // A node standing for the remote write number `generation` of `e` by the ranks `senders`.
+  // `beside_task`: declared while the node of the task writing it here is held (not released
+  // yet), so taken outside the insertion window, which that node may fill (at most one per
+  // `out` clause of the task).
   void declare_receive(event_state& e, access_history& h, std::uint64_t generation, rank_set senders,
-                       std::string_view writer) {
+                       std::string_view writer, bool beside_task) {
     const bool recording = m_recording != nullptr;
-    node* r = recording ? m_recording->new_node() : acquire_node();
+    node* r = recording ? m_recording->new_node() : acquire_node(beside_task);
     r->kind = node_kind::receive;
     r->sequence = ++m_declared;
     if (!r->extra.receive) r->extra.receive = std::make_unique<receive_info>();

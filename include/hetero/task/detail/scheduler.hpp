@@ -240,7 +240,9 @@ class scheduler {
       // Sleep; timed while MPI or the watchdog need this thread to look again.
       const auto ticket = m_idle.prepare_wait();
       if (watch_window) m_window_waiter.store(true, std::memory_order_seq_cst);
-      if (done() || has_visible_work(0) || (watch_window && m_pool.has_released())) {
+      // With `watch_window`, done() is the caller's look at the pool (acquire_node), taken again
+      // here after the waiter was announced, so that a node given back now is not missed.
+      if (done() || has_visible_work(0)) {
         m_idle.cancel_wait();
       } else {
         wait_scope waiting(wait_kind::task, "task_graph::wait");
