@@ -85,8 +85,9 @@ TEST_CASE("random cross-rank programs: every reader sees its writer's put, every
 TEST_CASE("a task on every rank notifying every rank: each reader waits for all the writers", "[task][mpi]") {
   const int p = world_size();
   // The writer's notifications to its own rank are received by nodes declared with the task's
-  // own node, two here: windows of 1 and 2 nodes must still hold them.
-  const std::size_t window = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{4096});
+  // own node, two here: windows of 1 and 2 nodes must still hold them, and one of 3 holds the
+  // three at once.
+  const std::size_t window = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4096});
   hetero::testing::shared_slots slots(p);
   INFO("slots in " << (slots.shared() ? "node-shared memory" : "an MPI window") << ", window " << window);
   hetero::task_graph graph({.workers = 2, .window = window, .no_progress_timeout = std::chrono::seconds(20)});

@@ -442,9 +442,24 @@ class graph_engine {
     ++m_spawned;
     if (spec.on && !spec.on->contains(rank())) return nullptr;
     check_remote_reads(spec);
-    node* n = m_recording ? m_recording->new_node() : acquire_node();
+    // The task's receives of its own notifications here are declared while its node is held:
+    // it waits for room for them too (those a window cannot hold come outside it, end_task).
+    node* n = m_recording ? m_recording->new_node()
+                          : acquire_node(false, std::min(1 + receives_beside(spec), m_pool.window()));
     start_node(*n, spec, ++m_declared);
     return n;
+  }
+
+  // How many receive nodes end_task declares on this rank for a task that runs here: one per
+  // `out(e).to(...)` naming this rank when the task runs on other ranks too.
+  [[nodiscard]] std::size_t receives_beside(const task_spec& spec) const {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+      const access_spec& a = spec[i];
+      if (a.mode == event_access::read || !a.targets || !a.targets->contains(rank())) continue;
+      if (!(spec.on ? *spec.on : rank_set::all()).without(rank(), size()).empty()) ++k;
+    }
+    return k;
   }
 
   // A task this rank runs may not read a remote-capable event whose last write ran on other
@@ -471,6 +486,9 @@ class graph_engine {
     const int me = rank();
     const int world = size();
     int edges = 0;
+    // Receives declared while `n` is held: begin_task waited for room for them, unless the
+    // window is too small for the task and them, where they come outside it.
+    const bool receives_outside = n && !recording && 1 + receives_beside(spec) > m_pool.window();
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       access_history& h = history(*a.event);
@@ -502,7 +520,7 @@ class graph_engine {
       if (a.targets->contains(me)) {
         rank_set senders = (spec.on ? *spec.on : rank_set::all()).without(me, world);
         if (!senders.empty())
-          declare_receive(*a.event, h, generation, std::move(senders), spec.label, n != nullptr);
+          declare_receive(*a.event, h, generation, std::move(senders), spec.label, receives_outside);
       }
     }
     if (!n) return;
@@ -517,14 +535,12 @@ class graph_engine {
     }
   }
 
-  // A node standing for the remote write number `generation` of `e` by the ranks `senders`.
-  // `beside_task`: declared while the node of the task writing it here is held (not released
-  // yet), so taken outside the insertion window, which that node may fill (at most one per
-  // `out` clause of the task).
+  // A node standing for the remote write number `generation` of `e` by the ranks `senders`;
+  // `outside_window`: see end_task.
   void declare_receive(event_state& e, access_history& h, std::uint64_t generation, rank_set senders,
-                       std::string_view writer, bool beside_task) {
+                       std::string_view writer, bool outside_window) {
     const bool recording = m_recording != nullptr;
-    node* r = recording ? m_recording->new_node() : acquire_node(beside_task);
+    node* r = recording ? m_recording->new_node() : acquire_node(outside_window);
     r->kind = node_kind::receive;
     r->sequence = ++m_declared;
     if (!r->extra.receive) r->extra.receive = std::make_unique<receive_info>();

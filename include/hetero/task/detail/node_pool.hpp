@@ -2,12 +2,12 @@
 /// Nodes of tasks declared and run at once, recycled: the declaring thread takes nodes, the
 /// threads that finish them give them back through a lock-free stack. At most `window` nodes
 /// are in use, which is the bounded insertion window: when all are, the declaring thread runs
-/// tasks until one is given back. Nodes that come with one in the window and are declared
-/// while it is held are taken outside the window and do not count: the receives of a task's
-/// notifications to its own rank, a move's done node in a window of one node, and an owner's
-/// move of a tile that another rank reads in place (which waits for that rank's release,
-/// perhaps until its `wait()`; the window must not fill with them). A node that needs room for
-/// the ones declared with it asks for it (`acquire(false, room)`).
+/// tasks until one is given back. A node declared with others that wait for it (a tile move's
+/// start and done nodes; a task and the receives of its notifications to its own rank) waits
+/// for room for all (`acquire(false, room)`); where the window is smaller than such a group,
+/// the rest come outside it. Nodes taken outside the window do not count; so are an owner's
+/// moves of a tile that another rank reads in place, which wait for that rank's release,
+/// perhaps until its `wait()` (the window must not fill with them).
 #ifndef HETERO_TASK_DETAIL_NODE_POOL_HPP
 #define HETERO_TASK_DETAIL_NODE_POOL_HPP
 
