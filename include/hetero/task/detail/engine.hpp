@@ -443,9 +443,10 @@ class graph_engine {
     if (spec.on && !spec.on->contains(rank())) return nullptr;
     check_remote_reads(spec);
     // The task's receives of its own notifications here are declared while its node is held:
-    // it waits for room for them too (those a window cannot hold come outside it, end_task).
-    node* n = m_recording ? m_recording->new_node()
-                          : acquire_node(false, std::min(1 + receives_beside(spec), m_pool.window()));
+    // it waits for room for them too, unless the window cannot hold them all, where they come
+    // outside it (end_task).
+    const std::size_t group = m_recording ? 1 : 1 + receives_beside(spec);
+    node* n = m_recording ? m_recording->new_node() : acquire_node(false, group <= m_pool.window() ? group : 1);
     start_node(*n, spec, ++m_declared);
     return n;
   }
@@ -457,7 +458,8 @@ class graph_engine {
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       if (a.mode == event_access::read || !a.targets || !a.targets->contains(rank())) continue;
-      if (!(spec.on ? *spec.on : rank_set::all()).without(rank(), size()).empty()) ++k;
+      const int senders = spec.on ? spec.on->size(size()) - (spec.on->contains(rank()) ? 1 : 0) : size() - 1;
+      if (senders > 0) ++k;
     }
     return k;
   }
