@@ -5,9 +5,10 @@
 /// tasks until one is given back. A node declared with others that wait for it (a tile move's
 /// start and done nodes; a task and the receives of its notifications to its own rank) waits
 /// for room for all (`acquire(false, room)`); where the window is smaller than such a group,
-/// the first takes one node in it and the others come outside it. Nodes taken outside the window do not count; so
-/// are an owner's moves of a tile that another rank reads in place, which wait for that rank's release, perhaps
-/// until its `wait()` (the window must not fill with them).
+/// the first takes one node in it and the others come outside it. Nodes taken outside the
+/// window do not count. An owner's moves of a tile that another rank reads in place are taken
+/// outside it too: they wait for that rank's release, perhaps until its `wait()`, and the
+/// window must not fill with them.
 #ifndef HETERO_TASK_DETAIL_NODE_POOL_HPP
 #define HETERO_TASK_DETAIL_NODE_POOL_HPP
 
