@@ -183,11 +183,18 @@ int add_starpu(const std::string& family) {
 }
 #endif
 
+// The sizes; the smoke run takes one small size (8 tiles a side at b = 128, 4 at 256):
+// every case still runs to its end, in a second where the full sizes took 25 s of the tests.
 const auto configure = [](benchmark::internal::Benchmark* b) {
-  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(2048)->Arg(4096);
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (hetero::bench::smoke_run()) {
+    b->Arg(1024);
+  } else {
+    b->Arg(2048)->Arg(4096);
+  }
 };
 const auto configure_large_tiles = [](benchmark::internal::Benchmark* b) {
-  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(4096);
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->Arg(hetero::bench::smoke_run() ? 1024 : 4096);
 };
 
 // The table: b = 128, N = 2048 and 4096; hetero_no_priority is the same tasklet code
