@@ -189,9 +189,9 @@ class graph_engine {
   template <class SetBody>
   void declare(task_spec& spec, SetBody&& set_body) {
     if (spec.data == 0 && !spec.either) [[likely]] {
-      node* n = begin_task(spec);
-      if (n) std::forward<SetBody>(set_body)(*n);
-      end_task(spec, n);
+      const declared_task t = begin_task(spec);
+      if (t.n) std::forward<SetBody>(set_body)(*t.n);
+      end_task(spec, t);
       return;
     }
     declare_with_data(spec, std::forward<SetBody>(set_body));
@@ -416,7 +416,14 @@ class graph_engine {
       raise<invalid_argument>(clause, "(...) names event ", e->name(), " of another task_graph");
   }
 
-  node* begin_task(const task_spec& spec) {
+  // A task's node on this rank (none where it runs elsewhere), and whether end_task declares the
+  // task's receives of its own notifications outside the insertion window.
+  struct declared_task {
+    node* n = nullptr;
+    bool receives_outside = false;
+  };
+
+  declared_task begin_task(const task_spec& spec) {
     check_declaring("task_graph::spawn");
     HETERO_EXPECTS(!m_replaying || m_recording,
                    "task_graph::spawn during a replay: call wait() first (tasks declared now would not be ordered "
@@ -440,15 +447,22 @@ class graph_engine {
                      devices() - 1);
     }
     ++m_spawned;
-    if (spec.on && !spec.on->contains(rank())) return nullptr;
+    if (spec.on && !spec.on->contains(rank())) return {};
     check_remote_reads(spec);
     // The task's receives of its own notifications here are declared while its node is held:
     // it waits for room for them too, unless the window cannot hold them all, where they come
     // outside it (end_task).
-    const std::size_t group = m_recording ? 1 : 1 + receives_beside(spec);
-    node* n = m_recording ? m_recording->new_node() : acquire_node(false, group <= m_pool.window() ? group : 1);
-    start_node(*n, spec, ++m_declared);
-    return n;
+    declared_task t;
+    if (m_recording) {
+      t.n = m_recording->new_node();
+    } else {
+      const std::size_t group = 1 + receives_beside(spec);
+      const std::size_t room = m_pool.room_for(group);
+      t.n = acquire_node(false, room);
+      t.receives_outside = room < group;
+    }
+    start_node(*t.n, spec, ++m_declared);
+    return t;
   }
 
   // How many receive nodes end_task declares on this rank for a task that runs here: one per
@@ -483,14 +497,15 @@ class graph_engine {
     }
   }
 
-  void end_task(const task_spec& spec, node* n) {
+  void end_task(const task_spec& spec, const declared_task& t) {
+    node* const n = t.n;
     const bool recording = m_recording != nullptr;
     const int me = rank();
     const int world = size();
     int edges = 0;
     // Receives declared while `n` is held: begin_task waited for room for them, unless the
     // window is too small for the task and them, where they come outside it.
-    const bool receives_outside = n && !recording && 1 + receives_beside(spec) > m_pool.window();
+    const bool receives_outside = t.receives_outside;
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       access_history& h = history(*a.event);
@@ -705,7 +720,8 @@ class graph_engine {
                                 m_data.device_capacity(), " bytes, task_options::device_memory)");
     }
     declare_tile_moves(spec);
-    node* n = begin_task(spec);
+    const declared_task t = begin_task(spec);
+    node* n = t.n;
     if (n) {
       node_data& d = n->extra.data;
       d.kind = data_node_kind::task;
@@ -725,14 +741,14 @@ class graph_engine {
       mark(*n, spec.either);
       std::forward<SetBody>(set_body)(*n);
     }
-    end_task(spec, n);
+    end_task(spec, t);
     for (std::size_t i = 0; i < spec.size(); ++i) {
       if (!spec[i].data || !writes_new(spec[i].use)) continue;
       // A new version of a tile whose current one tasks here read in its owner's memory: the
       // owner may write it once they finished (declared with the write; where the write was
       // refused on some rank only, the ranks' versions differ already, and a version left open
       // is released in wait()).
-      if (spec[i].data->pull_open != data_state::none) declare_pull_release(*spec[i].data);
+      declare_pull_release(*spec[i].data);
       ++spec[i].data->declared_writes;
     }
   }
@@ -799,10 +815,10 @@ class graph_engine {
   // place, perhaps until that rank's wait() (see node_pool).
   std::pair<node*, node*> transfer_nodes(data_state& s, data_node_kind start_kind, data_node_kind done_kind,
                                          data_mode mode, std::string label, bool done_outside_window = false) {
-    const bool pair_fits = m_pool.window() >= 2;
-    node* start = data_node(s, node_kind::transfer, start_kind, mode, label, false, pair_fits ? 2 : 1);
+    const std::size_t room = m_pool.room_for(2);
+    node* start = data_node(s, node_kind::transfer, start_kind, mode, label, false, room);
     node* done =
-        data_node(s, node_kind::external, done_kind, mode, std::move(label), done_outside_window || !pair_fits);
+        data_node(s, node_kind::external, done_kind, mode, std::move(label), done_outside_window || room < 2);
     return {start, done};
   }
 
@@ -882,10 +898,11 @@ class graph_engine {
     release(done, done_edges + 2);  // + the start, + the operation
   }
 
-  // The release of the version of tile `s` read here in its owner's memory: a node after every
-  // task here that reads it (a write of the piece's hidden event), which tells the owner. It
-  // runs in a cancelled graph too: the owner waits for it.
+  // The release of the version of tile `s` read here in its owner's memory, if one is open: a
+  // node after every task here that reads it (a write of the piece's hidden event), which tells
+  // the owner. It runs in a cancelled graph too: the owner waits for it.
   void declare_pull_release(data_state& s) {
+    if (s.pull_open == data_state::none) return;
     const std::uint64_t version = std::exchange(s.pull_open, data_state::none);
     node* x = data_node(s, node_kind::transfer, data_node_kind::pull_release, data_mode::write,
                         "release " + s.name + " to rank " + std::to_string(s.owner));
@@ -895,7 +912,7 @@ class graph_engine {
   }
 
   void declare_receive(data_state& s, std::uint64_t version) {
-    if (s.pull_open != data_state::none) declare_pull_release(s);
+    declare_pull_release(s);
     m_data.ensure_host_copy(s);
     auto [start, done] =
         transfer_nodes(s, data_node_kind::receive_start, data_node_kind::receive_done, data_mode::write,

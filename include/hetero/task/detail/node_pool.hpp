@@ -102,6 +102,9 @@ class node_pool {
   /// The most nodes in use in the window (the pool grows past it by the nodes taken outside it
   /// at once, and keeps them).
   [[nodiscard]] std::size_t window() const noexcept { return m_window; }
+  /// The room to ask for a node declared with `group - 1` others that wait for its release: the
+  /// whole group where the window can hold it, else one place (the others then come outside it).
+  [[nodiscard]] std::size_t room_for(std::size_t group) const noexcept { return group <= m_window ? group : 1; }
 
   /// Calls `f(node&)` for every node taken and not given back (declaring thread).
   template <class F>
