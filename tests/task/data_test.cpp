@@ -180,6 +180,38 @@ TEST_CASE("a device task that throws while another task's data moves leaves the 
   for (std::size_t e = 0; e < 64; ++e) REQUIRE(a(e) == 2 * e);
 }
 
+TEST_CASE("empty pieces (a rank's empty share) run on the host and the device like any other", "[task][data]") {
+  // With a cap too (an empty piece needs no room), and beside a piece that has elements.
+  for (std::size_t cap : {std::size_t{0}, std::size_t{512}}) {
+    INFO("device memory cap " << cap << " (0: the default)");
+    hetero::task_options options = task_test::local(2);
+    options.no_progress_timeout = std::chrono::seconds(20);
+    if (cap) options.device_memory = cap;
+    graph_type graph(options);
+    host_view empty("empty", 0), x("x", 8);
+    auto de = graph.data("empty", empty);
+    auto dx = graph.data("x", x);
+    std::atomic<int> ran{0};
+    const auto device_writes = [&](const Kokkos::Serial&, auto e, auto v) {
+      ran += e.extent(0) == 0 ? 1 : 100;
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = i + 1;
+    };
+    graph.spawn("device writes", hetero::device(), hetero::writes(de), hetero::writes(dx), device_writes);
+    graph.spawn("device reads", hetero::device(), hetero::reads(de), hetero::updates(dx), device_writes);
+    graph.spawn("host reads", hetero::reads(de), hetero::updates(dx), [&](auto e, auto v) {
+      ran += e.extent(0) == 0 ? 1 : 100;
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) *= 3;
+    });
+    graph.spawn("either", hetero::updates(de),
+                hetero::host_or_device([&](auto e) { ran += e.extent(0) == 0 ? 1 : 100; },
+                                       [&](const Kokkos::Serial&, auto e) { ran += e.extent(0) == 0 ? 1 : 100; }));
+    graph.wait();
+    graph.wait(de);
+    CHECK(ran == 4);
+    for (std::size_t i = 0; i < 8; ++i) REQUIRE(x(i) == 3 * (i + 1));
+  }
+}
+
 TEST_CASE("wait(data) reads one piece back while the graph goes on", "[task][data]") {
   graph_type graph(task_test::local(2));
   host_view x("x", 16), y("y", 16);

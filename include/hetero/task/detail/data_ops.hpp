@@ -20,6 +20,11 @@
 
 namespace hetero::detail {
 
+/// The bytes to allocate for a copy of `bytes`: at least one, so that an empty piece (a rank's
+/// empty share) still gets a block of its own (Kokkos gives null for none, which the registry
+/// would take for "no room now", and wait forever).
+constexpr std::size_t block_bytes(std::size_t bytes) noexcept { return bytes == 0 ? 1 : bytes; }
+
 /// The data operations of device space `Space`.
 template <class Space>
 data_ops make_data_ops() {
@@ -28,12 +33,12 @@ data_ops make_data_ops() {
   ops.host_memory = host_addressable<memory>;
   if constexpr (host_addressable<memory>) {
     ops.allocate = [](std::size_t bytes) -> void* {
-      return Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data (device copy)", bytes);
+      return Kokkos::kokkos_malloc<Kokkos::HostSpace>("hetero::task data (device copy)", block_bytes(bytes));
     };
     ops.deallocate = [](void* p) noexcept { Kokkos::kokkos_free<Kokkos::HostSpace>(p); };
   } else {
     ops.allocate = [](std::size_t bytes) -> void* {
-      return Kokkos::kokkos_malloc<memory>("hetero::task data (device copy)", bytes);
+      return Kokkos::kokkos_malloc<memory>("hetero::task data (device copy)", block_bytes(bytes));
     };
     ops.deallocate = [](void* p) noexcept { Kokkos::kokkos_free<memory>(p); };
     ops.copy = [](void* to, const void* from, std::size_t bytes, bool to_device, const void* instance) {
