@@ -106,10 +106,12 @@ class progress_duty {
 
   /// Whether something waits for MPI or an adopted operation and no idle worker holds the
   /// baton (a worker about to sleep then takes it: one without it sleeps until woken). The
-  /// channel's count is read and raised in sequential consistency, as the sleepers' count of
-  /// `prepare_wait` is, so that a registering thread and a worker going to sleep cannot both
-  /// miss the other (no fence: GCC's ThreadSanitizer refuses `atomic_thread_fence`).
-  [[nodiscard]] bool unclaimed() const noexcept { return active() && !m_baton.load(std::memory_order_seq_cst); }
+  /// fence pairs with the sleeper's `prepare_wait` and the registering thread's count, so that
+  /// one of the two sees the other.
+  [[nodiscard]] bool unclaimed() const noexcept {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return active() && !m_baton.load(std::memory_order_seq_cst);
+  }
 
   /// The declaring thread registered something to poll for (a receive, an adopted operation):
   /// wakes a sleeping worker to take the baton, unless one holds it (it polls on its timer).
