@@ -104,23 +104,6 @@ class progress_duty {
     return now - p.last_arrival < m_settings.mpi_poll ? turn::keep_polling : turn::nothing;
   }
 
-  /// Whether something waits for MPI or an adopted operation and no idle worker holds the
-  /// baton (a worker about to sleep then takes it: one without it sleeps until woken). The
-  /// fence pairs with the sleeper's `prepare_wait` and the registering thread's count, so that
-  /// one of the two sees the other.
-  [[nodiscard]] bool unclaimed() const noexcept {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    return active() && !m_baton.load(std::memory_order_seq_cst);
-  }
-
-  /// The declaring thread registered something to poll for (a receive, an adopted operation):
-  /// wakes a sleeping worker to take the baton, unless one holds it (it polls on its timer).
-  /// Without it, workers that fell asleep while nothing was pending would leave the message
-  /// unread until the declaring thread enters the graph again (wait(), a full window).
-  void wake_poller() {
-    if (unclaimed()) m_idle.notify_one();
-  }
-
   /// Gives the baton back (the worker found work, or stops).
   void release(poller& p) noexcept {
     if (!p.baton) return;

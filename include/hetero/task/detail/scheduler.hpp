@@ -150,9 +150,6 @@ class scheduler {
 
   /// Nodes waiting for messages or adopted operations (not counted as active).
   void add_waiting_remote(std::int64_t k) { m_progress.add_waiting(k); }
-  /// The declaring thread registered a receive or an adopted operation: a sleeping worker
-  /// polls for it.
-  void wake_poller() { m_progress.wake_poller(); }
 
   /// Whether nothing is ready, running or waiting for a message (after every flush).
   [[nodiscard]] bool quiescent() const noexcept {
@@ -539,7 +536,7 @@ class scheduler {
       flush(w);
       if (keep_looking(w, idle, clock::now())) continue;
       const auto ticket = m_idle.prepare_wait();
-      if (has_visible_work(w) || (!idle.polling.baton && m_progress.unclaimed())) {
+      if (has_visible_work(w)) {
         m_idle.cancel_wait();
         continue;
       }
