@@ -10,8 +10,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <semaphore>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -31,11 +31,49 @@ class gmove_handle;
 
 namespace detail {
 
-/// A gmove's messages and buffers; one run at a time (plans are shared between arrays).
+/// A gmove's messages and buffers; one run at a time (plans are shared between arrays). The run
+/// holds `busy` from its start until it completes, on whichever thread completes it (a handle
+/// may be waited for on another thread, or polled by a task graph's worker): a semaphore, not
+/// a mutex, whose unlock must come from the thread that locked it.
 template <class T, class SrcSpace, class DstSpace>
 struct gmove_plan {
   transfer_plan<T, SrcSpace, DstSpace> transfer;
-  std::mutex busy;
+  std::binary_semaphore busy{1};
+};
+
+/// A claim on a plan's `busy` semaphore: released once, by whichever thread releases it.
+template <class Plan>
+class plan_claim {
+ public:
+  plan_claim() = default;
+  /// Claims `plan`, waiting while another run holds it.
+  static plan_claim wait_for(Plan& plan) {
+    plan.busy.acquire();
+    return plan_claim(&plan);
+  }
+  /// Claims `plan` if no run holds it; an empty claim otherwise.
+  static plan_claim try_claim(Plan& plan) { return plan.busy.try_acquire() ? plan_claim(&plan) : plan_claim(); }
+
+  plan_claim(plan_claim&& other) noexcept : m_plan(std::exchange(other.m_plan, nullptr)) {}
+  plan_claim& operator=(plan_claim&& other) noexcept {
+    if (this != &other) {
+      release();
+      m_plan = std::exchange(other.m_plan, nullptr);
+    }
+    return *this;
+  }
+  plan_claim(const plan_claim&) = delete;
+  plan_claim& operator=(const plan_claim&) = delete;
+  ~plan_claim() { release(); }
+
+  [[nodiscard]] bool held() const noexcept { return m_plan != nullptr; }
+  void release() noexcept {
+    if (m_plan) std::exchange(m_plan, nullptr)->busy.release();
+  }
+
+ private:
+  explicit plan_claim(Plan* plan) noexcept : m_plan(plan) {}
+  Plan* m_plan = nullptr;
 };
 
 inline constexpr int gmove_tag = 200;
@@ -84,8 +122,9 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
 
 /// A gmove in flight (from `gmove_async`): `wait()` completes it, `test()` progresses it
 /// without blocking and says whether it completed. Destroying a handle that was not completed
-/// waits for it. Like every collective, each rank completes its own handle; a task graph can
-/// depend on it directly (`graph.adopt(hetero::out(e), std::move(handle))`).
+/// waits for it. Like every collective, each rank completes its own handle, on any of its
+/// threads (one at a time); a task graph can depend on it directly
+/// (`graph.adopt(hetero::out(e), std::move(handle))`, whose workers poll it).
 template <class T, class SrcSpace, class DstSpace>
 class gmove_handle {
  public:
@@ -93,7 +132,7 @@ class gmove_handle {
   gmove_handle(gmove_handle&& other) noexcept
       : m_keep(std::move(other.m_keep)),
         m_plan(std::move(other.m_plan)),
-        m_lock(std::move(other.m_lock)),
+        m_claim(std::move(other.m_claim)),
         m_copy(std::move(other.m_copy)) {
     if (other.m_run) m_run.emplace(std::move(*other.m_run));
     other.m_run.reset();
@@ -144,9 +183,9 @@ class gmove_handle {
                                                    const detail::operand<U, R, D>&, std::shared_ptr<void>, bool);
   using plan_type = detail::gmove_plan<T, SrcSpace, DstSpace>;
 
-  gmove_handle(std::shared_ptr<void> keep, std::shared_ptr<plan_type> plan, std::unique_lock<std::mutex> lock,
+  gmove_handle(std::shared_ptr<void> keep, std::shared_ptr<plan_type> plan, detail::plan_claim<plan_type> claim,
                Kokkos::View<T*, SrcSpace> copy, MPI_Comm comm, const T* from, T* to)
-      : m_keep(std::move(keep)), m_plan(std::move(plan)), m_lock(std::move(lock)), m_copy(std::move(copy)) {
+      : m_keep(std::move(keep)), m_plan(std::move(plan)), m_claim(std::move(claim)), m_copy(std::move(copy)) {
     m_run.emplace(m_plan->transfer, comm, from, to);
     try {
       m_run->start();
@@ -158,7 +197,7 @@ class gmove_handle {
 
   void release() noexcept {
     m_run.reset();
-    if (m_lock.owns_lock()) m_lock.unlock();
+    m_claim.release();  // before the plan it points to
     m_copy = {};
     m_plan.reset();
     m_keep.reset();
@@ -166,7 +205,7 @@ class gmove_handle {
 
   std::shared_ptr<void> m_keep;  // the arrays or Views of both sides, alive while in flight
   std::shared_ptr<plan_type> m_plan;
-  std::unique_lock<std::mutex> m_lock;
+  detail::plan_claim<plan_type> m_claim;  // m_plan's busy semaphore, held while in flight
   Kokkos::View<T*, SrcSpace> m_copy;
   std::optional<detail::transfer_run<T, SrcSpace, DstSpace>> m_run;
 };
@@ -222,14 +261,13 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
     Kokkos::deep_copy(copy, flat_view<T, SrcSpace>(src.data, src.span));
     from = copy.data();
   }
-  std::unique_lock lock(plan->busy, std::defer_lock);
-  if (wait_for_plan) {
-    lock.lock();
-  } else if (!lock.try_lock()) {
+  using claim_type = plan_claim<gmove_plan<T, SrcSpace, DstSpace>>;
+  claim_type claim = wait_for_plan ? claim_type::wait_for(*plan) : claim_type::try_claim(*plan);
+  if (!claim.held()) {
     plan = build();  // the cached plan is in flight: run a private one (the same messages)
-    lock = std::unique_lock(plan->busy);
+    claim = claim_type::try_claim(*plan);
   }
-  return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(lock), std::move(copy),
+  return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), std::move(copy),
                                              comm, from, dst.data);
 }
 
