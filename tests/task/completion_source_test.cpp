@@ -12,6 +12,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -306,6 +307,44 @@ TEST_CASE("a task depends on a non-blocking MPI collective adopted as an event",
   graph.wait();
   CHECK(before == 1);
   CHECK(seen == p * (p + 1) / 2.0);
+}
+
+// Completes once `go` is set.
+struct when_set {
+  const std::atomic<bool>* go;
+  bool test() const noexcept { return go->load(); }
+};
+
+// Idle workers poll what the graph waits for while the declaring thread is outside it. The
+// worker polling an adopted operation may take a long task that completes it: another worker,
+// asleep until then, must take over the polling, or the task waiting for the operation waits
+// for the long one (which here waits for it: without the hand-over it gives up after 10 s).
+// Which worker takes the long task depends on who sleeps where: rounds with several timings.
+TEST_CASE("an adopted operation is polled while the worker that polled it runs a long task", "[task]") {
+  for (int round = 0; round < 16; ++round) {
+    INFO("round " << round);
+    hetero::task_graph graph({.workers = 3, .comm = MPI_COMM_SELF});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // both workers fall asleep
+    auto done = graph.event("done");
+    std::atomic<bool> go{false}, waiter_ran{false}, long_done{false};
+    bool waiter_ran_first = false;
+    graph.adopt(hetero::out(done), when_set{&go}, "set by the long task");
+    // One worker polls it, the other runs a short task and sleeps again, then the long task.
+    graph.spawn("short", [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+    std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 8)));
+    graph.spawn("long", [&] {
+      go = true;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!waiter_ran.load() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      waiter_ran_first = waiter_ran.load();
+      long_done = true;
+    });
+    graph.spawn("waiter", hetero::in(done), [&] { waiter_ran = true; });
+    while (!long_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // outside the graph
+    graph.wait();
+    CHECK(waiter_ran_first);
+  }
 }
 
 TEST_CASE("wait() tells the observer when it waits idle, as a task wait", "[task]") {

@@ -123,6 +123,28 @@ TEST_CASE("wait(event) on a rank returns once the remote writer's notification a
   graph.wait();
 }
 
+TEST_CASE("an idle worker takes a notification while the declaring thread works outside the graph",
+          "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  hetero::task_graph graph({.workers = 2});
+  auto go = graph.remote_event("go");
+  // The second worker falls asleep with nothing to poll for (its spin is 50 us).
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<bool> read{false};
+  const auto readers = hetero::rank_set::range(1, world_size());
+  graph.spawn("writer", hetero::on(0), hetero::out(go).to(readers), [] {});
+  graph.spawn("reader", hetero::on(readers), hetero::in(go), [&] { read = true; });
+  // The reader's rank stays out of the graph (no wait(), no spawn) until its reader ran: only
+  // a worker polling MPI can take the notification (a generous bound; it takes microseconds).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  if (world_rank() > 0)
+    while (!read.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool read_outside_wait = read.load();
+  graph.wait();
+  if (world_rank() > 0) CHECK(read_outside_wait);
+}
+
 TEST_CASE("a task failing on one rank: that rank rethrows, the others raise and skip what depended on it",
           "[task][mpi]") {
   if (world_size() < 2) SKIP("needs 2 or more ranks");

@@ -288,6 +288,7 @@ class graph_engine {
     e->live.unseen_write = 0;
     m_scheduler.add_waiting_remote(1);
     m_channel.add_external(x);
+    m_scheduler.wake_poller();
     release(x, edges + 1);
   }
 
@@ -379,6 +380,7 @@ class graph_engine {
       const auto [remaining, cancelled] = m_channel.register_receive(r, r->extra.receive->key, expected);
       if (cancelled) m_scheduler.cancel();
       if (remaining == 0) m_scheduler.add_waiting_remote(-1);
+      m_scheduler.wake_poller();
       const int arrived = expected - remaining;
       if (arrived > 0 && r->pending.fetch_sub(arrived, std::memory_order_acq_rel) == arrived)
         m_scheduler.make_ready(0, r);
@@ -577,6 +579,7 @@ class graph_engine {
     const auto [remaining, cancelled] = m_channel.register_receive(r, info.key, info.expected);
     if (cancelled) m_scheduler.cancel();
     if (remaining == 0) m_scheduler.add_waiting_remote(-1);
+    m_scheduler.wake_poller();
     release(r, edges + remaining);
   }
 

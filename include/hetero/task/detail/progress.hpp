@@ -104,6 +104,22 @@ class progress_duty {
     return now - p.last_arrival < m_settings.mpi_poll ? turn::keep_polling : turn::nothing;
   }
 
+  /// Whether something waits for MPI or an adopted operation and no idle worker holds the
+  /// baton (a worker about to sleep then takes it: one without it sleeps until woken). The
+  /// channel's count is read and raised in sequential consistency, as the sleepers' count of
+  /// `prepare_wait` is, so that a registering thread and a worker going to sleep cannot both
+  /// miss the other (no fence: GCC's ThreadSanitizer refuses `atomic_thread_fence`).
+  [[nodiscard]] bool unclaimed() const noexcept { return active() && !m_baton.load(std::memory_order_seq_cst); }
+
+  /// Something to poll for was registered (a receive, an adopted operation), or the worker
+  /// holding the baton gave it back to run a task: wakes a sleeping worker to take the baton,
+  /// unless one holds it (it polls on its timer). Without it, workers that fell asleep while
+  /// nothing was pending would leave the message unread until the declaring thread enters the
+  /// graph again (wait(), a full window) or a running task ends.
+  void wake_poller() {
+    if (unclaimed()) m_idle.notify_one();
+  }
+
   /// Gives the baton back (the worker found work, or stops).
   void release(poller& p) noexcept {
     if (!p.baton) return;

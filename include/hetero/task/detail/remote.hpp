@@ -136,7 +136,8 @@ class remote_channel {
   /// How the graph's collective waits wait (its no-progress timeout).
   [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
   /// Whether anything waits for MPI or an adopted operation (progress is worth calling).
-  [[nodiscard]] bool active() const noexcept { return m_active.load(std::memory_order_acquire) > 0; }
+  /// (Sequentially consistent with the registrations below: progress_duty::unclaimed.)
+  [[nodiscard]] bool active() const noexcept { return m_active.load(std::memory_order_seq_cst) > 0; }
   /// Messages received and operations completed so far (the watchdog's progress stamp).
   [[nodiscard]] std::uint64_t arrivals() const noexcept { return m_arrivals.load(std::memory_order_relaxed); }
 
@@ -153,7 +154,7 @@ class remote_channel {
     if (remaining == 0) {
       m_inbox.erase(it);
     } else {
-      m_active.fetch_add(1, std::memory_order_release);
+      m_active.fetch_add(1, std::memory_order_seq_cst);
     }
     return {remaining, cancelled};
   }
@@ -169,7 +170,7 @@ class remote_channel {
   void add_external(node* n) {
     std::lock_guard lock(m_mutex);
     m_externals.push_back(n);
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
   }
 
   /// Any thread: the move of a tile `n` stands for was posted as `request` (a receive or a

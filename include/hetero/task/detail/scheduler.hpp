@@ -150,6 +150,9 @@ class scheduler {
 
   /// Nodes waiting for messages or adopted operations (not counted as active).
   void add_waiting_remote(std::int64_t k) { m_progress.add_waiting(k); }
+  /// The declaring thread registered a receive or an adopted operation: a sleeping worker
+  /// polls for it.
+  void wake_poller() { m_progress.wake_poller(); }
 
   /// Whether nothing is ready, running or waiting for a message (after every flush).
   [[nodiscard]] bool quiescent() const noexcept {
@@ -528,7 +531,10 @@ class scheduler {
     while (!m_stop.load(std::memory_order_acquire)) {
       if (auto [n, dev] = find_work(w); n) {
         if (idle.woken) pass_wake_on(idle);
-        m_progress.release(idle.polling);  // another idle worker may poll meanwhile
+        if (idle.polling.baton) {
+          m_progress.release(idle.polling);
+          m_progress.wake_poller();  // a sleeping worker polls while this one runs the task
+        }
         execute(w, n, dev);
         idle.busy();
         continue;
@@ -536,7 +542,7 @@ class scheduler {
       flush(w);
       if (keep_looking(w, idle, clock::now())) continue;
       const auto ticket = m_idle.prepare_wait();
-      if (has_visible_work(w)) {
+      if (has_visible_work(w) || (!idle.polling.baton && m_progress.unclaimed())) {
         m_idle.cancel_wait();
         continue;
       }
