@@ -328,6 +328,40 @@ TEST_CASE("a range of pieces in one clause reaches the body as a span of Views",
   CHECK(all == 2 * before);
 }
 
+TEST_CASE("a task naming more pieces of task data than a task may is refused before it is declared",
+          "[task][data]") {
+  // 65536 tiles of one element; a task may name 65535 of them.
+  using part_view = Kokkos::View<data_test::word*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr std::int64_t n = 65536;
+  auto rng = hetero::testing::rng(46);
+  std::uniform_int_distribution<int> value(0, 1000);
+  std::vector<data_test::word> all(static_cast<std::size_t>(n));
+  for (auto& v : all) v = static_cast<data_test::word>(value(rng));
+  graph_type graph(task_test::local(2));
+  auto parts = graph.tiles(
+      "part", {n}, {1}, [](std::int64_t) { return 0; },
+      [&all](std::int64_t i) { return part_view(all.data() + i, 1); });
+  std::vector<hetero::task_data<part_view>> pieces;
+  for (std::int64_t i = 0; i < n; ++i) pieces.push_back(parts(i));
+  host_view sum("sum", 1);
+  auto dsum = graph.data("sum", sum);
+  CHECK_THROWS_MATCHES(graph.spawn("too many", hetero::reads(pieces), hetero::writes(dsum), [](auto, auto) {}),
+                       hetero::invalid_argument,
+                       Catch::Matchers::MessageMatches(ContainsSubstring(
+                           "task 'too many' names 65537 pieces of task data; allowed: at most 65535 per task")));
+  // Nothing of the refused task stays in the graph: one naming the most it may (65534 parts and
+  // the sum) runs, and wait() returns.
+  pieces.resize(65534);
+  graph.spawn("sum", hetero::reads(pieces), hetero::writes(dsum), [](auto in, auto out) {
+    out(0) = 0;
+    for (const auto& p : in) out(0) += p(0);
+  });
+  graph.wait();
+  data_test::word expected = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) expected += all[i];
+  CHECK(sum(0) == expected);
+}
+
 namespace {
 
 // Busy for `us` microseconds (a body whose time the placement measures).

@@ -128,7 +128,8 @@ void set_data_body(node& n, const std::array<std::uint32_t, N>& counts, Body&& b
   std::size_t total = 0;
   for (std::size_t a = 0; a < Args::size; ++a) {
     total += counts[a];
-    HETERO_EXPECTS(total <= 65535, "a task names ", total, " pieces of task data; allowed: at most 65535");
+    HETERO_EXPECTS(total <= max_data_uses, "a task names ", total, " pieces of task data; allowed: at most ",
+                   max_data_uses);  // checked before the task was declared (graph_engine::declare_with_data)
     t.first[a + 1] = static_cast<std::uint16_t>(total);
   }
   store_body<call>(n, std::move(t));

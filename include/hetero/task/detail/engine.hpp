@@ -508,13 +508,12 @@ class graph_engine {
     // Receives declared while `n` is held: begin_task waited for room for them, unless the
     // window is too small for the task and them, where they come outside it.
     const bool receives_outside = t.receives_outside;
+    const repeated_accesses repeated(spec);
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       access_history& h = history(*a.event);
       if (a.mode == event_access::read) {
-        bool seen = false;  // a second access of one event in one task adds nothing
-        for (std::size_t j = 0; j < i; ++j) seen = seen || spec[j].event == a.event;
-        if (seen) continue;
+        if (repeated(i)) continue;  // a second access of one event in one task adds nothing
         if (n) {
           edges += dependency_tracker::read(h, n, recording);
           n->extra.uses.push_back({a.event, event_access::read});
@@ -678,6 +677,11 @@ class graph_engine {
       raise<invalid_argument>("task '", spec.label,
                               "' has data clauses (reads, writes, updates) or a host_or_device body, which "
                               "record() cannot record yet; declare such tasks outside record()");
+    // Every refusal comes before anything is declared (on every rank alike where it can):
+    // a node taken and then left without a body would never finish.
+    if (spec.data > max_data_uses)
+      raise<invalid_argument>("task '", spec.label, "' names ", spec.data,
+                              " pieces of task data; allowed: at most ", max_data_uses, " per task");
     rank_set owner_only;
     int writer_owner = -1;
     for (std::size_t i = 0; i < spec.size(); ++i) {
@@ -687,12 +691,11 @@ class graph_engine {
         raise<invalid_argument>("a data clause names task data '", a.data->name,
                                 "' of another task_graph (or of one that no longer exists); allowed: data "
                                 "registered with this graph (graph.data, graph.tiles)");
-      for (std::size_t j = 0; j < i; ++j)
-        if (spec[j].data == a.data)
-          raise<invalid_argument>("task '", spec.label, "' names task data '", a.data->name,
-                                  "' in two data clauses; name each piece once (updates(...) reads and writes)");
       if (writes_new(a.use) && a.data->owner >= 0 && writer_owner < 0) writer_owner = a.data->owner;
     }
+    if (const data_state* twice = named_twice(spec))
+      raise<invalid_argument>("task '", spec.label, "' names task data '", twice->name,
+                              "' in two data clauses; name each piece once (updates(...) reads and writes)");
     if (!spec.on && writer_owner >= 0) {
       owner_only = rank_set(writer_owner);
       spec.on = &owner_only;
@@ -754,6 +757,24 @@ class graph_engine {
       declare_pull_release(*spec[i].data);
       ++spec[i].data->declared_writes;
     }
+  }
+
+  // A piece of task data `spec` names more than once, or nullptr: pairs compared while they
+  // are few, sorted when many (a range clause may name thousands).
+  static const data_state* named_twice(const task_spec& spec) {
+    if (spec.data <= 32) {
+      for (std::size_t i = 0; i < spec.size(); ++i)
+        for (std::size_t j = 0; j < i && spec[i].data; ++j)
+          if (spec[j].data == spec[i].data) return spec[i].data;
+      return nullptr;
+    }
+    std::vector<const data_state*> named;
+    named.reserve(spec.data);
+    for (std::size_t i = 0; i < spec.size(); ++i)
+      if (spec[i].data) named.push_back(spec[i].data);
+    std::sort(named.begin(), named.end(), std::less<>{});
+    const auto twice = std::adjacent_find(named.begin(), named.end());
+    return twice == named.end() ? nullptr : *twice;
   }
 
   static void mark(node& n, bool either) {

@@ -81,6 +81,9 @@ struct receive_info {
 
 class label_record;
 
+/// The most pieces of task data one task may name (a data body indexes its uses in 16 bits).
+inline constexpr std::size_t max_data_uses = 65535;
+
 /// What a node that uses task data does with it (nodes with `node::data_bit`).
 enum class data_node_kind : std::uint8_t {
   task,           ///< a task body: its data is made valid where it runs

@@ -90,12 +90,11 @@ class subgraph_state : public node_group {
     start_node(*n, spec, ++m_declared);
     std::forward<SetBody>(set_body)(*n);
     int edges = 0;
+    const repeated_accesses repeated(spec);
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
       if (a.mode == event_access::read) {
-        bool seen = false;  // a second access of one event in one task adds nothing
-        for (std::size_t j = 0; j < i; ++j) seen = seen || spec[j].event == a.event;
-        if (seen) continue;
+        if (repeated(i)) continue;  // a second access of one event in one task adds nothing
         edges += dependency_tracker::read(a.event->live, n, false);
       } else {
         edges += dependency_tracker::write(a.event->live, n, false);

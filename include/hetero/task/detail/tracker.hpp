@@ -10,8 +10,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hetero/task/detail/event_state.hpp"
@@ -59,6 +61,37 @@ struct task_spec {
   std::array<access_spec, 8> m_inline{};
   std::vector<access_spec> m_more;
   std::size_t m_count = 0;
+};
+
+/// Which accesses of a task name an event an earlier access of it names (a second access of an
+/// event in one task adds nothing). Compared pairwise while the accesses are few, through one
+/// sort when many: a range clause may name thousands of pieces, and pairs would be quadratic.
+class repeated_accesses {
+ public:
+  explicit repeated_accesses(const task_spec& spec) : m_spec(spec) {
+    if (spec.size() <= pairwise_limit) return;
+    std::vector<std::pair<const event_state*, std::size_t>> order(spec.size());
+    for (std::size_t i = 0; i < spec.size(); ++i) order[i] = {spec[i].event, i};
+    std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+      return std::less<>{}(x.first, y.first) || (x.first == y.first && x.second < y.second);
+    });
+    m_repeated.assign(spec.size(), false);
+    for (std::size_t k = 1; k < order.size(); ++k)
+      if (order[k].first == order[k - 1].first) m_repeated[order[k].second] = true;
+  }
+
+  /// Whether access `i` names an event one of accesses 0 .. i - 1 names.
+  [[nodiscard]] bool operator()(std::size_t i) const noexcept {
+    if (!m_repeated.empty()) return m_repeated[i];
+    for (std::size_t j = 0; j < i; ++j)
+      if (m_spec[j].event == m_spec[i].event) return true;
+    return false;
+  }
+
+ private:
+  static constexpr std::size_t pairwise_limit = 32;
+  const task_spec& m_spec;
+  std::vector<bool> m_repeated;  // empty: compare pairwise
 };
 
 /// Sets up node `n` as the task `spec` describes, its `sequence`-th in declaration order.
