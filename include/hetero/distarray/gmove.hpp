@@ -9,9 +9,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
-#include <semaphore>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -31,17 +32,49 @@ class gmove_handle;
 
 namespace detail {
 
-/// A gmove's messages and buffers; one run at a time (plans are shared between arrays). The run
-/// holds `busy` from its start until it completes, on whichever thread completes it (a handle
-/// may be waited for on another thread, or polled by a task graph's worker): a semaphore, not
-/// a mutex, whose unlock must come from the thread that locked it.
+/// Whether a plan is in use by a run: a flag under a mutex held only to read or change it, so
+/// that the thread completing the run may release it (a handle may be waited for on another
+/// thread, or polled by a task graph's worker), which a mutex held for the whole run forbids.
+/// Not `std::binary_semaphore`: some libstdc++ releases could lose its wake-ups (GCC PR 104928).
+class plan_busy {
+ public:
+  /// Waits while another run holds it, then holds it.
+  void acquire() {
+    std::unique_lock lock(m_mutex);
+    m_free.wait(lock, [this] { return !m_held; });
+    m_held = true;
+  }
+  /// Holds it if no run does; whether it does now.
+  bool try_acquire() {
+    std::lock_guard lock(m_mutex);
+    if (m_held) return false;
+    m_held = true;
+    return true;
+  }
+  /// Gives it back (any thread).
+  void release() noexcept {
+    {
+      std::lock_guard lock(m_mutex);
+      m_held = false;
+    }
+    m_free.notify_one();
+  }
+
+ private:
+  std::mutex m_mutex;
+  std::condition_variable m_free;
+  bool m_held = false;
+};
+
+/// A gmove's messages and buffers; one run at a time (plans are shared between arrays): the
+/// run holds `busy` from its start until it completes, on whichever thread completes it.
 template <class T, class SrcSpace, class DstSpace>
 struct gmove_plan {
   transfer_plan<T, SrcSpace, DstSpace> transfer;
-  std::binary_semaphore busy{1};
+  plan_busy busy;
 };
 
-/// A claim on a plan's `busy` semaphore: released once, by whichever thread releases it.
+/// A claim on a plan's `busy`: released once, by whichever thread releases it.
 template <class Plan>
 class plan_claim {
  public:
@@ -205,7 +238,7 @@ class gmove_handle {
 
   std::shared_ptr<void> m_keep;  // the arrays or Views of both sides, alive while in flight
   std::shared_ptr<plan_type> m_plan;
-  detail::plan_claim<plan_type> m_claim;  // m_plan's busy semaphore, held while in flight
+  detail::plan_claim<plan_type> m_claim;  // m_plan's busy, held while in flight
   Kokkos::View<T*, SrcSpace> m_copy;
   std::optional<detail::transfer_run<T, SrcSpace, DstSpace>> m_run;
 };
