@@ -315,33 +315,47 @@ struct when_set {
   bool test() const noexcept { return go->load(); }
 };
 
-// Idle workers poll what the graph waits for while the declaring thread is outside it. The
-// worker polling an adopted operation may take a long task that completes it: another worker,
-// asleep until then, must take over the polling, or the task waiting for the operation waits
-// for the long one (which here waits for it: without the hand-over it gives up after 10 s).
-// Which worker takes the long task depends on who sleeps where: rounds with several timings.
-TEST_CASE("an adopted operation is polled while the worker that polled it runs a long task", "[task]") {
-  for (int round = 0; round < 16; ++round) {
-    INFO("round " << round);
+// Idle workers poll what the graph waits for while the declaring thread is outside it. A long
+// task completes an adopted operation and then waits for the operation's reader (without
+// another worker polling, it gives up after 10 s). Two ways the polling could stop:
+// - the worker polling the operation takes the long task: a worker asleep until then must
+//   take over (the adopted operation first, then a short task and the long one, with several
+//   timings, since which worker takes which depends on who sleeps where);
+// - the long task is spawned and the operation adopted at once: the wake-up for the operation
+//   is merged with the one on its way for the task, so the worker it wakes passes it on.
+TEST_CASE("an adopted operation is polled while a worker runs a long task", "[task]") {
+  for (int round = 0; round < 24; ++round) {
+    const bool adopted_first = round < 16;
+    INFO("round " << round
+                  << (adopted_first ? ": adopted, then a short and the long task" : ": long task, then adopted"));
     hetero::task_graph graph({.workers = 3, .comm = MPI_COMM_SELF});
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // both workers fall asleep
     auto done = graph.event("done");
     std::atomic<bool> go{false}, waiter_ran{false}, long_done{false};
     bool waiter_ran_first = false;
-    graph.adopt(hetero::out(done), when_set{&go}, "set by the long task");
-    // One worker polls it, the other runs a short task and sleeps again, then the long task.
-    graph.spawn("short", [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
-    std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 8)));
-    graph.spawn("long", [&] {
+    const auto long_task = [&] {
       go = true;
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
       while (!waiter_ran.load() && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       waiter_ran_first = waiter_ran.load();
       long_done = true;
-    });
+    };
+    if (adopted_first) {
+      graph.adopt(hetero::out(done), when_set{&go}, "set by the long task");
+      graph.spawn("short", [] { std::this_thread::sleep_for(std::chrono::microseconds(200)); });
+      std::this_thread::sleep_for(std::chrono::microseconds(100 * (round % 8)));
+      graph.spawn("long", long_task);
+    } else {
+      graph.spawn("long", long_task);
+      graph.adopt(hetero::out(done), when_set{&go}, "set by the long task");
+    }
     graph.spawn("waiter", hetero::in(done), [&] { waiter_ran = true; });
-    while (!long_done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // outside the graph
+    // Outside the graph until the long task ended (it ends within 10 s; 60 s if it never starts).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!long_done.load() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(long_done.load());
     graph.wait();
     CHECK(waiter_ran_first);
   }

@@ -120,17 +120,21 @@ class progress_duty {
     if (unclaimed()) m_idle.notify_one();
   }
 
-  /// Gives the baton back (the worker found work, or stops).
+  /// Gives the baton back (the worker found work, or stops). Sequentially consistent, as the
+  /// loads of `unclaimed()` that follow it here and in a worker about to sleep are: one of the
+  /// two sees the other (a release store could pass this thread's later load of the sleepers).
   void release(poller& p) noexcept {
     if (!p.baton) return;
     p.baton = false;
-    m_baton.store(false, std::memory_order_release);
+    m_baton.store(false, std::memory_order_seq_cst);
   }
 
   /// How long worker `w` may sleep before it must poll again: from `poll_min`, doubling up to
-  /// `poll_max` while nothing arrives. Zero (sleep until woken) when it has no polling duty.
+  /// `poll_max` while nothing arrives. Zero (sleep until woken) when it has no polling duty. A
+  /// worker holding the baton always sleeps on the timer: what it polls for may be registered
+  /// while it sleeps, and `wake_poller` then wakes nobody (the baton is taken).
   std::chrono::nanoseconds sleep_limit(int w, const poller& p) {
-    if (!active() || (w != 0 && !p.baton)) return std::chrono::nanoseconds(0);
+    if (w != 0 ? !p.baton : !active()) return std::chrono::nanoseconds(0);
     auto& interval = m_backoff[static_cast<std::size_t>(w)].interval;
     interval = interval.count() == 0 ? m_settings.poll_min : std::min(interval * 2, m_settings.poll_max);
     return interval;

@@ -489,7 +489,9 @@ class scheduler {
   // wakes the sleepers one after the other instead of all from the producer.
   void pass_wake_on(idle_state& idle) {
     idle.woken = false;
-    if (has_visible_work(-1)) m_idle.notify_one();
+    // Also when something waits to be polled: a wake-up for it sent while this one was on its
+    // way was merged with this one (idle_event::notify_one).
+    if (has_visible_work(-1) || m_progress.unclaimed()) m_idle.notify_one();
   }
 
   // An idle thread takes its turn at polling, then spins `spin` for local work. False: time to
