@@ -95,8 +95,11 @@ class progress_duty {
       if (w != 0) release(p);
       return turn::nothing;
     }
-    if (w != 0 && !p.baton && m_baton.exchange(true, std::memory_order_acq_rel)) return turn::nothing;
-    if (w != 0) p.baton = true;
+    if (w != 0 && !p.baton) {
+      if (m_baton.exchange(true, std::memory_order_acq_rel)) return turn::nothing;
+      p.baton = true;
+      m_backoff[static_cast<std::size_t>(w)].interval = std::chrono::nanoseconds(0);  // a new turn: poll often
+    }
     if (poll(w, w == 0, on_arrival, on_error)) {
       p.last_arrival = now;
       return turn::progressed;

@@ -180,7 +180,7 @@ class remote_channel {
     std::lock_guard lock(m_transfer_mutex);
     m_posted_transfers.push_back({n, request, receive, cancelled});
     m_transfers_in_flight.fetch_add(1, std::memory_order_release);
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
   }
 
   /// Any thread: this rank reads `move`'s version of a tile of `move.peer`, a rank of its node,
@@ -193,7 +193,7 @@ class remote_channel {
     std::lock_guard lock(m_mutex);
     const move_key key = key_of(move);
     m_tile_waits[key] = {done, move, nonce, slab, copied};
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
     try {
       post_send({remote_message::tile_ready, move.id, move.version, slab + 1, nonce, 0}, move.peer);
     } catch (...) {  // the move ends here, failed
@@ -217,7 +217,7 @@ class remote_channel {
     auto early = m_offers.find(key);
     if (early == m_offers.end()) {
       m_tile_waits[key] = {done, move, 0, 0, counted, pulled, taken};
-      m_active.fetch_add(1, std::memory_order_release);
+      m_active.fetch_add(1, std::memory_order_seq_cst);
       return;
     }
     const bool cancelled = early->second;
@@ -250,7 +250,7 @@ class remote_channel {
       return;
     }
     m_pulls[key_of(move)] = {done, m_epoch};
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
   }
 
   /// Any thread: the tasks here that read version `version` of tile `id` in the memory of its
@@ -258,7 +258,7 @@ class remote_channel {
   /// Sent at once where no other thread holds the progress baton, else by the next round of
   /// progress.
   void tile_copied(int owner, std::uint64_t id, std::uint64_t version) {
-    m_active.fetch_add(1, std::memory_order_release);  // until sent: progress keeps running
+    m_active.fetch_add(1, std::memory_order_seq_cst);  // until sent: progress keeps running
     {
       std::lock_guard lock(m_answer_mutex);
       m_answers.push_back({owner, id, version});
@@ -320,7 +320,7 @@ class remote_channel {
     p.done = from ? done : nullptr;
     p.from = from;
     p.posted = true;
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
     m_pushes_ready = m_pushes_ready || p.ready;
   }
 
@@ -405,7 +405,7 @@ class remote_channel {
     m_barrier_sent = false;
     m_barrier_done.store(m_rounds == 0, std::memory_order_release);
     if (m_rounds > 0) {
-      m_active.fetch_add(1, std::memory_order_release);
+      m_active.fetch_add(1, std::memory_order_seq_cst);
       advance_barrier();
     }
   }
@@ -874,7 +874,7 @@ class remote_channel {
 
   void track_send(MPI_Request req) {
     m_send_requests.push_back(req);
-    m_active.fetch_add(1, std::memory_order_release);
+    m_active.fetch_add(1, std::memory_order_seq_cst);
   }
 
   void post_send(const remote_message& m, int target) {

@@ -215,8 +215,13 @@ class scheduler {
     clock::time_point last_progress;
     bool watching = false;  // the watchdog starts the first time nothing is left to run
     idle_state idle;
+    // Back to the caller, outside the graph: a wake-up it took may have been meant for a poller.
+    const auto leave = [this] {
+      m_progress.wake_poller();
+      return outcome::done;
+    };
     while (true) {
-      if (done()) return outcome::done;
+      if (done()) return leave();
       if (auto [n, dev] = find_work(0); n) {
         if (idle.woken) pass_wake_on(idle);
         execute(0, n, dev);
@@ -224,7 +229,7 @@ class scheduler {
         continue;
       }
       flush(0);
-      if (done()) return outcome::done;
+      if (done()) return leave();
       if (m_progress.report_arrived()) return outcome::report_arrived;
       const auto now = clock::now();
       if (const std::uint64_t s = progress_stamp(); !watching || s != stamp || any_running()) {
@@ -539,6 +544,9 @@ class scheduler {
         }
         execute(w, n, dev);
         idle.busy();
+        // The task may have posted a send or a receive (a tile move, a notification) while the
+        // other workers slept: one of them polls it while this one goes on.
+        m_progress.wake_poller();
         continue;
       }
       flush(w);
