@@ -270,6 +270,11 @@ TEST_CASE("what task data refuses, with its message", "[task][data]") {
   auto foreign = other.data("y", host_view("y", 8));
   CHECK_THROWS_WITH(graph.spawn("twice", hetero::reads(data), hetero::updates(data), [](auto, auto) {}),
                     ContainsSubstring("names task data 'x' in two data clauses"));
+  std::vector<hetero::task_data<host_view>> many;  // over 32 accesses: found by sorting, not pairwise
+  for (int i = 0; i < 40; ++i) many.push_back(graph.data("many" + std::to_string(i), host_view("m", 1)));
+  many.push_back(many[17]);
+  CHECK_THROWS_WITH(graph.spawn("many", hetero::reads(many), [](auto) {}),
+                    ContainsSubstring("task 'many' names task data 'many17' in two data clauses"));
   CHECK_THROWS_WITH(graph.spawn("foreign", hetero::reads(foreign), [](auto) {}),
                     ContainsSubstring("task data 'y' of another task_graph"));
   CHECK_THROWS_WITH(graph.spawn(hetero::reads(hetero::task_data<host_view>()), [](auto) {}),

@@ -693,9 +693,12 @@ class graph_engine {
                                 "registered with this graph (graph.data, graph.tiles)");
       if (writes_new(a.use) && a.data->owner >= 0 && writer_owner < 0) writer_owner = a.data->owner;
     }
-    if (const data_state* twice = named_twice(spec))
-      raise<invalid_argument>("task '", spec.label, "' names task data '", twice->name,
-                              "' in two data clauses; name each piece once (updates(...) reads and writes)");
+    // A piece's clauses share its hidden event, which no event clause can name.
+    const repeated_accesses repeated(spec);
+    for (std::size_t i = 0; i < spec.size(); ++i)
+      if (spec[i].data && repeated(i))
+        raise<invalid_argument>("task '", spec.label, "' names task data '", spec[i].data->name,
+                                "' in two data clauses; name each piece once (updates(...) reads and writes)");
     if (!spec.on && writer_owner >= 0) {
       owner_only = rank_set(writer_owner);
       spec.on = &owner_only;
@@ -757,24 +760,6 @@ class graph_engine {
       declare_pull_release(*spec[i].data);
       ++spec[i].data->declared_writes;
     }
-  }
-
-  // A piece of task data `spec` names more than once, or nullptr: pairs compared while they
-  // are few, sorted when many (a range clause may name thousands).
-  static const data_state* named_twice(const task_spec& spec) {
-    if (spec.data <= 32) {
-      for (std::size_t i = 0; i < spec.size(); ++i)
-        for (std::size_t j = 0; j < i && spec[i].data; ++j)
-          if (spec[j].data == spec[i].data) return spec[i].data;
-      return nullptr;
-    }
-    std::vector<const data_state*> named;
-    named.reserve(spec.data);
-    for (std::size_t i = 0; i < spec.size(); ++i)
-      if (spec[i].data) named.push_back(spec[i].data);
-    std::sort(named.begin(), named.end(), std::less<>{});
-    const auto twice = std::adjacent_find(named.begin(), named.end());
-    return twice == named.end() ? nullptr : *twice;
   }
 
   static void mark(node& n, bool either) {
