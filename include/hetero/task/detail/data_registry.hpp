@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "hetero/core/error.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/task/detail/data_memory.hpp"
 #include "hetero/task/detail/data_state.hpp"
@@ -108,10 +109,9 @@ class data_registry {
     } catch (...) {  // a broken device: its copies are lost
     }
     for (const auto& s : m_states) forget(*s, true);
-    if (m_keep_host_copies) {
-      static std::vector<std::shared_ptr<data_state>> kept;  // read by sends MPI still holds
-      kept.insert(kept.end(), m_states.begin(), m_states.end());
-    }
+    // Read by sends MPI still holds: kept until the process ends (graphs on several threads
+    // may end at once; keep_for_mpi locks).
+    if (m_keep_host_copies) keep_for_mpi(std::make_unique<std::vector<std::shared_ptr<data_state>>>(m_states));
     for (auto& m : m_memories)
       for (auto& [bytes, ptr] : m->free_blocks) m_ops.deallocate(ptr);
   }
