@@ -23,6 +23,18 @@ concept completion_source = std::move_constructible<S> && requires(S& s) {
   { s.test() } -> std::convertible_to<bool>;
 };
 
+/// Whether a graph's workers call MPI when they poll a completion source `S`: true unless `S`
+/// says otherwise with `static constexpr bool calls_mpi = false;` (a source that tests a flag
+/// or a device event). A graph with several workers adopts one that calls MPI only where MPI
+/// provides MPI_THREAD_MULTIPLE: the workers poll it while the declaring thread may call MPI.
+template <class S>
+inline constexpr bool completion_source_calls_mpi = [] {
+  if constexpr (requires { S::calls_mpi; })
+    return static_cast<bool>(S::calls_mpi);
+  else
+    return true;
+}();
+
 /// An MPI request as a completion source: `test()` calls `MPI_Test`. The request's buffers must
 /// stay alive until the tasks depending on it ran.
 /// <!-- snippet: fragment

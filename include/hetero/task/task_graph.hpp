@@ -327,7 +327,8 @@ class task_graph {
   /// `hetero::collective_request` of a non-blocking collective, a `hetero::reflect_handle` of
   /// `hetero::reflect_async`, ...) writes the event of `written`: tasks declared later with it in
   /// `in(...)` start once `operation.test()` returned true. Polled by idle workers; local to this
-  /// rank.
+  /// rank. With more than one worker, an operation whose `test()` calls MPI (all of hetero's:
+  /// `completion_source_calls_mpi`) needs MPI_THREAD_MULTIPLE (`runtime_error` otherwise).
   /// <!-- snippet: fragment
   /// hetero::task_graph graph;
   /// hetero::event halo = graph.event("halo");
@@ -345,7 +346,7 @@ class task_graph {
     HETERO_EXPECTS(
         !written.targets(), "adopt(out(", written.events()[0].name(),
         ").to(...), ...): an adopted operation cannot notify other ranks; a task reading the event can");
-    m_engine->adopt(written.events()[0].state(), label,
+    m_engine->adopt(written.events()[0].state(), label, completion_source_calls_mpi<Operation>,
                     [&](detail::node& n) { detail::set_source(n, std::move(operation)); });
   }
 

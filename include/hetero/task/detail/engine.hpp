@@ -64,6 +64,21 @@ inline int checked_workers(const task_options& o, int comm_size) {
   return workers;
 }
 
+/// Raises unless MPI lets the workers of a graph (threads other than the caller's) call it
+/// while the caller may too: an adopted operation that calls MPI is polled by them.
+inline void check_workers_may_call_mpi(std::string_view label) {
+  int provided = MPI_THREAD_SINGLE;
+  HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+  if (provided < MPI_THREAD_MULTIPLE)
+    raise<runtime_error>("task_graph::adopt(..., \"", label,
+                         "\"): the graph's workers poll the adopted operation, whose test() calls MPI, from "
+                         "threads other than this one, which needs MPI_THREAD_MULTIPLE, but MPI provided '",
+                         to_string(static_cast<thread_level>(provided)),
+                         "'; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it), use 1 worker, "
+                         "or, for an operation whose test() makes no MPI call, say so in it: static constexpr "
+                         "bool calls_mpi = false");
+}
+
 /// The scheduler's settings from the options.
 inline scheduler_settings settings(const task_options& o, int comm_size) {
   scheduler_settings s;
@@ -269,11 +284,13 @@ class graph_engine {
     m_data.read_back(s);
   }
 
-  /// `set_source(node&)` stores an operation completing outside the graph that writes `e`.
+  /// `set_source(node&)` stores an operation completing outside the graph that writes `e`;
+  /// `calls_mpi`: its `test()` calls MPI.
   template <class SetSource>
-  void adopt(event_state* e, std::string_view label, SetSource&& set_source) {
+  void adopt(event_state* e, std::string_view label, bool calls_mpi, SetSource&& set_source) {
     check_declaring("task_graph::adopt");
     check_event(e, "adopt");
+    if (calls_mpi && m_scheduler.workers() > 1) check_workers_may_call_mpi(label);
     HETERO_EXPECTS(!m_recording,
                    "task_graph::adopt cannot be recorded: an adopted operation completes once; adopt "
                    "it before or after record()");
