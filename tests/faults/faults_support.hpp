@@ -116,6 +116,10 @@ inline long long shared_random(long long lo, long long hi) {
 /// Whether `v` holds `x`.
 inline bool holds(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
+/// Makes this rank's next `MPI_Isend` fail with `MPI_ERR_OTHER`, sending nothing (main.cpp
+/// interposes `MPI_Isend` through MPI's profiling interface; every other call passes through).
+void fail_next_isend();
+
 }  // namespace faults
 
 #endif  // HETERO_TESTS_FAULTS_SUPPORT_HPP

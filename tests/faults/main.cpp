@@ -1,9 +1,27 @@
 // The main of the fault-injection tests: hetero's test main with a short wait timeout, set
-// through the runtime option (so every hetero wait in these tests gives up after 1 s).
+// through the runtime option (so every hetero wait in these tests gives up after 1 s), and an
+// MPI_Isend that a test can make fail once (faults::fail_next_isend).
 #include <hetero/core/runtime.hpp>
+
+#include <mpi.h>
+
+#include <atomic>
 
 #include "catch_mpi.hpp"
 #include "faults_support.hpp"
+
+namespace {
+std::atomic<bool> g_fail_next_isend{false};
+}  // namespace
+
+void faults::fail_next_isend() { g_fail_next_isend.store(true); }
+
+// The profiling interface: this program's MPI_Isend, which fails once when armed.
+extern "C" int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                         MPI_Request* request) {
+  if (g_fail_next_isend.exchange(false)) return MPI_ERR_OTHER;
+  return PMPI_Isend(buffer, count, type, dest, tag, comm, request);
+}
 
 int main(int argc, char** argv) {
   hetero::runtime runtime(argc, argv, {.wait_timeout = std::chrono::duration<double>(faults::timeout_seconds())});

@@ -2,7 +2,8 @@
 // throws, a rank that returns early (leaves the graph before declaring or waiting, or skips a
 // task others wait for, or skips a collective remote_events), a rank that sleeps past the
 // timeout (1 s, set by this folder's main; the graphs' task_options::no_progress_timeout
-// inherits it), mismatched counts (remote_events shapes) and roots (the rank a writer runs on).
+// inherits it), mismatched counts (remote_events shapes) and roots (the rank a writer runs on),
+// a notification whose MPI_Isend fails (main.cpp's interposer).
 // Every rank must end with the documented error; a graph that gave up refuses further use, and
 // a fresh graph afterwards works (no message of the broken one reaches it).
 #include <hetero/task.hpp>
@@ -118,6 +119,32 @@ TEST_CASE("a task that throws on one rank: it rethrows there, the others raise h
     CHECK(ran.load() <= 1);
     check_fresh_graph();
   }
+}
+
+TEST_CASE("a notification whose send fails to start: deadlock_error on every rank, naming MPI's error",
+          "[faults][task]") {
+  const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
+  if (p < 2) return;
+  std::optional<hetero::task_graph<>> graph(std::in_place, hetero::task_options{.workers = workers});
+  auto e = graph->remote_event("E");
+  std::atomic<int> wrote{0}, read{0};
+  const auto o = faults::attempt([&] {
+    if (me == late) faults::fail_next_isend();  // the writer's first notification
+    graph->spawn("writes", hetero::on(late), hetero::out(e).to(hetero::rank_set::all()), [&] { ++wrote; });
+    graph->spawn("reads", hetero::in(e), [&] { ++read; });
+    graph->wait();
+  });
+  faults::report("send fails", "task wait (notifying)", o);
+  // The readers elsewhere wait for a notification that never left: the timeout ends the graph
+  // on every rank, and every rank names what failed on the writer's (its report, sent through
+  // the channel whose send failed, arrived).
+  check_deadlock(o);
+  CHECK(wrote.load() == (me == late ? 1 : 0));
+  CHECK_THAT(o.text, ContainsSubstring("failed here first: MPI_Isend failed") && !ContainsSubstring("no report"));
+  CHECK(read.load() <= 1);
+  check_refuses(*graph);
+  graph.reset();
+  check_fresh_graph();
 }
 
 TEST_CASE("a rank that never constructs the graph: the others give up in its set-up", "[faults][task]") {

@@ -996,6 +996,10 @@ inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) 
   std::string text = mine.text(in_barrier);
   if (outcome == scheduler::outcome::stuck)
     text.insert(text.find(':'), " (made no progress for " + std::to_string(seconds) + " s)");
+  // What failed here (a task, a notification's send) may be why the others wait: every rank says
+  // it, right below this rank's first line (a long report is cut at its end when sent).
+  if (const std::string failed = m_scheduler.error_text(); !failed.empty())
+    text.insert(text.find('\n') + 1, "  failed here first: " + failed + "\n");
   m_broken = true;
   m_scheduler.cancel();
   std::map<int, std::string> reports;

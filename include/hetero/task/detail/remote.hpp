@@ -425,13 +425,12 @@ class remote_channel {
     m_report_sent = true;
     for (int r = 0; r < m_size; ++r) {
       if (r == m_rank) continue;
-      auto& slot = new_slot();
-      slot.text.assign(reinterpret_cast<const char*>(&m_instance), sizeof(m_instance));
-      slot.text += report.substr(0, report_capacity - 1 - sizeof(m_instance));
-      MPI_Request req = MPI_REQUEST_NULL;
-      HETERO_MPI_CHECK(MPI_Isend, slot.text.data(), static_cast<int>(slot.text.size()), MPI_CHAR, r, tag_report,
-                       m_comm, &req);
-      track_send(req);
+      start_send([&](send_slot& slot, MPI_Request& req) {
+        slot.text.assign(reinterpret_cast<const char*>(&m_instance), sizeof(m_instance));
+        slot.text += report.substr(0, report_capacity - 1 - sizeof(m_instance));
+        HETERO_MPI_CHECK(MPI_Isend, slot.text.data(), static_cast<int>(slot.text.size()), MPI_CHAR, r, tag_report,
+                         m_comm, &req);
+      });
     }
   }
 
@@ -872,19 +871,33 @@ class remote_channel {
     return *s;
   }
 
-  void track_send(MPI_Request req) {
+  // Takes a slot, lets `start(slot, request)` start its send and tracks the request. A send that
+  // fails to start gives its slot back, so that the pending slots and the requests stay index
+  // for index (`test_sends` recycles slot i when request i completes).
+  template <class Start>
+  void start_send(Start&& start) {
+    if (m_send_requests.size() == m_send_requests.capacity())  // tracking a started send cannot throw
+      m_send_requests.reserve(std::max<std::size_t>(16, 2 * m_send_requests.capacity()));
+    send_slot& slot = new_slot();
+    MPI_Request req = MPI_REQUEST_NULL;
+    try {
+      start(slot, req);
+    } catch (...) {
+      m_pending_slots.pop_back();  // `slot`, pushed last by new_slot
+      m_free_slots.push_back(&slot);
+      throw;
+    }
     m_send_requests.push_back(req);
     m_active.fetch_add(1, std::memory_order_seq_cst);
   }
 
   void post_send(const remote_message& m, int target) {
-    send_slot& slot = new_slot();
-    slot.message = m;
-    slot.message.graph = m_instance;
-    MPI_Request req = MPI_REQUEST_NULL;
-    HETERO_MPI_CHECK(MPI_Isend, &slot.message, static_cast<int>(sizeof(remote_message)), MPI_BYTE, target,
-                     tag_small, m_comm, &req);
-    track_send(req);
+    start_send([&](send_slot& slot, MPI_Request& req) {
+      slot.message = m;
+      slot.message.graph = m_instance;
+      HETERO_MPI_CHECK(MPI_Isend, &slot.message, static_cast<int>(sizeof(remote_message)), MPI_BYTE, target,
+                       tag_small, m_comm, &req);
+    });
   }
 
   // Completes finished sends and recycles their slots (m_send_requests[i] belongs to

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -178,6 +179,22 @@ class scheduler {
       if (!m_error) m_error = std::move(e);
     }
     cancel();
+  }
+  /// What the first recorded exception says (its `what()`), or "" when none was recorded.
+  [[nodiscard]] std::string error_text() const {
+    std::exception_ptr e;
+    {
+      std::lock_guard lock(m_error_mutex);
+      e = m_error;
+    }
+    if (!e) return {};
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      return x.what();
+    } catch (...) {
+      return "an exception not derived from std::exception";
+    }
   }
   /// Skips the bodies of tasks not yet started (they still release successors and notify).
   void cancel() noexcept { m_cancelled.store(true, std::memory_order_release); }
@@ -582,7 +599,7 @@ class scheduler {
   std::atomic<bool> m_cancelled{false};
   std::atomic<bool> m_marker_done{false};
   std::atomic<bool> m_window_waiter{false};
-  std::mutex m_error_mutex;
+  mutable std::mutex m_error_mutex;
   std::exception_ptr m_error;
   std::uint64_t m_plan = 0;
   std::uint64_t m_run = 0;
