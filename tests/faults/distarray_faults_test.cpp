@@ -2,7 +2,8 @@
 // sync_all or (staged windows) a sync_all or sync_images after puts, or sleeps past the timeout
 // (1 s, set by this folder's main) in a reflect or while another image gets from it. The ranks
 // that wait for it get a deadlock_error naming it (where MPI's call does not say, that it is
-// not known).
+// not known). A blocking gmove behind an unfinished gmove_async of the same sections on its own
+// thread gives up too.
 #include <hetero/distarray.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -113,6 +114,32 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       CHECK(o.kind == "none");
     }
   }
+}
+
+TEST_CASE("distarray: a blocking gmove behind an unfinished gmove_async of the same sections gives up",
+          "[faults][dist]") {
+  const int p = faults::world_size();
+  const faults::case_comm ranks;  // not the ranks of the case above, whose gmove a rank skipped
+  const hetero::process_grid<1> grid({}, ranks.comm);
+  const std::int64_t n = 10 * p + random_extent(p);
+  array1 block(hetero::index_space<1>({n}, grid));
+  array1 cyclic(hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}));
+  const auto salt = static_cast<std::uint64_t>(faults::shared_random(1, 1000000));
+  dist_test::fill(block, salt);
+  auto pending = hetero::gmove_async(cyclic, block);  // holds the plan until its handle completes
+  // Every rank alike, on the thread that would complete the handle: nothing else releases the plan.
+  const auto o = faults::attempt([&] { hetero::gmove(cyclic, block); });
+  faults::report("plan held", "distarray gmove", o);
+  INFO(o.text);
+  REQUIRE(o.kind == "deadlock_error");
+  CHECK_THAT(o.text, ContainsSubstring("hetero::gmove waited") &&
+                         ContainsSubstring("for an earlier gmove_async of the same sections to complete") &&
+                         ContainsSubstring("HETERO_WAIT_TIMEOUT"));
+  pending.wait();  // still completes, and the plan serves the next gmove
+  dist_test::fill(block, salt + 1);
+  hetero::gmove(cyclic, block);
+  dist_test::for_each_owned_element(
+      cyclic, [&](const auto& g, double v) { CHECK(v == dist_test::value_at<double>(g, salt + 1)); });
 }
 
 TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets from it", "[faults][dist]") {

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/observer.hpp"
+#include "hetero/core/wait_timeout.hpp"
 #include "hetero/distarray/detail/operand.hpp"
 #include "hetero/distarray/detail/plan_cache.hpp"
 #include "hetero/distarray/detail/section_map.hpp"
@@ -38,10 +40,23 @@ namespace detail {
 /// Not `std::binary_semaphore`: some libstdc++ releases could lose its wake-ups (GCC PR 104928).
 class plan_busy {
  public:
-  /// Waits while another run holds it, then holds it.
+  /// Waits while another run holds it, then holds it; `deadlock_error` after hetero's wait
+  /// timeout (an unfinished `gmove_async` of the same sections whose handle only this thread
+  /// would complete never releases it).
   void acquire() {
+    const double seconds = wait_timeout_seconds();
     std::unique_lock lock(m_mutex);
-    m_free.wait(lock, [this] { return !m_held; });
+    const auto free = [this] { return !m_held; };
+    if (seconds <= 0) {
+      m_free.wait(lock, free);
+    } else if (!m_free.wait_for(lock, std::chrono::duration<double>(seconds), free)) {
+      raise<deadlock_error>(
+          "hetero::gmove waited ", seconds,
+          " s for an earlier gmove_async of the same sections to complete (they share one plan, run once at a "
+          "time); complete its handle first (wait(), test() until true, or a task graph that adopted it), or, "
+          "if another thread completes it, let that thread finish",
+          wait_timeout_advice());
+    }
     m_held = true;
   }
   /// Holds it if no run does; whether it does now.
