@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <random>
+#include <string>
 
 #include "catch_mpi.hpp"
 
@@ -28,6 +29,11 @@ struct flag_source {
 static_assert(hetero::completion_source_calls_mpi<hetero::mpi_request>);
 static_assert(!hetero::completion_source_calls_mpi<flag_source>);
 
+std::string provided_text() {  // as the messages name MPI's level
+  return std::string("but MPI provided '") + hetero::to_string(static_cast<hetero::thread_level>(g_provided)) +
+         "'";
+}
+
 int rank_of(MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -44,14 +50,14 @@ int size_of(MPI_Comm comm) {
 
 TEST_CASE("under MPI_THREAD_FUNNELED, several workers on several ranks are refused when the graph is made",
           "[task][thread_level]") {
-  REQUIRE(g_provided == MPI_THREAD_FUNNELED);
+  if (g_provided >= MPI_THREAD_MULTIPLE) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
   if (size_of(MPI_COMM_WORLD) < 2) SKIP("needs 2 ranks");
   CHECK_THROWS_WITH(hetero::task_graph({.workers = 2}),
-                    ContainsSubstring("needs MPI_THREAD_MULTIPLE, but MPI provided 'funneled'"));
+                    ContainsSubstring("needs MPI_THREAD_MULTIPLE, " + provided_text()));
 }
 
 TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
-  REQUIRE(g_provided == MPI_THREAD_FUNNELED);
+  if (g_provided >= MPI_THREAD_MULTIPLE) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
   std::mt19937 rng(std::random_device{}());
   int value = std::uniform_int_distribution<int>(1, 1 << 20)(rng);
   MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);  // rank 0's draw: every rank knows what each sends
@@ -81,7 +87,7 @@ TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
     MPI_Isend(&sent, 1, MPI_INT, 0, 8, MPI_COMM_SELF, &r[1]);
     CHECK_THROWS_WITH(graph.adopt(hetero::out(done), hetero::mpi_request(r[0]), "self receive"),
                       ContainsSubstring("task_graph::adopt(..., \"self receive\"): the graph's workers poll") &&
-                          ContainsSubstring("but MPI provided 'funneled'") &&
+                          ContainsSubstring(provided_text()) &&
                           ContainsSubstring("static constexpr bool calls_mpi = false"));
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);  // refused before anything was declared: still the caller's
     CHECK(received == value);

@@ -18,6 +18,10 @@ namespace hetero {
 /// without wait() waits in its destructor (and drops the error: call wait() to see it).
 class io_handle {
  public:
+  /// `test()` reads a flag the write's own thread sets: a task graph's workers may poll it
+  /// whatever MPI's thread level (`hetero::completion_source_calls_mpi`).
+  static constexpr bool calls_mpi = false;
+
   /// A handle of the write `job` (made by `h5file::write_async`).
   explicit io_handle(std::shared_ptr<detail::io_job> job) noexcept : m_job(std::move(job)) {}
   /// Takes over the other handle's write; the moved-from handle has none (it is done).

@@ -327,8 +327,9 @@ class task_graph {
   /// `hetero::collective_request` of a non-blocking collective, a `hetero::reflect_handle` of
   /// `hetero::reflect_async`, ...) writes the event of `written`: tasks declared later with it in
   /// `in(...)` start once `operation.test()` returned true. Polled by idle workers; local to this
-  /// rank. With more than one worker, an operation whose `test()` calls MPI (all of hetero's:
-  /// `completion_source_calls_mpi`) needs MPI_THREAD_MULTIPLE (`runtime_error` otherwise).
+  /// rank. With more than one worker, an operation whose `test()` calls MPI (hetero's MPI
+  /// request, collective, reflect and gmove handles: `completion_source_calls_mpi`) needs
+  /// MPI_THREAD_MULTIPLE (`runtime_error` otherwise).
   /// <!-- snippet: fragment
   /// hetero::task_graph graph;
   /// hetero::event halo = graph.event("halo");
