@@ -135,6 +135,8 @@ TEST_CASE("distarray: a blocking gmove behind an unfinished gmove_async of the s
   CHECK_THAT(o.text, ContainsSubstring("hetero::gmove waited") &&
                          ContainsSubstring("for an earlier gmove_async of the same sections to complete") &&
                          ContainsSubstring("HETERO_WAIT_TIMEOUT"));
+  CHECK(o.waited >= 0.99 * hetero::wait_timeout().duration().count());  // the error says how long it waited
+  CHECK(o.waited <= o.seconds);
   pending.wait();  // still completes, and the plan serves the next gmove
   dist_test::fill(block, salt + 1);
   hetero::gmove(cyclic, block);

@@ -40,6 +40,7 @@ struct outcome {
   std::string text;
   std::vector<int> missing;
   double seconds = 0;
+  double waited = 0;  ///< a deadlock_error's waited_seconds()
 };
 
 inline int world_rank() {
@@ -75,6 +76,7 @@ outcome attempt(F&& f) {
     o.kind = "deadlock_error";
     o.text = e.what();
     o.missing = e.missing_ranks();
+    o.waited = e.waited_seconds();
   } catch (const hetero::invalid_argument& e) {
     o.kind = "invalid_argument";
     o.text = e.what();

@@ -44,18 +44,21 @@ class plan_busy {
   /// timeout (an unfinished `gmove_async` of the same sections whose handle only this thread
   /// would complete never releases it).
   void acquire() {
-    const double seconds = wait_timeout_seconds();
+    const auto limit = resolve_timeout(inherit_timeout, "hetero's wait timeout");
+    const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(m_mutex);
     const auto free = [this] { return !m_held; };
-    if (seconds <= 0) {
+    if (limit == forever_ns) {
       m_free.wait(lock, free);
-    } else if (!m_free.wait_for(lock, std::chrono::duration<double>(seconds), free)) {
-      raise<deadlock_error>(
-          "hetero::gmove waited ", seconds,
-          " s for an earlier gmove_async of the same sections to complete (they share one plan, run once at a "
-          "time); complete its handle first (wait(), test() until true, or a task graph that adopted it), or, "
-          "if another thread completes it, let that thread finish",
-          wait_timeout_advice());
+    } else if (!m_free.wait_for(lock, limit, free)) {
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      throw deadlock_error(
+          message("hetero::gmove waited ", waited,
+                  " s for an earlier gmove_async of the same sections to complete (they share one plan, run once "
+                  "at a time); complete its handle first (wait(), test() until true, or a task graph that adopted "
+                  "it), or, if another thread completes it, let that thread finish",
+                  wait_timeout_advice()),
+          {}, waited, 0, -1);
     }
     m_held = true;
   }
