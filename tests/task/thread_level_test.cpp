@@ -12,6 +12,7 @@
 #include <string>
 
 #include "catch_mpi.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -34,24 +35,12 @@ std::string provided_text() {  // as the messages name MPI's level
          "'";
 }
 
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
-int size_of(MPI_Comm comm) {
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  return size;
-}
-
 }  // namespace
 
 TEST_CASE("under MPI_THREAD_FUNNELED, several workers on several ranks are refused when the graph is made",
           "[task][thread_level]") {
   if (g_provided >= MPI_THREAD_MULTIPLE) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
-  if (size_of(MPI_COMM_WORLD) < 2) SKIP("needs 2 ranks");
+  if (hetero::testing::world_size() < 2) SKIP("needs 2 ranks");
   CHECK_THROWS_WITH(hetero::task_graph({.workers = 2}),
                     ContainsSubstring("needs MPI_THREAD_MULTIPLE, " + provided_text()));
 }
@@ -65,8 +54,8 @@ TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
   SECTION("one worker on every rank: tasks and an adopted MPI request run on this thread") {
     hetero::task_graph graph({.workers = 1});
     hetero::event arrived = graph.event("arrived");
-    const int me = rank_of(MPI_COMM_WORLD);
-    const int size = size_of(MPI_COMM_WORLD);
+    const int me = hetero::testing::world_rank();
+    const int size = hetero::testing::world_size();
     int sent = value + me, received = -1, seen = -1;
     MPI_Request r[2];
     MPI_Irecv(&received, 1, MPI_INT, (me + size - 1) % size, 7, MPI_COMM_WORLD, &r[0]);

@@ -143,4 +143,27 @@ inline bool mpi_finalized() {
 /// whose message starts with "MPI_Send failed".
 #define HETERO_MPI_CHECK(fn, ...) ::hetero::check_mpi(fn(__VA_ARGS__), #fn)
 
+namespace hetero::detail {
+
+/// The thread level MPI provides (MPI initialised).
+inline thread_level provided_thread_level() {
+  int provided = MPI_THREAD_SINGLE;
+  HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+  return static_cast<thread_level>(provided);
+}
+
+/// Raises `runtime_error` unless MPI provides `MPI_THREAD_MULTIPLE`: "<who> needs
+/// MPI_THREAD_MULTIPLE, but MPI provided '<level>'; initialise MPI with MPI_THREAD_MULTIPLE
+/// (hetero::runtime asks for it)<other_ways>". `who` says what calls MPI from which thread;
+/// `other_ways`, appended as it is, the other ways out (" or use 1 worker").
+inline void require_thread_multiple(std::string_view who, std::string_view other_ways = {}) {
+  const thread_level provided = provided_thread_level();
+  if (provided < thread_level::multiple)
+    throw runtime_error(message(who, " needs MPI_THREAD_MULTIPLE, but MPI provided '", to_string(provided),
+                                "'; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it)",
+                                other_ways));
+}
+
+}  // namespace hetero::detail
+
 #endif  // HETERO_CORE_MPI_HPP

@@ -233,15 +233,15 @@ class runtime {
       detail::raise<runtime_error>(
           "MPI was already finalised in this process and cannot be initialised again; "
           "create the hetero::runtime before MPI_Finalize");
-    int provided = MPI_THREAD_SINGLE;
     if (detail::mpi_initialized()) {
-      HETERO_MPI_CHECK(MPI_Query_thread, &provided);
+      m_thread_level = detail::provided_thread_level();
     } else {
+      int provided = MPI_THREAD_SINGLE;
       HETERO_MPI_CHECK(MPI_Init_thread, argc > 0 ? &argc : nullptr, argc > 0 ? &argv : nullptr,
                        static_cast<int>(requested), &provided);
       m_owns_mpi = true;
+      m_thread_level = static_cast<thread_level>(provided);
     }
-    m_thread_level = static_cast<thread_level>(provided);
     HETERO_MPI_CHECK(MPI_Comm_rank, MPI_COMM_WORLD, &m_world_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, MPI_COMM_WORLD, &m_world_size);
     HETERO_MPI_CHECK(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_world_rank, MPI_INFO_NULL,

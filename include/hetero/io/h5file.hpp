@@ -139,15 +139,8 @@ class h5file {
                   "write each field of a struct as an array of its own");
     const region running("io", "write_async");
     detail::check_same_ranks(target("writing"), array, "writing");
-    int provided = MPI_THREAD_SINGLE;
-    HETERO_MPI_CHECK(MPI_Query_thread, &provided);
-    if (provided < MPI_THREAD_MULTIPLE)
-      detail::raise<runtime_error>(
-          "hetero::h5file::write_async writes from the io module's I/O thread and needs "
-          "MPI_THREAD_MULTIPLE, but MPI provides level ",
-          provided,
-          "; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it) "
-          "or use write()");
+    detail::require_thread_multiple("hetero::h5file::write_async writes from the io module's I/O thread and",
+                                    " or use write()");
     // The copy and its checksum are made here: host kernels may only be launched from this
     // thread, not from the I/O thread.
     auto copy = [&] {

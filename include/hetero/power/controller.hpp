@@ -106,16 +106,8 @@ class controller {
     HETERO_EXPECTS(m_options.phases == phase_source::markers || m_options.learning_frames >= 16,
                    "controller_options::learning_frames is ", m_options.learning_frames, "; need at least 16");
     HETERO_EXPECTS(m_options.fallback_phase_frames >= 1, "controller_options::fallback_phase_frames is 0");
-    if (m_options.mode == policy::dynamic) {
-      int provided = MPI_THREAD_SINGLE;
-      HETERO_MPI_CHECK(MPI_Query_thread, &provided);
-      if (provided < MPI_THREAD_MULTIPLE)
-        ::hetero::detail::raise<runtime_error>(
-            "the dynamic power policy calls MPI from a helper thread and needs MPI_THREAD_MULTIPLE, but MPI "
-            "provides only ",
-            to_string(static_cast<thread_level>(provided)),
-            "; initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...) (hetero::runtime asks for it)");
-    }
+    if (m_options.mode == policy::dynamic)
+      ::hetero::detail::require_thread_multiple("the dynamic power policy calls MPI from a helper thread and");
     m_channel = std::make_unique<detail::control_channel>(comm, m_options.group_size);
     m_group_budget = m_options.budget_watts * m_channel->size() / ranks;
     // Every rank starts at the even setting (the phase length is learnt there) and counts

@@ -53,30 +53,21 @@ inline int checked_workers(const task_options& o, int comm_size) {
   HETERO_EXPECTS(o.mpi_poll.count() >= 0, "task_options::mpi_poll is ", o.mpi_poll.count(),
                  " s; allowed: 0 or more");
   const int workers = o.workers > 0 ? o.workers : std::max(1, Kokkos::DefaultHostExecutionSpace().concurrency());
-  int provided = MPI_THREAD_SINGLE;
-  HETERO_MPI_CHECK(MPI_Query_thread, &provided);
-  if (comm_size > 1 && workers > 1 && provided < MPI_THREAD_MULTIPLE)
-    raise<runtime_error>(
-        "a task graph on ", comm_size, " ranks with ", workers,
-        " workers calls MPI from several threads and needs MPI_THREAD_MULTIPLE, but MPI provided '",
-        to_string(static_cast<thread_level>(provided)),
-        "'; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it) or use 1 worker");
+  if (comm_size > 1 && workers > 1)
+    require_thread_multiple(message("a task graph on ", comm_size, " ranks with ", workers,
+                                    " workers calls MPI from several threads and"),
+                            " or use 1 worker");
   return workers;
 }
 
 /// Raises unless MPI lets the workers of a graph (threads other than the caller's) call it
 /// while the caller may too: an adopted operation that calls MPI is polled by them.
 inline void check_workers_may_call_mpi(std::string_view label) {
-  int provided = MPI_THREAD_SINGLE;
-  HETERO_MPI_CHECK(MPI_Query_thread, &provided);
-  if (provided < MPI_THREAD_MULTIPLE)
-    raise<runtime_error>("task_graph::adopt(..., \"", label,
-                         "\"): the graph's workers poll the adopted operation, whose test() calls MPI, from "
-                         "threads other than this one, which needs MPI_THREAD_MULTIPLE, but MPI provided '",
-                         to_string(static_cast<thread_level>(provided)),
-                         "'; initialise MPI with MPI_THREAD_MULTIPLE (hetero::runtime asks for it), use 1 worker, "
-                         "or, for an operation whose test() makes no MPI call, say so in it: static constexpr "
-                         "bool calls_mpi = false");
+  require_thread_multiple(message("task_graph::adopt(..., \"", label,
+                                  "\"): the graph's workers poll the adopted operation, whose test() calls MPI, "
+                                  "from threads other than this one, which"),
+                          ", use 1 worker, or, for an operation whose test() makes no MPI call, say so in it: "
+                          "static constexpr bool calls_mpi = false");
 }
 
 /// The scheduler's settings from the options.
