@@ -7,13 +7,46 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 
 namespace hetero::detail {
+
+/// Keeps `comm` from ever being freed by an `owned_comm`: a wait on it gave up, and requests it
+/// abandoned are still posted. Freed, its id could go to a new communicator, whose messages
+/// those requests would then take.
+inline std::mutex& kept_communicators_mutex() {
+  static auto* const m = new std::mutex();  // never destroyed: an owned_comm may outlive statics
+  return *m;
+}
+inline std::vector<MPI_Comm>& kept_communicators() {
+  static auto* const kept = new std::vector<MPI_Comm>();  // never destroyed, on purpose
+  return *kept;
+}
+inline void keep_communicator(MPI_Comm comm) {
+  const std::lock_guard lock(kept_communicators_mutex());
+  auto& kept = kept_communicators();
+  if (std::find(kept.begin(), kept.end(), comm) == kept.end()) kept.push_back(comm);
+}
+/// Drops `comm` from the kept ones: hetero never frees a kept communicator, so a new one with the
+/// same handle means the kept one was the user's, and the user freed it.
+inline void forget_kept_communicator(MPI_Comm comm) {
+  const std::lock_guard lock(kept_communicators_mutex());
+  auto& kept = kept_communicators();
+  kept.erase(std::remove(kept.begin(), kept.end(), comm), kept.end());
+}
+/// Whether `comm` must never be freed (`keep_communicator`).
+inline bool communicator_kept(MPI_Comm comm) {
+  const std::lock_guard lock(kept_communicators_mutex());
+  const auto& kept = kept_communicators();
+  return std::find(kept.begin(), kept.end(), comm) != kept.end();
+}
 
 /// A duplicate of a user communicator, shared by copies (a cheap handle) and freed with the
 /// last copy. Errors on it are returned, never fatal. Duplicating is collective.
@@ -66,6 +99,7 @@ class owned_comm {
   struct holder;
   static owned_comm adopted(std::shared_ptr<holder> owned) {
     owned_comm c;
+    forget_kept_communicator(owned->comm);
     HETERO_MPI_CHECK(MPI_Comm_set_errhandler, owned->comm, MPI_ERRORS_RETURN);
     HETERO_MPI_CHECK(MPI_Comm_rank, owned->comm, &c.m_rank);
     HETERO_MPI_CHECK(MPI_Comm_size, owned->comm, &c.m_size);
@@ -79,7 +113,7 @@ class owned_comm {
     holder(const holder&) = delete;
     holder& operator=(const holder&) = delete;
     ~holder() {
-      if (comm != MPI_COMM_NULL && !mpi_finalized()) MPI_Comm_free(&comm);
+      if (comm != MPI_COMM_NULL && !mpi_finalized() && !communicator_kept(comm)) MPI_Comm_free(&comm);
     }
   };
   std::shared_ptr<holder> m_holder;

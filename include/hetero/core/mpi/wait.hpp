@@ -56,6 +56,10 @@ struct wait_policy {
   int rank = -1;
   /// The per-object option that set `timeout_seconds`, named in messages (empty: inherited).
   std::string_view timeout_option{};
+  /// The waiting communicator where known: a wait that gives up keeps it from being freed
+  /// (`keep_communicator`), so that MPI never gives its id to a new one while the abandoned
+  /// requests on it are still posted.
+  MPI_Comm comm = MPI_COMM_NULL;
 
   /// The timeout in force now (0: none).
   [[nodiscard]] double timeout() const { return timeout_seconds >= 0 ? timeout_seconds : wait_timeout_seconds(); }
@@ -98,7 +102,9 @@ inline wait_policy make_wait_policy(MPI_Comm comm, double timeout_seconds = inhe
   int rank = -1, size = 0;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
   HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
-  return make_wait_policy(size, rank, process_node_ranks(), timeout_seconds, option);
+  wait_policy policy = make_wait_policy(size, rank, process_node_ranks(), timeout_seconds, option);
+  policy.comm = comm;
+  return policy;
 }
 
 /// What the calling thread is doing when it waits: set by the public call (e.g.
@@ -187,6 +193,7 @@ inline constexpr std::string_view out_of_step_text =
 /// Raises the `deadlock_error` of a wait named `what` that waited `waited` seconds.
 [[noreturn]] inline void give_up_waiting(const wait_policy& policy, std::string_view what, double waited,
                                          double limit, const missing_ranks_fn& missing) {
+  if (policy.comm != MPI_COMM_NULL) keep_communicator(policy.comm);
   std::vector<int> ranks = missing_ranks(missing);
   std::string who;
   if (ranks.empty())
@@ -464,7 +471,9 @@ std::array<std::uint64_t, N> allreduce_max(const std::array<std::uint64_t, N>& v
   MPI_Request request = MPI_REQUEST_NULL;
   HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + N, static_cast<int>(N), MPI_UINT64_T, MPI_MAX,
                    comm, &request);
-  buffer.wait(std::span(&request, 1), {}, policy, what, kind);
+  wait_policy on_comm = policy;  // giving up keeps the communicator the request is on
+  on_comm.comm = comm;
+  buffer.wait(std::span(&request, 1), {}, on_comm, what, kind);
   std::array<std::uint64_t, N> all{};
   for (std::size_t i = 0; i < N; ++i) all[i] = buffer[N + i];
   return all;

@@ -235,6 +235,9 @@ class transfer_run {
       } catch (...) {
         // A failed wait must not be retried by the destructor (it would wait forever for a
         // rank that never comes): receives are cancelled, what is left is released to MPI.
+        // Messages of this run may still arrive: the communicator is never freed, so that no
+        // new one gets its id and takes them.
+        keep_communicator(m_comm);
         std::size_t receives = 0;  // posted first
         for (const auto& m : m_plan->recv.messages()) receives += m.peer != m_plan->me ? 1 : 0;
         for (std::size_t i = 0; i < requests.size(); ++i) {

@@ -130,6 +130,12 @@ class graph_engine {
     // Tile moves still in flight (a broken run) end before the copies they use are freed.
     m_scheduler.stop();
     if (m_channel.cancel_transfers()) m_data.keep_host_copies();
+    if (m_broken) {
+      // Other ranks' messages may still arrive on the graph's communicators: freed, their ids
+      // could go to new ones, whose receives would take those messages.
+      keep_communicator(comm());
+      if (m_data_comm.get() != MPI_COMM_NULL) keep_communicator(m_data_comm.get());
+    }
   }
 
   [[nodiscard]] int rank() const noexcept { return m_channel.rank(); }

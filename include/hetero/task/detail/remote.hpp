@@ -92,6 +92,7 @@ class remote_channel {
     m_owned = size > 1 ? duplicate_on_arrival(comm, policy, "hetero::task_graph construction")
                        : owned_comm::duplicate(comm);
     m_comm = m_owned.get();
+    m_policy.comm = m_comm;  // a wait that gives up keeps the duplicate its requests are on
     m_rank = m_owned.rank();
     m_size = m_owned.size();
     m_requests.fill(MPI_REQUEST_NULL);
