@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <concepts>
+#include <type_traits>
 #include <utility>
 
 #include "hetero/core/mpi.hpp"
@@ -29,10 +30,15 @@ concept completion_source = std::move_constructible<S> && requires(S& s) {
 /// provides MPI_THREAD_MULTIPLE: the workers poll it while the declaring thread may call MPI.
 template <class S>
 inline constexpr bool completion_source_calls_mpi = [] {
-  if constexpr (requires { S::calls_mpi; })
-    return static_cast<bool>(S::calls_mpi);
-  else
+  if constexpr (requires { S::calls_mpi; }) {
+    static_assert(
+        std::is_same_v<decltype(S::calls_mpi), const bool> &&
+            !std::is_member_object_pointer_v<decltype(&S::calls_mpi)>,
+        "hetero: a completion source says whether its test() calls MPI with static constexpr bool calls_mpi");
+    return S::calls_mpi;
+  } else {
     return true;
+  }
 }();
 
 /// An MPI request as a completion source: `test()` calls `MPI_Test`. The request's buffers must
