@@ -107,15 +107,23 @@ class csr_halo_plan {
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     double* ghost_area = host ? x.data() + m_local : m_ghost_host.data();
     m_requests.assign(m_receives.size() + m_sends.size(), MPI_REQUEST_NULL);
-    std::size_t k = 0;
-    for (const auto& r : m_receives)
-      HETERO_MPI_CHECK(MPI_Irecv, ghost_area + r.offset, r.count, MPI_DOUBLE, r.rank, tag, m_comm,
-                       &m_requests[k++]);
-    for (const auto& s : m_sends)
-      HETERO_MPI_CHECK(MPI_Isend, m_send_host.data() + s.offset, s.count, MPI_DOUBLE, s.rank, tag, m_comm,
-                       &m_requests[k++]);
+    m_peers.clear();  // the rank of each request, so that a wait that gives up names the missing
+    for (const auto& r : m_receives) m_peers.push_back(r.rank);
+    for (const auto& s : m_sends) m_peers.push_back(s.rank);
     m_statuses.resize(m_requests.size());
-    wait_all(m_requests, m_statuses, m_policy, "spmv halo", wait_kind::halo);
+    try {  // a post that fails leaves those before it posted, as a wait that gives up does
+      std::size_t k = 0;
+      for (const auto& r : m_receives)
+        HETERO_MPI_CHECK(MPI_Irecv, ghost_area + r.offset, r.count, MPI_DOUBLE, r.rank, tag, m_comm,
+                         &m_requests[k++]);
+      for (const auto& s : m_sends)
+        HETERO_MPI_CHECK(MPI_Isend, m_send_host.data() + s.offset, s.count, MPI_DOUBLE, s.rank, tag, m_comm,
+                         &m_requests[k++]);
+      wait_all(m_requests, m_statuses, m_policy, "spmv halo", wait_kind::halo, m_peers);
+    } catch (...) {
+      abandon();
+      throw;
+    }
     if constexpr (!host) {
       const auto target =
           Kokkos::subview(x, std::pair<std::size_t, std::size_t>(m_local, m_local + m_ghost_host.extent(0)));
@@ -125,6 +133,24 @@ class csr_halo_plan {
 
  private:
   static constexpr int tag = 7001;
+
+  /// After a wait that failed: a late rank's ghosts must not land in `x` (the caller may free it
+  /// now), so receives are cancelled; sends are left to MPI with their buffer, and the
+  /// communicator is never freed (its late messages would reach a new one).
+  void abandon() const {
+    for (std::size_t k = 0; k < m_requests.size(); ++k) {
+      if (m_requests[k] == MPI_REQUEST_NULL) continue;
+      if (k < m_receives.size()) {
+        MPI_Cancel(&m_requests[k]);
+        MPI_Wait(&m_requests[k], MPI_STATUS_IGNORE);
+      } else {
+        MPI_Request_free(&m_requests[k]);
+      }
+    }
+    m_requests.clear();
+    keep_for_mpi(std::make_unique<decltype(m_send_host)>(m_send_host));
+    keep_communicator(m_comm);
+  }
   // The buffers of the set-up's two exchanges.
   struct set_up_exchange {
     std::vector<std::int64_t> asking;  // this rank's ghosts (a copy: the caller's span may die first)
@@ -147,6 +173,7 @@ class csr_halo_plan {
   Kokkos::View<double*, Kokkos::HostSpace> m_ghost_host;
   mutable std::vector<MPI_Request> m_requests;
   mutable std::vector<MPI_Status> m_statuses;
+  mutable std::vector<int> m_peers;
 };
 
 }  // namespace hetero::detail
