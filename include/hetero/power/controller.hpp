@@ -144,6 +144,8 @@ class controller {
         throw;
       }
     }
+    if (m_channel_broken)  // a control step failed with its exchanges posted: left to MPI as above
+      ::hetero::detail::keep_for_mpi(std::move(m_channel));
     m_channel.reset();
     if (m_error) std::rethrow_exception(m_error);
   }

@@ -1,7 +1,8 @@
 /// @file
 /// The one owner of the MPI communicators hetero creates: a duplicate (or a split) whose
 /// errors are returned (so that HETERO_MPI_CHECK sees them), shared by cheap copies and freed
-/// with the last one. Every module that needs a communicator of its own holds one of these.
+/// with the last one, unless a wait on it gave up (`keep_communicator`). Every module that needs
+/// a communicator of its own holds one of these.
 #ifndef HETERO_CORE_MPI_OWNED_COMM_HPP
 #define HETERO_CORE_MPI_OWNED_COMM_HPP
 
@@ -49,7 +50,8 @@ inline bool communicator_kept(MPI_Comm comm) {
 }
 
 /// A duplicate of a user communicator, shared by copies (a cheap handle) and freed with the
-/// last copy. Errors on it are returned, never fatal. Duplicating is collective.
+/// last copy unless kept (`keep_communicator`). Errors on it are returned, never fatal.
+/// Duplicating is collective.
 class owned_comm {
  public:
   owned_comm() = default;

@@ -129,10 +129,11 @@ class graph_engine {
     }
     // Tile moves still in flight (a broken run) end before the copies they use are freed.
     m_scheduler.stop();
-    if (m_channel.cancel_transfers()) m_data.keep_host_copies();
-    if (m_broken) {
-      // Other ranks' messages may still arrive on the graph's communicators: freed, their ids
-      // could go to new ones, whose receives would take those messages.
+    const auto cut = m_channel.cancel_transfers();
+    if (cut.sends_left) m_data.keep_host_copies();
+    if (m_broken || cut.any) {
+      // Other ranks' messages may still arrive on the graph's communicators (tiles carry no
+      // graph instance): freed, their ids could go to new ones, whose receives would take them.
       keep_communicator(comm());
       if (m_data_comm.get() != MPI_COMM_NULL) keep_communicator(m_data_comm.get());
     }

@@ -342,18 +342,24 @@ class remote_channel {
     }
   }
 
+  /// What `cancel_transfers` found still posted.
+  struct cut_transfers {
+    bool sends_left = false;  ///< a send left to MPI: its buffer must outlive the graph
+    bool any = false;         ///< a receive or a send: peers may still send on the communicator
+  };
+
   /// The graph goes away (its workers stopped): tile receives still pending are cancelled,
-  /// sends get a second to complete and are then left to MPI. Returns whether a send was left
-  /// (its buffer must then outlive the graph).
-  bool cancel_transfers() {
-    if (mpi_finalized()) return false;
+  /// sends get a second to complete and are then left to MPI.
+  cut_transfers cancel_transfers() {
+    if (mpi_finalized()) return {};
     std::lock_guard lock(m_mutex);
     take_posted_transfers();
-    bool left = false;
+    cut_transfers cut;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     for (std::size_t i = 0; i < m_transfer_requests.size(); ++i) {
       MPI_Request& r = m_transfer_requests[i];
       if (r == MPI_REQUEST_NULL) continue;
+      cut.any = true;
       if (m_transfers[i].receive) {
         MPI_Cancel(&r);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -363,7 +369,7 @@ class remote_channel {
       while (!done && std::chrono::steady_clock::now() < give_up) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
       if (!done) {
         MPI_Request_free(&r);
-        left = true;
+        cut.sends_left = true;
       }
     }
     m_transfers.clear();
@@ -374,7 +380,7 @@ class remote_channel {
     m_tile_waits.clear();
     m_peer_slabs.clear();
     m_drains.clear();  // their receives cancelled above
-    return left;
+    return cut;
   }
 
   /// Finishing thread: tells the targets of `n`'s remote writes that they happened.
