@@ -61,6 +61,14 @@ struct wait_policy {
   /// requests on it are still posted.
   MPI_Comm comm = MPI_COMM_NULL;
 
+  /// This policy for a wait on `waiting`: the communicator the requests are on, which a wait
+  /// that gives up keeps (a policy is often made for the user's communicator, and the requests
+  /// posted on a duplicate).
+  [[nodiscard]] wait_policy on(MPI_Comm waiting) const {
+    wait_policy p = *this;
+    p.comm = waiting;
+    return p;
+  }
   /// The timeout in force now (0: none).
   [[nodiscard]] double timeout() const { return timeout_seconds >= 0 ? timeout_seconds : wait_timeout_seconds(); }
   /// Where to raise the limit, for messages.
@@ -424,10 +432,38 @@ inline wait_policy policy_for(MPI_Comm comm, double timeout_seconds = inherit_wa
 /// never freed under MPI's feet, and not reported as a leak by LeakSanitizer.
 template <class T>
 void keep_for_mpi(std::unique_ptr<T> memory) {
-  static std::mutex mutex;
-  static auto* const kept = new std::vector<std::shared_ptr<void>>();  // never destroyed, on purpose
-  const std::lock_guard lock(mutex);
-  kept->push_back(std::shared_ptr<T>(std::move(memory)));
+  struct kept_memory {
+    std::mutex mutex;
+    std::vector<std::shared_ptr<void>> kept;
+  };
+  // Never destroyed, on purpose (nor its mutex: a wait may give up while statics are destroyed).
+  static auto* const all = new kept_memory();
+  const std::lock_guard lock(all->mutex);
+  all->kept.push_back(std::shared_ptr<T>(std::move(memory)));
+}
+
+/// Ends the requests of a wait that gave up or failed, so that nothing of them lands after the
+/// caller unwinds: each receive (`is_receive(i)` true for request `i`) is cancelled and completed
+/// (`MPI_Cancel`, `MPI_Wait`: one that already matched a message completes with it), each send
+/// is released to MPI (`MPI_Request_free`; its buffer must stay allocated: `keep_for_mpi`).
+/// `comm` is never freed after (`keep_communicator`): a late rank's messages would reach a
+/// communicator made later with its id. Nothing is done once MPI is finalized.
+template <class IsReceive>
+void abandon_requests(std::span<MPI_Request> requests, IsReceive&& is_receive, MPI_Comm comm) {
+  if (mpi_finalized()) return;
+  if (comm != MPI_COMM_NULL) keep_communicator(comm);
+  // A receive that matched a longer message before the cancel completes with MPI_ERR_TRUNCATE,
+  // which MPICH would hand to MPI_COMM_WORLD's handler (fatal): it is ignored here.
+  const request_errors_returned returned;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    if (is_receive(i)) {
+      MPI_Cancel(&requests[i]);
+      MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&requests[i]);
+    }
+  }
 }
 
 /// Small buffers of a request that a wait may give up on: on the heap, and handed to
@@ -471,9 +507,7 @@ std::array<std::uint64_t, N> allreduce_max(const std::array<std::uint64_t, N>& v
   MPI_Request request = MPI_REQUEST_NULL;
   HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + N, static_cast<int>(N), MPI_UINT64_T, MPI_MAX,
                    comm, &request);
-  wait_policy on_comm = policy;  // giving up keeps the communicator the request is on
-  on_comm.comm = comm;
-  buffer.wait(std::span(&request, 1), {}, on_comm, what, kind);
+  buffer.wait(std::span(&request, 1), {}, policy.on(comm), what, kind);
   std::array<std::uint64_t, N> all{};
   for (std::size_t i = 0; i < N; ++i) all[i] = buffer[N + i];
   return all;

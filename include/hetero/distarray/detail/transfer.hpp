@@ -231,24 +231,16 @@ class transfer_run {
       const wait_call named{"hetero::", label, -1, -1};
       const wait_call_scope scope(named);
       try {
-        wait_all(requests, m_plan->policy, label, wait_kind::halo, m_plan->peers);
+        // The requests are on the array's own communicator, not the grid's of the plan's policy.
+        wait_all(requests, m_plan->policy.on(m_comm), label, wait_kind::halo, m_plan->peers);
       } catch (...) {
         // A failed wait must not be retried by the destructor (it would wait forever for a
-        // rank that never comes): receives are cancelled, what is left is released to MPI.
-        // Messages of this run may still arrive: the communicator is never freed, so that no
-        // new one gets its id and takes them.
-        keep_communicator(m_comm);
+        // rank that never comes): receives are cancelled, sends released to MPI, and the
+        // communicator is never freed, so that no new one gets its id and this run's messages.
         std::size_t receives = 0;  // posted first
         for (const auto& m : m_plan->recv.messages()) receives += m.peer != m_plan->me ? 1 : 0;
-        for (std::size_t i = 0; i < requests.size(); ++i) {
-          if (requests[i] == MPI_REQUEST_NULL) continue;
-          if (i < receives) {
-            MPI_Cancel(&requests[i]);
-            MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
-          } else {
-            MPI_Request_free(&requests[i]);
-          }
-        }
+        const auto is_receive = [receives](std::size_t i) { return i < receives; };
+        abandon_requests(requests, is_receive, m_comm);
         requests.clear();
         throw;
       }

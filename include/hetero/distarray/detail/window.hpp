@@ -465,26 +465,19 @@ class rma_window {
     std::vector<int> peers(2 * images.size());
     static constexpr char token = 0;  // a send that gave up may still read it
     std::vector<char> tokens(images.size());
-    for (std::size_t j = 0; j < images.size(); ++j) {
-      peers[2 * j] = peers[2 * j + 1] = images[j];
-      HETERO_MPI_CHECK(MPI_Irecv, &tokens[j], 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j]);
-      HETERO_MPI_CHECK(MPI_Isend, &token, 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j + 1]);
-    }
     const wait_call named{"hetero::", label, -1, -1};
     const wait_call_scope scope(named);
-    try {
-      wait_all(requests, m_policy, label, wait_kind::point_to_point, peers);
-    } catch (const deadlock_error&) {
-      // The tokens live on this stack: no receive may complete after it unwinds.
-      for (std::size_t i = 0; i < requests.size(); ++i) {
-        if (requests[i] == MPI_REQUEST_NULL) continue;
-        if (i % 2 == 0) {
-          MPI_Cancel(&requests[i]);
-          MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
-        } else {
-          MPI_Request_free(&requests[i]);
-        }
+    try {  // a post that fails leaves those before it posted, as a wait that gives up does
+      for (std::size_t j = 0; j < images.size(); ++j) {
+        peers[2 * j] = peers[2 * j + 1] = images[j];
+        HETERO_MPI_CHECK(MPI_Irecv, &tokens[j], 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j]);
+        HETERO_MPI_CHECK(MPI_Isend, &token, 1, MPI_CHAR, images[j], tag, m_comm, &requests[2 * j + 1]);
       }
+      wait_all(requests, m_policy, label, wait_kind::point_to_point, peers);
+    } catch (...) {
+      // The tokens live on this stack: no receive may complete after it unwinds.
+      const auto is_receive = [](std::size_t i) { return i % 2 == 0; };  // a receive, then a send per image
+      abandon_requests(requests, is_receive, m_comm);
       throw;
     }
   }

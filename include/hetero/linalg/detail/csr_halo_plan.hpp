@@ -138,18 +138,11 @@ class csr_halo_plan {
   /// now), so receives are cancelled; sends are left to MPI with their buffer, and the
   /// communicator is never freed (its late messages would reach a new one).
   void abandon() const {
-    for (std::size_t k = 0; k < m_requests.size(); ++k) {
-      if (m_requests[k] == MPI_REQUEST_NULL) continue;
-      if (k < m_receives.size()) {
-        MPI_Cancel(&m_requests[k]);
-        MPI_Wait(&m_requests[k], MPI_STATUS_IGNORE);
-      } else {
-        MPI_Request_free(&m_requests[k]);
-      }
-    }
-    m_requests.clear();
     keep_for_mpi(std::make_unique<decltype(m_send_host)>(m_send_host));
-    keep_communicator(m_comm);
+    const std::size_t receives = m_receives.size();  // posted first
+    const auto is_receive = [receives](std::size_t k) { return k < receives; };
+    abandon_requests(m_requests, is_receive, m_comm);
+    m_requests.clear();
   }
   // The buffers of the set-up's two exchanges.
   struct set_up_exchange {

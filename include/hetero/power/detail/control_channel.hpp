@@ -128,9 +128,8 @@ class control_channel {
   void synchronize() const {
     MPI_Request request = MPI_REQUEST_NULL;
     HETERO_MPI_CHECK(MPI_Ibarrier, m_shutdown.get(), &request);
-    auto on_shutdown = m_policy;  // giving up keeps the communicator the barrier is on
-    on_shutdown.comm = m_shutdown.get();
-    ::hetero::detail::wait_one(request, on_shutdown, "hetero::power::controller start (group barrier)");
+    ::hetero::detail::wait_one(request, m_policy.on(m_shutdown.get()),
+                               "hetero::power::controller start (group barrier)");
   }
 
   /// Shutdown agreement: the largest `count` over the group (blocking, collective;
