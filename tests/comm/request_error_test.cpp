@@ -9,6 +9,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -50,4 +51,47 @@ TEST_CASE("a broadcast whose ranks pass different counts to MPI's call raises mp
   const auto expected =
       serial_fold<long long>(stream, comm.size(), 5, [](long long a, long long b) { return a + b; });
   CHECK(sum == expected);
+}
+
+TEST_CASE("a count mismatch found in hetero's own messages leaves the communicator refusing every call",
+          "[comm][errors]") {
+  communicator& comm = default_comm();
+  if (comm.size() < 2) SKIP("needs 2 or more ranks");
+  auto gen = rng(4111);
+  const int bad = static_cast<int>(gen() % static_cast<std::uint64_t>(comm.size()));
+  INFO("rank " << bad << " passes one element more");
+  communicator_options o;
+  o.wait_timeout = hetero::timeout(std::chrono::seconds(2));  // 3 ranks: a rank may wait for one that raised
+  o.argument_checks = argument_check::local;  // no agreement first: the ring's messages carry the mismatch
+  communicator mismatched(o);
+  const std::size_t n = 4 + gen() % 60;
+  const std::vector<int> mine(comm.rank() == bad ? n + 1 : n, comm.rank());
+  std::vector<int> all(mine.size() * static_cast<std::size_t>(comm.size()));
+  std::string raised;  // what this rank's call raised, if anything
+  try {
+    mismatched.allgather(send_buf(mine), recv_buf(all), force_algorithm(comm_algorithm::ring));
+  } catch (const invalid_argument& e) {
+    raised = e.what();
+    CHECK_THAT(raised, ContainsSubstring("the ranks passed different counts"));
+  } catch (const deadlock_error& e) {
+    raised = e.what();  // waited for a rank that raised and left the ring
+  }
+  // On 2 ranks each receives the other's block and finds its count wrong.
+  if (comm.size() == 2) CHECK_THAT(raised, ContainsSubstring("the ranks passed different counts"));
+  if (!raised.empty()) {
+    // Its messages may still be in flight: the next call would take them; it is refused instead.
+    INFO(raised);
+    const bool counts = raised.find("different counts") != std::string::npos;
+    CHECK_THROWS_WITH(mismatched.allreduce(send_buf(1), op(ops::sum{})),
+                      ContainsSubstring("out of step since hetero::communicator::allgather") &&
+                          ContainsSubstring(counts ? "found ranks that passed different counts"
+                                                   : "raised hetero::deadlock_error") &&
+                          ContainsSubstring("create a new communicator"));
+  }
+  // Another communicator is not affected: checked against the serial reference.
+  const std::uint64_t stream = gen();
+  const auto x = values_of<long long>(stream, comm.rank(), 7);
+  std::vector<long long> sum(7);
+  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
+  CHECK(sum == serial_fold<long long>(stream, comm.size(), 7, [](long long a, long long b) { return a + b; }));
 }

@@ -154,7 +154,12 @@ class collective_request {
       // Queued shared-memory requests progress too: a broadcast root may wait for them to finish.
       if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) channel->progress();
       int flag = 0;
-      HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
+      try {
+        HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
+      } catch (const mpi_error&) {
+        abandon("raised hetero::mpi_error");
+        throw;
+      }
       if (!flag) return false;
     }
     complete();
@@ -183,11 +188,10 @@ class collective_request {
         detail::wait_all(std::span(&m_mpi, 1), std::span(&status, 1), m_state->policy(), m_what);
       }
     } catch (const deadlock_error&) {
-      // Abandoned: waiting again (e.g. in the destructor) would only time out again.
-      m_state->mark_out_of_step(m_what);
-      m_done = true;
-      m_shm.reset();
-      m_mpi = MPI_REQUEST_NULL;
+      abandon("raised hetero::deadlock_error");
+      throw;
+    } catch (const mpi_error&) {
+      abandon("raised hetero::mpi_error");
       throw;
     }
     complete();
@@ -204,6 +208,15 @@ class collective_request {
   [[nodiscard]] MPI_Request mpi_request() const noexcept { return m_settle ? m_settle->primary : m_mpi; }
 
  private:
+  // Waiting again (e.g. in the destructor) would only fail again: the request is left to MPI,
+  // and the communicator is out of step (`how` says why).
+  void abandon(std::string_view how) {
+    m_state->mark_out_of_step(m_what, how);
+    m_done = true;
+    m_shm.reset();
+    m_mpi = MPI_REQUEST_NULL;
+  }
+
   friend struct detail::request_access;
 
   // A reduction with a user operation: done once this rank's word is under way (driving every

@@ -132,17 +132,21 @@ class comm_state {
   [[nodiscard]] const wait_policy& policy() const noexcept { return m_policy; }
   [[nodiscard]] const comm_tuning& tuning() const noexcept { return m_tuning; }
 
-  /// Raises `runtime_error` when an earlier call on this communicator gave up waiting: its
-  /// ranks may be out of step (a late rank would match the next call with the abandoned one).
+  /// Raises `runtime_error` when an earlier call on this communicator gave up waiting or failed
+  /// with messages in flight: its ranks may be out of step (a late rank, or a message of the
+  /// abandoned call, would match the next call).
   void check_usable(std::string_view what) const {
     if (!m_broken.empty())
       raise<runtime_error>("hetero::communicator::", what, ": this communicator is out of step since ", m_broken,
-                           " raised hetero::deadlock_error on this rank; it cannot be used again: create a new "
-                           "communicator (collectively) or end the program");
+                           " on this rank; it cannot be used again: create a new communicator (collectively) or "
+                           "end the program");
   }
-  /// Marks the communicator out of step after `what` gave up waiting.
-  void mark_out_of_step(std::string_view what) {
-    if (m_broken.empty()) m_broken = "hetero::communicator::" + std::string(what);
+  /// Whether an earlier call put the communicator out of step (`mark_out_of_step`).
+  [[nodiscard]] bool out_of_step() const noexcept { return !m_broken.empty(); }
+  /// Marks the communicator out of step after the call `what` ended as `how` said (by default:
+  /// it gave up waiting). The first mark is the one reported.
+  void mark_out_of_step(std::string_view what, std::string_view how = "raised hetero::deadlock_error") {
+    if (m_broken.empty()) m_broken = "hetero::communicator::" + std::string(what) + " " + std::string(how);
   }
   [[nodiscard]] const std::string& tuning_source() const noexcept { return m_tuning_source; }
 

@@ -34,19 +34,16 @@ class p2p_batch {
     // An error left requests behind: cancel the receives and let them finish, so no buffer is
     // written after the caller unwound. A send a peer never receives (it gave up, or never
     // came) would block forever: those are released to MPI instead (their data is the
-    // caller's, which MPI may still read if the peer comes late; the communicator is out of
-    // step then anyway).
+    // caller's, which MPI may still read if the peer comes late). After a wait that failed
+    // (the communicator is out of step: wait() marked it), the peers' messages may still come,
+    // and the communicator is never freed. An argument error found on the shared-memory path
+    // after the messages were posted leaves the communicator usable, as the module promises.
     if (m_requests.empty() || mpi_finalized()) return;
-    for (std::size_t i = 0; i < m_requests.size(); ++i) {
-      if (m_requests[i] == MPI_REQUEST_NULL) continue;
-      if (m_expected[i] >= 0) {
-        MPI_Cancel(&m_requests[i]);
-        MPI_Wait(&m_requests[i], MPI_STATUS_IGNORE);
-      } else {
-        int done = 0;
-        MPI_Test(&m_requests[i], &done, MPI_STATUS_IGNORE);
-        if (!done) MPI_Request_free(&m_requests[i]);
-      }
+    try {
+      const MPI_Comm keep = m_state.out_of_step() ? m_state.comm() : MPI_COMM_NULL;
+      const auto is_receive = [this](std::size_t i) { return m_expected[i] >= 0; };
+      abandon_requests(m_requests, is_receive, keep);
+    } catch (...) {  // out of memory: a destructor raises nothing
     }
   }
 
@@ -71,12 +68,16 @@ class p2p_batch {
     m_statuses.resize(m_requests.size());
     try {
       wait_all(m_requests, m_statuses, m_state.policy(), to_string(m_kind), wait_kind::collective, m_peers);
+    } catch (const deadlock_error&) {
+      m_state.mark_out_of_step(to_string(m_kind));
+      throw;
     } catch (const mpi_error&) {
       for (std::size_t i = 0; i < m_statuses.size(); ++i) {
         int error_class = MPI_SUCCESS;
         MPI_Error_class(m_statuses[i].MPI_ERROR, &error_class);
         if (m_expected[i] >= 0 && error_class == MPI_ERR_TRUNCATE) mismatch(i, -1);
       }
+      m_state.mark_out_of_step(to_string(m_kind), "raised hetero::mpi_error");
       throw;
     }
     for (std::size_t i = 0; i < m_statuses.size(); ++i) {
@@ -112,6 +113,9 @@ class p2p_batch {
   // `got` < 0: more than expected (the message was truncated). Requests still pending are
   // cancelled by the destructor.
   [[noreturn]] void mismatch(std::size_t i, int got) {
+    // The ranks' steps differ from here on (a rank with another count may go on sending, or
+    // wait for this one): the next call would take this one's messages.
+    m_state.mark_out_of_step(to_string(m_kind), "found ranks that passed different counts");
     const auto sent = got < 0 ? std::string("more than ") + std::to_string(m_expected[i]) : std::to_string(got);
     raise<invalid_argument>(to_string(m_kind), ": rank ", m_peers[i], " sent ", sent,
                             " element(s) where this rank (", m_state.rank(), ") expected ", m_expected[i],

@@ -351,7 +351,7 @@ void exchange_counts(comm_state& st, std::size_t mine, int root, bool receives, 
 
 /// Runs `body()` as the call `name` of shape `Shape` on `st`: refuses a communicator that is out
 /// of step, names the call in the waits' errors and reports (with root and bytes, once parsed),
-/// and marks the communicator out of step when a wait gives up.
+/// and marks the communicator out of step when a wait gives up or MPI fails.
 template <class Shape, class Body>
 decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Body&& body) {
   const region running("comm", name);
@@ -365,6 +365,9 @@ decltype(auto) guarded_call(comm_state& st, std::string_view name, int root, Bod
     return body(call);
   } catch (const deadlock_error&) {
     st.mark_out_of_step(name);
+    throw;
+  } catch (const mpi_error&) {  // MPI's call failed: the ranks' parts of it may still be in flight
+    st.mark_out_of_step(name, "raised hetero::mpi_error");
     throw;
   }
 }
