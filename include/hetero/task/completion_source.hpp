@@ -33,7 +33,8 @@ inline constexpr bool completion_source_calls_mpi = [] {
   if constexpr (requires { S::calls_mpi; }) {
     static_assert(
         std::is_same_v<decltype(S::calls_mpi), const bool> &&
-            !std::is_member_object_pointer_v<decltype(&S::calls_mpi)>,
+            !std::is_member_object_pointer_v<decltype(&S::calls_mpi)> &&
+            requires { typename std::bool_constant<S::calls_mpi>; },  // a constant, not set at run time
         "hetero: a completion source says whether its test() calls MPI with static constexpr bool calls_mpi");
     return S::calls_mpi;
   } else {

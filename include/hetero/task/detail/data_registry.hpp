@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -225,7 +226,13 @@ class data_registry {
                     "alive until task_graph::wait() returned";
       m_unregistered.push_back(s);
     }
-    release_unregistered();
+    // Called by a handle's destructor, which must not throw: a failure (MPI's, a device copy's)
+    // is raised by the next wait() instead (take_drop_failure).
+    try {
+      release_unregistered();
+    } catch (...) {
+      if (!m_drop_failure) m_drop_failure = std::current_exception();
+    }
   }
 
   /// The pieces whose registration was dropped and that no task uses any more leave the graph
@@ -261,6 +268,9 @@ class data_registry {
 
   /// A token that lives as long as the registry (tile arrays check it before naming a tile).
   [[nodiscard]] std::weak_ptr<int> alive() const noexcept { return m_alive; }
+
+  /// What releasing a dropped registration raised in the handle's destructor, once (null: none).
+  [[nodiscard]] std::exception_ptr take_drop_failure() noexcept { return std::exchange(m_drop_failure, nullptr); }
 
   /// The error of a registration dropped too early, once (empty: none).
   [[nodiscard]] std::string take_drop_error() { return std::exchange(m_dropped, {}); }
@@ -1030,6 +1040,7 @@ class data_registry {
   std::map<std::string, std::unique_ptr<label_record>, std::less<>> m_labels;
   std::vector<label_record*> m_label_order;
   std::string m_dropped;
+  std::exception_ptr m_drop_failure;  // what releasing a dropped registration raised, for wait()
 
   std::atomic<bool> m_placing{false};
   std::array<std::atomic<std::int64_t>, 2> m_busy_ns{};                 // queued and running work per side

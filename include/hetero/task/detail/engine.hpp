@@ -318,6 +318,7 @@ class graph_engine {
     try {
       m_data.end_of_graph();          // the newest version of each piece back in its host memory
       m_channel.forget_peer_slabs();  // no tile of this rank is on its way
+      if (std::exception_ptr dropped = m_data.take_drop_failure()) std::rethrow_exception(dropped);
     } catch (...) {
       data_error = std::current_exception();
     }

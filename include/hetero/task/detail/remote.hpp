@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -384,8 +385,11 @@ class remote_channel {
   }
 
   /// Finishing thread: tells the targets of `n`'s remote writes that they happened.
+  /// A send that fails does not keep the others from their notification (they would wait for
+  /// it until the no-progress timeout); the first failure is rethrown after the last send.
   void send_notifications(const node& n, std::uint64_t plan, std::uint64_t run, bool cancelled) {
     std::lock_guard lock(m_mutex);
+    std::exception_ptr failed;
     for (const notification& note : n.extra.notifications) {
       note.targets.for_each(m_size, [&](int target) {
         remote_message m{remote_message::notify,
@@ -394,9 +398,14 @@ class remote_channel {
                          plan,
                          run,
                          cancelled ? remote_message::cancelled_flag : 0};
-        post_send(m, target);
+        try {
+          post_send(m, target);
+        } catch (...) {
+          if (!failed) failed = std::current_exception();
+        }
       });
     }
+    if (failed) std::rethrow_exception(failed);
   }
 
   /// Declaring thread: starts the end-of-wait barrier (dissemination over point-to-point
