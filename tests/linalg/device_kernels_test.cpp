@@ -51,6 +51,13 @@ struct serial_sum {
   }
 };
 
+/// `a + b * c` as the kernel may compute it: rounded twice, or once where the compiler fuses
+/// the two into an FMA (nvcc does by default, GCC with FMA enabled), so within an ulp of each term.
+Approx fused(double a, double b, double c) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  return Approx(a + b * c).epsilon(0).margin(2 * eps * (std::abs(a) + std::abs(b * c)));
+}
+
 }  // namespace
 
 TEST_CASE("the GPU path's dot products and fused updates match serial loops", "[linalg][device_kernels]") {
@@ -75,8 +82,8 @@ TEST_CASE("the GPU path's dot products and fused updates match serial loops", "[
       serial_sum expected;
       for (std::int64_t i = 0; i < n; ++i) {
         const double ri = r(i) - alpha * q(i);
-        CHECK(x1(i) == x(i) + alpha * p(i));
-        CHECK(r1(i) == ri);
+        CHECK(x1(i) == fused(x(i), alpha, p(i)));
+        CHECK(r1(i) == fused(r(i), -alpha, q(i)));
         expected.add(ri * ri);
       }
       CHECK(rr == expected.approx());
@@ -88,9 +95,10 @@ TEST_CASE("the GPU path's dot products and fused updates match serial loops", "[
       serial_sum rz, rr;
       for (std::int64_t i = 0; i < n; ++i) {
         const double ri = r(i) - alpha * q(i);
-        CHECK(x1(i) == x(i) + alpha * p(i));
-        CHECK(r1(i) == ri);
-        CHECK(z1(i) == d(i) * ri);
+        CHECK(x1(i) == fused(x(i), alpha, p(i)));
+        CHECK(r1(i) == fused(r(i), -alpha, q(i)));
+        const double eps = std::numeric_limits<double>::epsilon();  // d times r1, rounded once more
+        CHECK(z1(i) == Approx(d(i) * ri).epsilon(0).margin(4 * eps * std::abs(d(i)) * (std::abs(r(i)) + std::abs(alpha * q(i)))));
         rz.add(ri * d(i) * ri);
         rr.add(ri * ri);
       }
