@@ -98,7 +98,8 @@ TEST_CASE("the GPU path's dot products and fused updates match serial loops", "[
         CHECK(x1(i) == fused(x(i), alpha, p(i)));
         CHECK(r1(i) == fused(r(i), -alpha, q(i)));
         const double eps = std::numeric_limits<double>::epsilon();  // d times r1, rounded once more
-        CHECK(z1(i) == Approx(d(i) * ri).epsilon(0).margin(4 * eps * std::abs(d(i)) * (std::abs(r(i)) + std::abs(alpha * q(i)))));
+        CHECK(z1(i) == Approx(d(i) * ri).epsilon(0).margin(4 * eps * std::abs(d(i)) *
+                                                           (std::abs(r(i)) + std::abs(alpha * q(i)))));
         rz.add(ri * d(i) * ri);
         rr.add(ri * ri);
       }
