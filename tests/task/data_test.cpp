@@ -409,8 +409,16 @@ TEST_CASE("a task with both bodies runs mostly where its label is faster, and bo
   CHECK(fast->device_seconds >= 200e-6 * static_cast<double>(fast->device_runs));
   const auto* equal = stats.find("equal");
   REQUIRE(equal != nullptr);
-  CHECK(equal->host_runs >= 3);
+  INFO("equal: " << equal->device_runs << " on the device, " << equal->host_runs << " on the host, "
+                 << equal->host_seconds << " s on the host");
   CHECK(equal->device_runs >= 3);
+  CHECK(equal->host_runs >= 1);  // both sides are tried
+  // ... and both used, unless the host's first run took decisive_ratio times the device's (the
+  // rule that spares a much slower side more tries; a loaded machine took the core away for
+  // that run): its time in the statistics then shows it.
+  if (equal->host_runs < 3)
+    CHECK(equal->host_seconds >=
+          hetero::detail::label_record::decisive_ratio * 300e-6 * static_cast<double>(equal->host_runs));
 }
 
 TEST_CASE("moves are regions hetero:task:move:<data> of a trace", "[task][data]") {
