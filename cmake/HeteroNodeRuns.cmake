@@ -6,13 +6,19 @@
 option(HETERO_TEST_NODES "Also run the MPI tests and examples of 2 to 5 ranks on emulated nodes (docs/nodes.md)" ON)
 set(HETERO_NODES_MPIEXEC "${PROJECT_SOURCE_DIR}/tools/nodes/mpiexec_nodes.sh")
 
-# The layouts of 3 ranks: 3 nodes, and 2 + 1 (ranks 0 and 1 share a node, rank 2 has one of its
-# own), so that the node-aware paths, a leader with a peer and a leader alone, run at 3 ranks
-# too. A folder whose tests depend on where rank 0 sits sets this to add 1 + 2 (rank 0 alone):
-# tests/comm does, for its rooted collectives and node leaders. The other folders ran 1 + 2 as
-# well until 2026-12-02, about 150 s of the test command on 2 cores: cut for the command's time
-# (docs/build.md), the node-aware paths themselves still run in 2 + 1.
-set(HETERO_NODE_LAYOUTS_3 "1,1,1|2,1")
+# The layouts of 3 ranks: 2 + 1 (ranks 0 and 1 share a node, rank 2 has one of its own), so that
+# the node-aware paths, a leader with a peer and a leader alone, run at 3 ranks too; every rank on
+# a node of its own runs at 2 ranks (nodes1-1). A folder whose tests depend on how many nodes
+# there are or where rank 0 sits sets this to add 3 nodes (1,1,1: three node leaders, a count
+# that is not a power of two) and 1 + 2 (rank 0 alone): tests/comm does, for its rooted
+# collectives and node leaders, and tests/faults for its communicator faults. The other folders
+# ran 1 + 2 until 2026-12-02 and 1,1,1 until 2026-12-06, each about 150-200 s of the test command
+# on 2 cores: cut for the command's time (docs/build.md). Across nodes they call comm's
+# algorithms, which run on all three layouts in tests/comm; what is their own (a neighbour on
+# another node, a node of one rank) runs in 2 + 1 and at 2 ranks.
+set(HETERO_NODE_LAYOUTS_3 "2,1")
+# Every layout of 3 ranks a folder may choose (hetero_runs_of looks for each).
+set(HETERO_NODE_LAYOUTS_3_ANY "1,1,1|2,1|1,2")
 
 # hetero_node_layouts(<ranks> <out>): the layouts of the extra runs of an MPI test with <ranks>
 # ranks on emulated nodes, a list (empty for none) whose items give the ranks per node,
@@ -60,6 +66,7 @@ function(hetero_runs_of out)
   foreach(test IN LISTS ARGN)
     list(APPEND runs ${test})
     if(test MATCHES "[.]np([0-9]+)$")
+      set(HETERO_NODE_LAYOUTS_3 "${HETERO_NODE_LAYOUTS_3_ANY}")  # whichever the folder chose
       hetero_node_layouts(${CMAKE_MATCH_1} layouts)
       foreach(layout IN LISTS layouts)
         string(REPLACE "," "-" suffix "${layout}")

@@ -3,7 +3,7 @@
 #
 #   hetero_add_mpi_test(NAME <name> SOURCES <src>... [RANKS 1 2 3] [TIMEOUT <seconds>]
 #                       [LIBRARIES <lib>...] [LABELS <label>...] [ARGS <arg>...] [CUSTOM_MAIN]
-#                       [GROUP <executable>] [NODES_PENDING <why>])
+#                       [GROUP <executable>] [NODES_PENDING <why>] [NODES_SKIP <tag>])
 #
 # Registers `<name>.np<R>` for every R in RANKS (default: 1), run as
 # `mpiexec -n R <name> ARGS`. Without CUSTOM_MAIN the executable gets hetero's test main
@@ -22,13 +22,16 @@
 # dependencies) go on the group's target; a test that needs its own keeps its own executable.
 # Sets HETERO_TEST_PROGRAM_<name> (the program and its arguments) for runs registered by hand.
 #
-# With HETERO_TEST_NODES, each R of 2 to 5 is registered once more (3: twice more) on emulated
-# nodes (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 and 3
-# ranks a node each (nodes1-1, nodes1-1-1), 3 ranks also as 2 + 1 (nodes2-1; and as 1 + 2,
+# With HETERO_TEST_NODES, each R of 2 to 5 is registered once more on emulated nodes
+# (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 ranks a node
+# each (nodes1-1), 3 ranks as 2 + 1 (nodes2-1; also as 3 nodes, nodes1-1-1, and as 1 + 2,
 # nodes1-2, in a folder that sets HETERO_NODE_LAYOUTS_3 so, as tests/comm does), 4 ranks as two
 # nodes of 2 (nodes2-2), 5 ranks as 2, 2 and 1 (nodes2-2-1); label
 # `nodes`. NODES_PENDING registers them disabled (CTest lists them as not run), for a test that
-# does not yet hold across nodes; <why> says what fails, for the reader.
+# does not yet hold across nodes; <why> says what fails, for the reader. NODES_SKIP (a group's
+# tests only) leaves the cases tagged [<tag>] out of those runs: cases whose subject does not
+# depend on where the ranks sit and whose length would only repeat what the plain runs check
+# (tests/linalg's [hard] solves: thousands of iterations of the same allreduce and halo).
 
 find_package(Catch2 3 REQUIRED)
 
@@ -42,7 +45,7 @@ target_include_directories(hetero_test_main PUBLIC "${PROJECT_SOURCE_DIR}/tests/
 hetero_test_target(hetero_test_main)
 
 function(hetero_add_mpi_test)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "CUSTOM_MAIN" "NAME;TIMEOUT;NODES_PENDING;GROUP"
+  cmake_parse_arguments(PARSE_ARGV 0 arg "CUSTOM_MAIN" "NAME;TIMEOUT;NODES_PENDING;NODES_SKIP;GROUP"
                         "SOURCES;RANKS;LIBRARIES;LABELS;ARGS")
   if(NOT arg_NAME OR NOT arg_SOURCES)
     message(FATAL_ERROR "hetero_add_mpi_test: NAME and SOURCES are required")
@@ -54,17 +57,30 @@ function(hetero_add_mpi_test)
     set(arg_TIMEOUT ${HETERO_TEST_TIMEOUT})
   endif()
 
+  if(arg_NODES_SKIP AND NOT arg_GROUP)
+    message(FATAL_ERROR "hetero_add_mpi_test: ${arg_NAME}: NODES_SKIP needs GROUP (it narrows the group's test spec)")
+  endif()
+
   set(executable ${arg_NAME})
   set(args ${arg_ARGS})
+  set(node_args ${arg_ARGS})
   if(arg_GROUP)
     set(executable ${arg_GROUP})
     set(spec "")
+    set(node_spec "")
     foreach(source IN LISTS arg_SOURCES)
       get_filename_component(stem "${source}" NAME_WLE)
       string(APPEND spec "[#${stem}]~[.],")
+      string(APPEND node_spec "[#${stem}]~[.]")
+      if(arg_NODES_SKIP)
+        string(APPEND node_spec "~[${arg_NODES_SKIP}]")
+      endif()
+      string(APPEND node_spec ",")
     endforeach()
     string(REGEX REPLACE ",$" "" spec "${spec}")
+    string(REGEX REPLACE ",$" "" node_spec "${node_spec}")
     list(APPEND args "-#" "${spec}")
+    list(APPEND node_args "-#" "${node_spec}")
   endif()
   if(arg_GROUP AND TARGET ${executable})
     get_property(custom_main TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN)
@@ -96,7 +112,7 @@ function(hetero_add_mpi_test)
                                   $<TARGET_FILE:${executable}> ${MPIEXEC_POSTFLAGS} ${args})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}"
                                             ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
-    hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${executable}> ${args})
+    hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${executable}> ${node_args})
   endforeach()
   # The program and arguments of the test's runs, for runs a folder registers itself.
   set(HETERO_TEST_PROGRAM_${arg_NAME} $<TARGET_FILE:${executable}> ${args} PARENT_SCOPE)

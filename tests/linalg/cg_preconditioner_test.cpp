@@ -619,7 +619,7 @@ TEST_CASE("the race's budgets: the first runs its cap, then equal time until one
 TEST_CASE(
     "where no candidate converges in its first trial, the race runs again until one does and keeps one that "
     "converged",
-    "[linalg][cg][preconditioner]") {
+    "[linalg][cg][preconditioner][hard]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
   // nos2 (cond ~ 5e9): block_ic0, run first, does not reach 1e-8 in its 1000 iterations (8e-8),
@@ -656,7 +656,7 @@ TEST_CASE(
   CHECK(kept->residual <= 1e-8);  // one that converged in its trial
 }
 
-TEST_CASE("a solve that does not converge returns the best iterate it saw", "[linalg][cg][preconditioner]") {
+TEST_CASE("a solve that does not converge returns the best iterate it saw", "[linalg][cg][preconditioner][hard]") {
   hetero::communicator comm;
   const std::string dir = HETERO_MATRIX_DIR;
   // nos7 below its attainable accuracy: Jacobi-preconditioned CG reaches ~1e-8, then wanders
