@@ -95,3 +95,45 @@ TEST_CASE("a count mismatch found in hetero's own messages leaves the communicat
   comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
   CHECK(sum == serial_fold<long long>(stream, comm.size(), 7, [](long long a, long long b) { return a + b; }));
 }
+
+TEST_CASE("a non-blocking broadcast whose ranks pass different counts raises mpi_error from test() and wait()",
+          "[comm][errors]") {
+  communicator& comm = default_comm();
+  if (comm.size() < 2) SKIP("needs 2 or more ranks");
+  const bool polled = GENERATE(true, false);  // test() in a loop, or wait()
+  INFO((polled ? "test()" : "wait()"));
+  communicator_options o;
+  o.wait_timeout = hetero::timeout(std::chrono::seconds(30));
+  o.argument_checks = argument_check::local;  // MPI's call is what finds the mismatch here
+  communicator mismatched(o);
+  auto gen = rng(4127);
+  const std::size_t n = 8 + gen() % 64;
+  std::vector<double> data(comm.rank() == 0 ? n : n + 2, 1.5);
+  std::string raised;
+  try {
+    auto request = mismatched.ibroadcast(send_recv_buf(data), root(0), force_algorithm(comm_algorithm::mpi));
+    if (polled) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!request.test())
+        if (std::chrono::steady_clock::now() > deadline) FAIL("test() still not done after 60 s");
+    } else
+      request.wait();
+  } catch (const mpi_error& e) {
+    raised = e.what();
+  }
+  if (comm.rank() == 0) {
+    CHECK(raised.empty());  // the root sent its data
+  } else {
+    // Before, test() reached MPI_COMM_WORLD's fatal handler here and ended the job.
+    CHECK_THAT(raised, ContainsSubstring("MPI_"));
+    CHECK_THROWS_WITH(mismatched.barrier(),
+                      ContainsSubstring("out of step since hetero::communicator::ibroadcast") &&
+                          ContainsSubstring("raised hetero::mpi_error"));
+  }
+  // Every rank goes on on another communicator: checked against the serial reference.
+  const std::uint64_t stream = gen();
+  const auto x = values_of<long long>(stream, comm.rank(), 5);
+  std::vector<long long> sum(5);
+  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
+  CHECK(sum == serial_fold<long long>(stream, comm.size(), 5, [](long long a, long long b) { return a + b; }));
+}

@@ -4,8 +4,12 @@
 
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "comm_test_support.hpp"
@@ -150,6 +154,52 @@ TEST_CASE("scatter rejects bad arguments", "[comm][scatter][errors]") {
                         ContainsSubstring("rank 1 raised hetero::error in this communicator's previous scatterv"));
     CHECK(comm.allreduce(send_buf(1), op(ops::sum{})) == comm.size());  // still usable
   }
+}
+
+TEST_CASE(
+    "a scatterv whose root and rank 1 disagree on a count that fits one side's region only leaves nothing behind",
+    "[comm][scatter][errors]") {
+  communicator_options o;
+  o.shm_slot_bytes = 4096;  // regions of at most 2048 bytes: `big` elements travel as messages
+  communicator comm(o);
+  if (comm.size() < 2 || !comm.has_shared_memory()) SKIP("needs 2 or more ranks on one node");
+  const auto p = static_cast<std::size_t>(comm.size());
+  const auto me = static_cast<std::size_t>(comm.rank());
+  auto gen = rng(4133);
+  const std::size_t big = 600 + gen() % 400;  // ints: more than a region holds
+  // Rank 1 expects 2 where the root sends it `big` (a message no receive was posted for), or
+  // the other way round (a receive no message comes for).
+  const bool rank_expects_less = GENERATE(true, false);
+  INFO((rank_expects_less ? "rank 1 expects 2, the root sends more" : "rank 1 expects more, the root sends 2"));
+  std::vector<int> counts(p, static_cast<int>(big));
+  if (!rank_expects_less) counts[1] = 2;
+  const std::size_t expected = rank_expects_less ? 2 : big;
+  const std::uint64_t first = gen(), second = gen();
+  std::vector<int> out(big);
+  {
+    const auto all = values_of<int>(first, 0, p * big);
+    const auto scatterv = [&](auto... extra) {
+      comm.scatterv(send_buf(all), send_counts(counts), recv_buf(out), force_algorithm(comm_algorithm::shm),
+                    extra...);
+    };
+    // Rank 1 reads this call's count (before: an earlier call's header, or it waited for a
+    // message that never came until its wait gave up).
+    if (me == 1)
+      CHECK_THROWS_WITH(scatterv(recv_count(expected)),
+                        ContainsSubstring("scatterv: the root sends " + std::to_string(counts[1]) +
+                                          " element(s) to rank 1 where it expects " + std::to_string(expected)));
+    else
+      CHECK_NOTHROW(scatterv());
+  }
+  if (me == 0)
+    CHECK_THROWS_WITH(comm.barrier(),
+                      ContainsSubstring("rank 1 raised hetero::error in this communicator's previous scatterv"));
+  // Every rank `big` elements, new values: each gets its own block of them (before, rank 1 took
+  // the message the root had sent it in the first call, and its old values).
+  counts.assign(p, static_cast<int>(big));
+  const auto all = values_of<int>(second, 0, p * big);
+  comm.scatterv(send_buf(all), send_counts(counts), recv_buf(out), force_algorithm(comm_algorithm::shm));
+  CHECK(std::equal(out.begin(), out.end(), all.begin() + static_cast<std::ptrdiff_t>(me * big)));
 }
 
 TEST_CASE("scatter with send_counts equals MPI_Scatterv: blocking, in place and iscatter", "[comm][scatter][v]") {

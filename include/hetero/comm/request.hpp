@@ -24,6 +24,7 @@
 #include "hetero/comm/detail/shm_channel.hpp"
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/request_errors.hpp"
 #include "hetero/core/mpi/wait.hpp"
 
 namespace hetero {
@@ -44,6 +45,7 @@ struct request_settle {
   op_failure failure;
   bool tell_others = false;
   int tag = 0;
+  std::string_view what = "collective";    // the call's name, for the communicator's mark
   std::shared_ptr<shm_pending> shm;        // the collective on shared memory, or
   MPI_Request primary = MPI_REQUEST_NULL;  // MPI's call
   bool started = false;                    // the collective is done here, the words under way
@@ -60,7 +62,16 @@ struct request_settle {
       shm.reset();
     } else if (primary != MPI_REQUEST_NULL) {
       int flag = 0;
-      HETERO_MPI_CHECK(MPI_Test, &primary, &flag, MPI_STATUS_IGNORE);
+      try {
+        HETERO_MPI_CHECK(MPI_Test, &primary, &flag, MPI_STATUS_IGNORE);
+      } catch (const mpi_error&) {
+        // This reduction failed in MPI (any request's test() may poll it, `drive_settles`): its
+        // own request raises it, and the communicator is out of step.
+        failure.record(std::current_exception());
+        st.mark_out_of_step(what, "raised hetero::mpi_error");
+        primary = MPI_REQUEST_NULL;
+        flag = 1;
+      }
       if (!flag) return false;
     }
     started = true;
@@ -145,22 +156,25 @@ class collective_request {
   /// with a user operation is done once the ranks also told each other whether it threw.
   bool test() {
     if (m_done) return true;
-    if (m_settle) {
-      if (!settled()) return false;
-    } else if (m_shm) {
-      m_state->shm()->progress();
-      if (!m_shm->completed) return false;
-    } else {
-      // Queued shared-memory requests progress too: a broadcast root may wait for them to finish.
-      if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) channel->progress();
-      int flag = 0;
-      try {
+    // An error MPI finds in a request (a message longer than its receive: ranks that passed
+    // other counts) returns here as hetero::mpi_error instead of ending the job.
+    const detail::request_errors_returned returned;
+    try {
+      if (m_settle) {
+        if (!settled()) return false;
+      } else if (m_shm) {
+        m_state->shm()->progress();
+        if (!m_shm->completed) return false;
+      } else {
+        // Queued shared-memory requests progress too: a broadcast root may wait for them to finish.
+        if (detail::shm_channel* channel = m_state->shm(); channel && !channel->idle()) channel->progress();
+        int flag = 0;
         HETERO_MPI_CHECK(MPI_Test, &m_mpi, &flag, MPI_STATUS_IGNORE);
-      } catch (const mpi_error&) {
-        abandon("raised hetero::mpi_error");
-        throw;
+        if (!flag) return false;
       }
-      if (!flag) return false;
+    } catch (const mpi_error&) {
+      abandon("raised hetero::mpi_error");
+      throw;
     }
     complete();
     return true;
@@ -171,6 +185,7 @@ class collective_request {
     if (m_done) return;
     const detail::wait_call named{"hetero::collective_request::wait of hetero::communicator::", m_what, -1, -1};
     const detail::wait_call_scope scope(named);
+    const detail::request_errors_returned returned;  // as in test()
     try {
       if (m_settle) {
         if (!settled()) {
@@ -209,12 +224,23 @@ class collective_request {
 
  private:
   // Waiting again (e.g. in the destructor) would only fail again: the request is left to MPI,
-  // and the communicator is out of step (`how` says why).
+  // and the communicator is out of step (`how` says why). MPI may still complete the collective
+  // and the ranks' words on a reduction (a late rank): what it writes or reads stays allocated
+  // (`keep_for_mpi`). This rank's word on a reduction is no longer sent where it was not yet:
+  // a rank still waiting for it gives up after its wait timeout (it hangs under no_timeout, as
+  // in any call a rank left). A shared-memory operation stays queued on the channel, and a
+  // later call's progress may still complete it into the caller's receive buffer.
   void abandon(std::string_view how) {
     m_state->mark_out_of_step(m_what, how);
     m_done = true;
     m_shm.reset();
     m_mpi = MPI_REQUEST_NULL;
+    m_finish = nullptr;
+    if (m_keep) detail::keep_for_mpi(std::make_unique<std::shared_ptr<void>>(std::move(m_keep)));
+    if (m_settle) {
+      m_settle->started = true;  // drive_settles drops it
+      detail::keep_for_mpi(std::make_unique<std::shared_ptr<detail::request_settle>>(std::move(m_settle)));
+    }
   }
 
   friend struct detail::request_access;
@@ -292,6 +318,7 @@ struct request_access {
     collective_request r;
     r.m_state = std::move(state);
     if (settle) {
+      settle->what = what;
       settle->shm = std::move(op);
       r.m_state->unsettled().push_back(settle);
     }
@@ -309,6 +336,7 @@ struct request_access {
     collective_request r;
     r.m_state = std::move(state);
     if (settle) {
+      settle->what = what;
       settle->primary = std::exchange(request, MPI_REQUEST_NULL);
       r.m_state->unsettled().push_back(settle);
     }

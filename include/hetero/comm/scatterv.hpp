@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -37,7 +38,25 @@ void hybrid_scatterv(comm_state& st, const T* send, std::span<const std::size_t>
   } else if (!operation.fits(recv_n)) {
     batch.recv(recv, recv_n, root);
   }
-  run_blocking(*st.shm(), operation, "scatterv");
+  try {
+    run_blocking(*st.shm(), operation, "scatterv");
+  } catch (const invalid_argument&) {
+    // The root sent this rank another count than it expects, as a message (too large for the
+    // region) that this rank posted no receive for: take it and drop it, so that no later call
+    // on the communicator matches it. A wait that gives up here marks the communicator out of
+    // step (p2p_batch); the caller hears the count error either way.
+    if (const auto sent = operation.mismatched_count(); sent && !operation.fits(*sent)) {
+      try {
+        std::vector<T> sink(*sent);
+        batch.recv(sink.data(), *sent, root);
+        batch.wait();
+      } catch (const std::bad_alloc&) {  // the message stays in flight
+        st.mark_out_of_step("scatterv", "found ranks that passed different counts");
+      } catch (const error&) {
+      }
+    }
+    throw;
+  }
   batch.wait();
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -544,10 +545,12 @@ class shm_scatterv final : public shm_op {
     std::byte* area = payload_area();
     for (int r = 0; r < m_channel.size(); ++r) {
       const auto i = static_cast<std::size_t>(r);
-      if (r == m_root || !fits(m_counts[i])) continue;
+      if (r == m_root || region() < 32) continue;
+      // Every rank's header, also where its block travels as a message: a rank that expects
+      // another count then sees this call's count, never an earlier call's.
       const std::uint64_t bytes = m_counts[i] * sizeof(T);
       std::memcpy(area + i * region(), &bytes, sizeof bytes);
-      copy_payload(area + i * region() + 32, m_send + m_displs[i], bytes);
+      if (fits(m_counts[i])) copy_payload(area + i * region() + 32, m_send + m_displs[i], bytes);
     }
     publish();
     m_channel.expect_verdicts(op, "scatterv");
@@ -564,25 +567,44 @@ class shm_scatterv final : public shm_op {
     const int me = m_channel.rank();
     if (me == m_root) return;
     if (!fits(m_recv_n)) {
-      if (m_root_status) check(m_root);
+      if (!m_root_status) return;
+      check(m_root);
+      // This rank's block comes as a message. Where the root's count fits the region instead,
+      // none comes: say so now rather than wait for it. A message of another count is found by
+      // its receive (p2p_batch).
+      if (region() >= 32 && fits(sent_count())) raise_mismatch();
       return;
     }
     check(m_root);
-    const std::byte* mine = m_channel.payload(m_root, op) + static_cast<std::size_t>(me) * region();
-    std::uint64_t bytes = 0;
-    std::memcpy(&bytes, mine, sizeof bytes);
-    if (bytes != m_recv_n * sizeof(T))
-      raise_scatterv_count(bytes / sizeof(T), static_cast<std::size_t>(me), m_recv_n);
-    host_ops::copy(m_recv, reinterpret_cast<const T*>(mine + 32), m_recv_n);
+    if (sent_count() != m_recv_n) raise_mismatch();
+    host_ops::copy(m_recv, reinterpret_cast<const T*>(my_region() + 32), m_recv_n);
   }
 
+  /// The count the root sent this rank, once `complete()` raised that it differs from this
+  /// rank's. Where it does not fit the region, its message is still on its way.
+  [[nodiscard]] std::optional<std::size_t> mismatched_count() const noexcept { return m_mismatched; }
+
  private:
+  [[nodiscard]] const std::byte* my_region() const {
+    return m_channel.payload(m_root, op) + static_cast<std::size_t>(m_channel.rank()) * region();
+  }
+  [[nodiscard]] std::size_t sent_count() const {
+    std::uint64_t bytes = 0;
+    std::memcpy(&bytes, my_region(), sizeof bytes);
+    return static_cast<std::size_t>(bytes / sizeof(T));
+  }
+  [[noreturn]] void raise_mismatch() {
+    m_mismatched = sent_count();
+    raise_scatterv_count(*m_mismatched, static_cast<std::size_t>(m_channel.rank()), m_recv_n);
+  }
+
   const T* m_send;
   std::span<const std::size_t> m_counts, m_displs;
   T* m_recv;
   std::size_t m_recv_n;
   int m_root;
   bool m_root_status;
+  std::optional<std::size_t> m_mismatched;
 };
 
 }  // namespace hetero::detail

@@ -431,55 +431,65 @@ collective_request start(const std::shared_ptr<comm_state>& state, Args&... args
   const wait_call named{"hetero::communicator::", Shape::start_name, has_root(Shape::kind) ? options.root : -1,
                         -1};
   const wait_call_scope scope(named);  // the argument check waits
-  st.forget_agreement();               // an agreement of an earlier call (see `comm_state::agreed`)
-  if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
-    channel->settle(Shape::start_name, false);
-  auto call = Shape::parse(st, options, args...);
-  using T = typename decltype(call)::element_type;
-  using M = typename decltype(call)::memory_space;
-  if (Shape::empty(call)) return {};
-  auto keep = std::make_shared<request_keep<T>>();
-  keep->counts.assign(call.counts.begin(), call.counts.end());  // the communicator's lists are reused
-  keep->displs.assign(call.displs.begin(), call.displs.end());
-  call.counts = keep->counts;
-  call.displs = keep->displs;
-  const block_layout in = Shape::send_layout(st, call), out = Shape::recv_layout(st, call);
-  if (!call.recv && out.extent() > 0)
-    raise<invalid_argument>(Shape::start_name,
-                            ": this rank needs recv_buf(...) or send_recv_buf(...) for the result");
-  const comm_algorithm a = Shape::shm_start ? choose_nonblocking(st, Shape::traits(st, call), call.forced)
-                                            : mpi_only(Shape::kind, call.forced);
-  std::function<void()> finish;
-  if (route_for<M>(st, a, Shape::start_name) == buffer_route::staged) {
-    T* recv = call.recv;
-    std::tie(call.send, call.recv) = stage_in<T, M>(call.send, call.recv, in, out, keep->send, keep->recv);
-    if (call.recv && out.extent() > 0)
-      finish = [recv, host = call.recv, out] { stage_out<T, M>(recv, host, out); };
+  // As a blocking call (`guarded_call`): a start that gave up waiting (in the argument check or
+  // the shared-memory settle) or whose MPI call failed leaves the ranks out of step.
+  try {
+    st.forget_agreement();  // an agreement of an earlier call (see `comm_state::agreed`)
+    if (shm_channel* channel = st.shm(); channel && checks_of(st) == argument_check::consistent)
+      channel->settle(Shape::start_name, false);
+    auto call = Shape::parse(st, options, args...);
+    using T = typename decltype(call)::element_type;
+    using M = typename decltype(call)::memory_space;
+    if (Shape::empty(call)) return {};
+    auto keep = std::make_shared<request_keep<T>>();
+    keep->counts.assign(call.counts.begin(), call.counts.end());  // the communicator's lists are reused
+    keep->displs.assign(call.displs.begin(), call.displs.end());
+    call.counts = keep->counts;
+    call.displs = keep->displs;
+    const block_layout in = Shape::send_layout(st, call), out = Shape::recv_layout(st, call);
+    if (!call.recv && out.extent() > 0)
+      raise<invalid_argument>(Shape::start_name,
+                              ": this rank needs recv_buf(...) or send_recv_buf(...) for the result");
+    const comm_algorithm a = Shape::shm_start ? choose_nonblocking(st, Shape::traits(st, call), call.forced)
+                                              : mpi_only(Shape::kind, call.forced);
+    std::function<void()> finish;
+    if (route_for<M>(st, a, Shape::start_name) == buffer_route::staged) {
+      T* recv = call.recv;
+      std::tie(call.send, call.recv) = stage_in<T, M>(call.send, call.recv, in, out, keep->send, keep->recv);
+      if (call.recv && out.extent() > 0)
+        finish = [recv, host = call.recv, out] { stage_out<T, M>(recv, host, out); };
+    }
+    // A user's reduction operation may throw: the operation started here records it in the
+    // request's failure (guarded while `t_op_failure` points there), and the request raises it when
+    // done and tells the other ranks, like `settle_reduction` (one int to each rank, not with
+    // `local`).
+    std::shared_ptr<request_settle> settle;
+    if constexpr (Shape::reduces && user_operation<typename decltype(call)::reduction_type>) {
+      settle = std::make_shared<request_settle>();
+      settle->tell_others = checks_of(st) != argument_check::local && st.size() > 1;
+      if (settle->tell_others) settle->tag = st.next_settle_tag();
+    }
+    const op_failure_scope guard_scope(settle ? &settle->failure : t_op_failure);
+    if constexpr (Shape::shm_start)
+      if (a == comm_algorithm::shm)
+        return request_access::shm(state, Shape::start_shm(st, call), Shape::start_name, std::move(finish), keep,
+                                   std::move(settle));
+    MPI_Request request = MPI_REQUEST_NULL;
+    mpi_context context{keep->mpi_counts, keep->mpi_displs};
+    if constexpr (Shape::reduces) keep->operation = kept_mpi_reduction(call, context);
+    check_mpi(Shape::mpi(st, call, context, &request), mpi_names_of(Shape::kind).nonblocking);
+    if (request == MPI_REQUEST_NULL) {  // done at once
+      if (finish) finish();
+      return {};
+    }
+    return request_access::mpi(state, request, Shape::start_name, std::move(finish), keep, std::move(settle));
+  } catch (const deadlock_error&) {
+    st.mark_out_of_step(Shape::start_name);
+    throw;
+  } catch (const mpi_error&) {
+    st.mark_out_of_step(Shape::start_name, "raised hetero::mpi_error");
+    throw;
   }
-  // A user's reduction operation may throw: the operation started here records it in the
-  // request's failure (guarded while `t_op_failure` points there), and the request raises it when
-  // done and tells the other ranks, like `settle_reduction` (one int to each rank, not with
-  // `local`).
-  std::shared_ptr<request_settle> settle;
-  if constexpr (Shape::reduces && user_operation<typename decltype(call)::reduction_type>) {
-    settle = std::make_shared<request_settle>();
-    settle->tell_others = checks_of(st) != argument_check::local && st.size() > 1;
-    if (settle->tell_others) settle->tag = st.next_settle_tag();
-  }
-  const op_failure_scope guard_scope(settle ? &settle->failure : t_op_failure);
-  if constexpr (Shape::shm_start)
-    if (a == comm_algorithm::shm)
-      return request_access::shm(state, Shape::start_shm(st, call), Shape::start_name, std::move(finish), keep,
-                                 std::move(settle));
-  MPI_Request request = MPI_REQUEST_NULL;
-  mpi_context context{keep->mpi_counts, keep->mpi_displs};
-  if constexpr (Shape::reduces) keep->operation = kept_mpi_reduction(call, context);
-  check_mpi(Shape::mpi(st, call, context, &request), mpi_names_of(Shape::kind).nonblocking);
-  if (request == MPI_REQUEST_NULL) {  // done at once
-    if (finish) finish();
-    return {};
-  }
-  return request_access::mpi(state, request, Shape::start_name, std::move(finish), keep, std::move(settle));
 }
 
 }  // namespace hetero::detail
