@@ -184,7 +184,8 @@ class gmove_handle {
       : m_keep(std::move(other.m_keep)),
         m_plan(std::move(other.m_plan)),
         m_claim(std::move(other.m_claim)),
-        m_copy(std::move(other.m_copy)) {
+        m_copy(std::move(other.m_copy)),
+        m_source(other.m_source) {
     if (other.m_run) m_run.emplace(std::move(*other.m_run));
     other.m_run.reset();
   }
@@ -205,6 +206,7 @@ class gmove_handle {
     try {
       m_run->wait("gmove");
     } catch (...) {
+      keep_source_if_abandoned();
       release();
       throw;
     }
@@ -218,6 +220,7 @@ class gmove_handle {
       if (!m_run->test()) return false;
       m_run->wait("gmove");  // everything arrived: only the local scatter is left
     } catch (...) {
+      keep_source_if_abandoned();
       release();
       throw;
     }
@@ -235,8 +238,12 @@ class gmove_handle {
   using plan_type = detail::gmove_plan<T, SrcSpace, DstSpace>;
 
   gmove_handle(std::shared_ptr<void> keep, std::shared_ptr<plan_type> plan, detail::plan_claim<plan_type> claim,
-               Kokkos::View<T*, SrcSpace> copy, MPI_Comm comm, const T* from, T* to)
-      : m_keep(std::move(keep)), m_plan(std::move(plan)), m_claim(std::move(claim)), m_copy(std::move(copy)) {
+               Kokkos::View<T*, SrcSpace> copy, detail::storage_keeper source, MPI_Comm comm, const T* from, T* to)
+      : m_keep(std::move(keep)),
+        m_plan(std::move(plan)),
+        m_claim(std::move(claim)),
+        m_copy(std::move(copy)),
+        m_source(source) {
     m_run.emplace(m_plan->transfer, comm, from, to);
     try {
       m_run->start();
@@ -244,6 +251,16 @@ class gmove_handle {
       release();
       throw;
     }
+  }
+
+  // A run whose wait gave up released its sends to MPI: a late rank may still receive them, from
+  // the source array's storage or the copy of an overlapping source (`transfer_run::abandoned`),
+  // both kept allocated for good. Only those: the arrays themselves (their windows, plans,
+  // communicators) still end as usual.
+  void keep_source_if_abandoned() noexcept {
+    if (!m_run || !m_run->abandoned()) return;
+    m_source.keep();
+    if (m_copy.data() != nullptr) detail::keep_storage_for_mpi(m_copy);
   }
 
   void release() noexcept {
@@ -258,6 +275,7 @@ class gmove_handle {
   std::shared_ptr<plan_type> m_plan;
   detail::plan_claim<plan_type> m_claim;  // m_plan's busy, held while in flight
   Kokkos::View<T*, SrcSpace> m_copy;
+  detail::storage_keeper m_source;  // the source array's storage, kept if the run is abandoned
   std::optional<detail::transfer_run<T, SrcSpace, DstSpace>> m_run;
 };
 
@@ -318,8 +336,10 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
     plan = build();  // the cached plan is in flight: run a private one (the same messages)
     claim = claim_type::try_claim(*plan);
   }
+  // A local source never sends through MPI (every rank copies from its own).
+  const storage_keeper source = src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{};
   return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), std::move(copy),
-                                             comm, from, dst.data);
+                                             source, comm, from, dst.data);
 }
 
 template <class Dst, class Src>

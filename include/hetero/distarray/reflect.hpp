@@ -88,6 +88,7 @@ class reflect_handle {
         next_phase();
       }
     } catch (...) {
+      keep_storage_if_abandoned();
       release();
       throw;
     }
@@ -104,6 +105,7 @@ class reflect_handle {
         next_phase();
       }
     } catch (...) {
+      keep_storage_if_abandoned();
       release();
       throw;
     }
@@ -146,6 +148,11 @@ class reflect_handle {
     m_run.reset();
     if (m_plan) m_array.state().reflect_in_flight = false;
     m_plan.reset();
+  }
+  // A run whose wait gave up released its sends to MPI: a late rank may still receive them, from
+  // the array's storage (`transfer_run::abandoned`).
+  void keep_storage_if_abandoned() noexcept {
+    if (m_run && m_run->abandoned()) detail::keep_storage_for_mpi(m_array.local_with_shadow());
   }
 
   distributed_array<T, Rank, MemorySpace> m_array;
@@ -215,7 +222,12 @@ void reflect(const distributed_array<T, Rank, MemorySpace>& array, const reflect
   for (auto& phase : plan.phases) {
     detail::transfer_run<T, MemorySpace, MemorySpace> run(phase, state.comm.get(), storage, storage);
     run.start();
-    run.wait("reflect");
+    try {
+      run.wait("reflect");
+    } catch (...) {
+      if (run.abandoned()) detail::keep_storage_for_mpi(state.storage);  // as reflect_handle does
+      throw;
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -23,6 +24,33 @@
 #include "hetero/distarray/detail/rows.hpp"
 
 namespace hetero::detail {
+
+/// Keeps `storage` (a Kokkos View) allocated until the process ends: a send released to MPI
+/// after a wait gave up may still read it when a late rank receives the message. Out of memory
+/// keeps nothing (the caller is already raising the wait's error).
+template <class View>
+void keep_storage_for_mpi(const View& storage) noexcept {
+  try {
+    keep_for_mpi(std::make_unique<View>(storage));
+  } catch (...) {
+  }
+}
+
+/// Keeps an array's storage allocated for MPI (`keep_storage_for_mpi`) when asked, without
+/// holding it meanwhile: `state` (an array state with a `storage` View) must be alive when
+/// `keep()` is called. Empty: keeps nothing.
+struct storage_keeper {
+  const void* state = nullptr;
+  void (*keep_of)(const void*) noexcept = nullptr;
+
+  template <class State>
+  static storage_keeper of(const State& s) noexcept {
+    return {&s, [](const void* p) noexcept { keep_storage_for_mpi(static_cast<const State*>(p)->storage); }};
+  }
+  void keep() const noexcept {
+    if (keep_of != nullptr) keep_of(state);
+  }
+};
 
 /// What one message holds: the boxes of storage it carries, in order, to or from `peer`.
 template <int Rank>
@@ -105,6 +133,13 @@ class transfer_side {
   [[nodiscard]] T* buffer() const noexcept { return m_buffer.data(); }
   [[nodiscard]] T* host() const noexcept { return m_host.data(); }
 
+  /// Keeps the buffers allocated until the process ends (`keep_for_mpi`): a send released to
+  /// MPI after a wait gave up may still read them when a late rank receives it.
+  void keep_buffers_for_mpi() const {
+    using views = std::pair<Kokkos::View<T*, MemorySpace>, Kokkos::View<T*, Kokkos::HostSpace>>;
+    keep_for_mpi(std::make_unique<views>(m_buffer, m_host));
+  }
+
   /// Where MPI reads or writes `m`.
   [[nodiscard]] T* mpi_pointer(const planned_message& m, T* storage) const noexcept {
     return m.direct ? storage + m.direct_offset : (m_staged ? host() : buffer()) + m.buffer_offset;
@@ -155,7 +190,8 @@ class transfer_run {
       : m_plan(std::exchange(other.m_plan, nullptr)),
         m_comm(other.m_comm),
         m_src(other.m_src),
-        m_dst(other.m_dst) {}
+        m_dst(other.m_dst),
+        m_abandoned(other.m_abandoned) {}
   transfer_run& operator=(transfer_run&&) = delete;
   transfer_run(const transfer_run&) = delete;
   transfer_run& operator=(const transfer_run&) = delete;
@@ -212,6 +248,11 @@ class transfer_run {
     }
   }
 
+  /// True once a wait gave up or failed and released this run's sends to MPI: a late rank may
+  /// still receive them, reading the source storage where a message is direct, so its owner
+  /// must keep it allocated (`keep_for_mpi`).
+  [[nodiscard]] bool abandoned() const noexcept { return m_abandoned; }
+
   /// Whether every message has arrived (then wait() only scatters).
   bool test() {
     auto& requests = m_plan->requests;
@@ -242,6 +283,13 @@ class transfer_run {
         const auto is_receive = [receives](std::size_t i) { return i < receives; };
         abandon_requests(requests, is_receive, m_comm);
         requests.clear();
+        // The released sends read the plan's buffers, and the source storage itself for a
+        // direct message: the buffers are kept here, the storage by the caller (`abandoned()`).
+        m_abandoned = true;
+        try {
+          m_plan->send.keep_buffers_for_mpi();
+        } catch (...) {  // out of memory: the wait's own error is the one to report
+        }
         throw;
       }
       requests.clear();
@@ -269,6 +317,7 @@ class transfer_run {
   MPI_Comm m_comm;
   T* m_src;
   T* m_dst;
+  bool m_abandoned = false;
 };
 
 }  // namespace hetero::detail

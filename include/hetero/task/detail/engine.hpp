@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -136,6 +137,24 @@ class graph_engine {
       // graph instance): freed, their ids could go to new ones, whose receives would take them.
       keep_communicator(comm());
       if (m_data_comm.get() != MPI_COMM_NULL) keep_communicator(m_data_comm.get());
+    }
+    // A registration dropped after the last wait() whose release failed: no wait is left to
+    // raise it, and a destructor raises nothing. Never silent.
+    if (std::exception_ptr dropped = m_data.take_drop_failure())
+      report_drop_failure(dropped, "with the graph destroyed before a wait() could raise it");
+  }
+
+  /// Prints a release failure of a dropped registration that no wait() can raise.
+  static void report_drop_failure(const std::exception_ptr& failure, const char* when) noexcept {
+    const auto print = [when](const char* what) {
+      std::fprintf(stderr, "hetero: releasing a dropped task data registration failed (%s): %s\n", when, what);
+    };
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      print(e.what());
+    } catch (...) {
+      print("an exception that is not a std::exception");
     }
   }
 
@@ -318,13 +337,20 @@ class graph_engine {
     try {
       m_data.end_of_graph();          // the newest version of each piece back in its host memory
       m_channel.forget_peer_slabs();  // no tile of this rank is on its way
-      if (std::exception_ptr dropped = m_data.take_drop_failure()) std::rethrow_exception(dropped);
     } catch (...) {
       data_error = std::current_exception();
     }
+    // What releasing a dropped registration raised since the last wait belongs to this one: raised
+    // after the errors above, printed where one of them (or the barrier's) is raised instead.
+    struct drop_failure {
+      std::exception_ptr failure;
+      ~drop_failure() {
+        if (failure) report_drop_failure(failure, "while this wait raised another error");
+      }
+    } dropped{m_data.take_drop_failure()};
     bool any_failed = false;
     if (size() > 1) {
-      m_channel.start_barrier(m_scheduler.cancelled() || data_error);
+      m_channel.start_barrier(m_scheduler.cancelled() || data_error || dropped.failure);
       expect(m_scheduler.help_until([&] { return m_channel.barrier_done(any_failed); }, m_timeout), true);
     }
     m_replaying.reset();
@@ -332,7 +358,8 @@ class graph_engine {
     const bool cancelled = m_scheduler.cancelled();
     if (std::exception_ptr e = m_scheduler.take_error()) std::rethrow_exception(e);
     if (data_error) std::rethrow_exception(data_error);
-    if (std::string dropped = m_data.take_drop_error(); !dropped.empty()) raise<invalid_argument>(dropped);
+    if (dropped.failure) std::rethrow_exception(std::exchange(dropped.failure, nullptr));
+    if (std::string message = m_data.take_drop_error(); !message.empty()) raise<invalid_argument>(message);
     if (any_failed || cancelled)
       raise<error>("a task failed on another rank of the task graph; tasks on rank ", rank(),
                    " that were not started were skipped (the failing rank's wait() rethrows its exception)");
