@@ -10,8 +10,8 @@ set(HETERO_NODES_MPIEXEC "${PROJECT_SOURCE_DIR}/tools/nodes/mpiexec_nodes.sh")
 # the node-aware paths, a leader with a peer and a leader alone, run at 3 ranks too; every rank on
 # a node of its own runs at 2 ranks (nodes1-1). A folder whose tests depend on how many nodes
 # there are or where rank 0 sits sets this to add 3 nodes (1,1,1: three node leaders, a count
-# that is not a power of two) and 1 + 2 (rank 0 alone): tests/comm does, for its rooted
-# collectives and node leaders, and tests/faults for its communicator faults. The other folders
+# that is not a power of two) and 1 + 2 (rank 0 alone): tests/comm adds both, for its rooted
+# collectives and node leaders; tests/faults adds 1,1,1 for its communicator faults. The other folders
 # ran 1 + 2 until 2026-12-02 and 1,1,1 until 2026-12-06, each about 150-200 s of the test command
 # on 2 cores: cut for the command's time (docs/build.md). Across nodes they call comm's
 # algorithms, which run on all three layouts in tests/comm; what is their own (a neighbour on

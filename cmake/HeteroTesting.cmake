@@ -31,7 +31,10 @@
 # does not yet hold across nodes; <why> says what fails, for the reader. NODES_SKIP (a group's
 # tests only) leaves the cases tagged [<tag>] out of those runs: cases whose subject does not
 # depend on where the ranks sit and whose length would only repeat what the plain runs check
-# (tests/linalg's [hard] solves: thousands of iterations of the same allreduce and halo).
+# (tests/linalg's [hard] solves: thousands of iterations of the same allreduce and halo). A file
+# whose every case carries the tag would select none on the nodes (Catch2 then fails the run),
+# and HETERO_TEST_PROGRAM_<name> keeps the plain spec: a run a folder registers by hand on
+# nodes includes the tagged cases.
 
 find_package(Catch2 3 REQUIRED)
 
