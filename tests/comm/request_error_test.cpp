@@ -20,6 +20,19 @@ using Catch::Matchers::ContainsSubstring;
 using namespace hetero;
 using namespace hetero::testing;
 
+namespace {
+
+// After a failed call on another communicator, `comm` still works: an allreduce of `n` values
+// drawn from `stream` gives the serial reference's sum on every rank.
+void check_still_sums(communicator& comm, std::uint64_t stream, std::size_t n) {
+  const auto x = values_of<long long>(stream, comm.rank(), n);
+  std::vector<long long> sum(n);
+  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
+  CHECK(sum == serial_fold<long long>(stream, comm.size(), n, [](long long a, long long b) { return a + b; }));
+}
+
+}  // namespace
+
 TEST_CASE("a broadcast whose ranks pass different counts to MPI's call raises mpi_error, not MPI_Abort",
           "[comm][errors]") {
   communicator& comm = default_comm();
@@ -44,13 +57,7 @@ TEST_CASE("a broadcast whose ranks pass different counts to MPI's call raises mp
   }
   if (comm.rank() != 0) CHECK(raised);
   // Every rank goes on: the next collective on a communicator gives the serial reference's sum.
-  const std::uint64_t stream = gen();
-  const auto x = values_of<long long>(stream, comm.rank(), 5);
-  std::vector<long long> sum(5);
-  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
-  const auto expected =
-      serial_fold<long long>(stream, comm.size(), 5, [](long long a, long long b) { return a + b; });
-  CHECK(sum == expected);
+  check_still_sums(comm, gen(), 5);
 }
 
 TEST_CASE("a count mismatch found in hetero's own messages leaves the communicator refusing every call",
@@ -89,11 +96,7 @@ TEST_CASE("a count mismatch found in hetero's own messages leaves the communicat
                           ContainsSubstring("create a new communicator"));
   }
   // Another communicator is not affected: checked against the serial reference.
-  const std::uint64_t stream = gen();
-  const auto x = values_of<long long>(stream, comm.rank(), 7);
-  std::vector<long long> sum(7);
-  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
-  CHECK(sum == serial_fold<long long>(stream, comm.size(), 7, [](long long a, long long b) { return a + b; }));
+  check_still_sums(comm, gen(), 7);
 }
 
 TEST_CASE("a non-blocking broadcast whose ranks pass different counts raises mpi_error from test() and wait()",
@@ -133,9 +136,5 @@ TEST_CASE("a non-blocking broadcast whose ranks pass different counts raises mpi
                           ContainsSubstring("raised hetero::mpi_error"));
   }
   // Every rank goes on on another communicator: checked against the serial reference.
-  const std::uint64_t stream = gen();
-  const auto x = values_of<long long>(stream, comm.rank(), 5);
-  std::vector<long long> sum(5);
-  comm.allreduce(send_buf(x), recv_buf(sum), op(ops::sum{}));
-  CHECK(sum == serial_fold<long long>(stream, comm.size(), 5, [](long long a, long long b) { return a + b; }));
+  check_still_sums(comm, gen(), 5);
 }
