@@ -4,12 +4,15 @@
 // that wait for it get a deadlock_error naming it (where MPI's call does not say, that it is
 // not known). Arrays made afterwards get none of the late messages of those waits. A blocking
 // gmove behind an unfinished gmove_async of the same sections on its own thread gives up too.
+// An array or coarray whose reflect, gmove or sync gave up refuses its next one on that rank.
 #include <hetero/distarray.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +23,7 @@
 #include "nodes.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::MessageMatches;
 
 namespace {
 
@@ -35,6 +39,19 @@ void check_array_gave_up(const faults::outcome& o, const std::string& call, int 
   } else {
     CHECK_THAT(o.text, ContainsSubstring("not known"));
   }
+}
+
+// After an exchange on the array `label` gave up on this rank, the next one (`call`, on this rank alone:
+// no barrier) raises at once: the late rank's messages of the abandoned exchange would match
+// its receives.
+template <class Call>
+void check_refuses_next(const std::string& label, const std::string& marked_by, Call&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_MATCHES(call(), hetero::runtime_error,
+                       MessageMatches(ContainsSubstring("array '" + label + "' is out of step since a " +
+                                                        marked_by + " on it gave up")));
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  CHECK(took.count() < 0.5 * faults::timeout_seconds());  // no wait for the late rank
 }
 
 std::int64_t random_extent(int p) { return 4 * p + faults::shared_random(0, 50); }
@@ -87,6 +104,8 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       // Its sends, released to MPI, read the storage when the late rank comes: kept for good,
       // whatever becomes of the array (before, freed with it).
       CHECK(storage.use_count() == holders + 1);
+      check_refuses_next(a.options().label, "reflect", [&] { hetero::reflect(a, {.periodic = {true}}); });
+      check_refuses_next(a.options().label, "reflect", [&] { hetero::reflect_async(a).wait(); });
     } else {
       CHECK(o.kind == "none");  // the late rank, and from 4 ranks those that do not border it
       CHECK(storage.use_count() == holders);
@@ -112,7 +131,8 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
     array1 block(hetero::index_space<1>({n}, grid));
     array1 cyclic(hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}));
     dist_test::fill(block, 5);
-    hetero::gmove(cyclic, block);  // the plan is built and works
+    hetero::gmove(cyclic, block);                     // the plan is built and works
+    array1 other(hetero::index_space<1>({n}, grid));  // collective: made before the fault
     const auto source = block.local_with_shadow();
     const auto holders = source.use_count();
     const auto o = faults::attempt([&] {
@@ -129,6 +149,10 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       receives_from_late = block.space().owner_of({i}) == late && cyclic.space().owner_of({i}) == me;
     if (me != late && receives_from_late) {
       check_array_gave_up(o, "hetero::gmove", late);
+      // Both sides refuse (the messages ran on the destination's communicator, from the source).
+      check_refuses_next(cyclic.options().label, "gmove", [&] { hetero::gmove(cyclic, block); });
+      check_refuses_next(block.options().label, "gmove", [&] { hetero::gmove(other, block); });
+      check_refuses_next(cyclic.options().label, "gmove", [&] { hetero::gmove_async(cyclic, other).wait(); });
     } else {
       CHECK(o.kind == "none");
     }
@@ -217,6 +241,8 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
     faults::report("skip", "coarray sync_all", o);
     if (me != late) {
       check_array_gave_up(o, "hetero::sync_all", -1);
+      check_refuses_next("hetero::coarray", "sync_all", [&] { a.sync_all(); });
+      check_refuses_next("hetero::coarray", "sync_all", [&] { a.sync_images({late}); });
     } else {
       CHECK(o.kind == "none");
     }
@@ -278,6 +304,7 @@ TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dis
     faults::report("skip", "coarray sync_all, staged", o);
     if (me != late) {
       check_array_gave_up(o, "hetero::sync_all: put log sizes", -1);
+      check_refuses_next("hetero::coarray", "sync_all", [&] { a.sync_all(); });
     } else {
       CHECK(o.kind == "none");
     }
@@ -293,6 +320,7 @@ TEST_CASE("coarray, staged: an image that never syncs after puts", "[faults][dis
     faults::report("skip", "coarray sync_images, staged", o);
     if (me != late) {
       check_array_gave_up(o, "hetero::sync_images: put logs", late);
+      check_refuses_next("hetero::coarray", "sync_images", [&] { a.sync_images({late}); });
     } else {
       CHECK(o.kind == "none");
     }

@@ -1,8 +1,9 @@
 // Fault injection into linalg's halo products: a rank that skips a product, or sleeps past the
 // timeout (1 s, set by this folder's main) before it. The ranks whose rows read its entries get
-// a deadlock_error naming it; the ranks it sent to gave up with their receives cancelled, so its
-// entries never land in their vectors, freed as the error left (AddressSanitizer would see it);
-// and a new matrix on a new communicator multiplies right in every element.
+// a deadlock_error naming it, and their matrix refuses its next product; the ranks it sent to
+// gave up with their receives cancelled, so its entries never land in their vectors, freed as
+// the error left (AddressSanitizer would see it); and a new matrix on a new communicator
+// multiplies right in every element.
 #include <hetero/comm.hpp>
 #include <hetero/linalg.hpp>
 
@@ -86,6 +87,10 @@ TEST_CASE("linalg: a rank that skips a halo product, or sleeps past the timeout 
       CHECK_THAT(o.text, ContainsSubstring("spmv halo") && ContainsSubstring(faults::limit_text()) &&
                              ContainsSubstring("HETERO_WAIT_TIMEOUT"));
       CHECK(o.missing == std::vector<int>{late});
+      // The matrix refuses its next product at once, on this rank alone (the late rank's ghosts
+      // of the abandoned exchange would match it).
+      CHECK_THROWS_WITH(product(), ContainsSubstring("the matrix's halo exchange is out of step since an earlier "
+                                                     "spmv halo gave up"));
     } else {
       CHECK(o.kind == "none");  // the late rank: its neighbours sent before they gave up
     }

@@ -24,6 +24,7 @@
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/exchange_mark.hpp"
 #include "hetero/distarray/detail/node_segment.hpp"
 #include "hetero/distarray/detail/origin.hpp"
 #include "hetero/distarray/detail/rows.hpp"
@@ -234,14 +235,16 @@ class coarray {
   /// and visible on every image (collective).
   void sync_all() const {
     const region running("distarray", "sync_all");
-    state_of().window->sync_all("sync_all");
+    auto& s = state_of();
+    s.exchanges.run_sync("sync_all", s.label, [&] { s.window->sync_all("sync_all"); });
   }
 
   /// Waits until every image of `images` reaches a sync_images naming this image; the
   /// transfers between them before it are then complete and visible.
   void sync_images(const std::vector<int>& images) const {
     const region running("distarray", "sync_images");
-    state_of().window->sync_images(images, "sync_images");
+    auto& s = state_of();
+    s.exchanges.run_sync("sync_images", s.label, [&] { s.window->sync_images(images, "sync_images"); });
   }
 
  private:
@@ -256,6 +259,7 @@ class coarray {
     std::unique_ptr<detail::node_segment<T>> segment;                  // host memory: the node's shared storage
     local_view storage;                                                // in `segment`, or a Kokkos allocation
     std::unique_ptr<detail::rma_window<T, Rank, MemorySpace>> window;  // destroyed first
+    detail::exchange_mark exchanges;                                   // set once a sync gave up
   };
 
   // A communicator on `comm`'s ranks, its set-up named after the coarray's.

@@ -19,6 +19,7 @@
 #include "hetero/core/mpi/staging.hpp"
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/exchange_mark.hpp"
 #include "hetero/distarray/detail/plan_cache.hpp"
 #include "hetero/distarray/detail/window.hpp"
 #include "hetero/distarray/global_accessor.hpp"
@@ -91,6 +92,7 @@ struct array_state {
   std::array<std::shared_ptr<void>, (2 << Rank)> halo_plans{};  // by periodic axes and corners
   std::unique_ptr<rma_window<T, Rank, MemorySpace>> window;
   std::atomic<bool> reflect_in_flight{false};  // also guards halo_plans: one reflect at a time
+  exchange_mark exchanges;                     // set once a reflect or gmove on it was abandoned
 };
 
 }  // namespace detail
@@ -224,15 +226,17 @@ class distributed_array {
   /// data visible (collective); a barrier for arrays without a window.
   void sync_all() const {
     auto& s = state();
-    if (s.window) {
-      s.window->sync_all("sync_all");
-    } else {
+    s.exchanges.run_sync("sync_all", s.options.label, [&] {
+      if (s.window) {
+        s.window->sync_all("sync_all");
+        return;
+      }
       const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};
       const detail::wait_call_scope scope(named);
       MPI_Request request = MPI_REQUEST_NULL;
       HETERO_MPI_CHECK(MPI_Ibarrier, s.comm.get(), &request);
       detail::wait_one(request, detail::make_wait_policy(s.comm.get()), "sync_all", wait_kind::point_to_point);
-    }
+    });
   }
 
   /// Internal state shared by the module's operations.

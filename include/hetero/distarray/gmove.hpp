@@ -181,11 +181,7 @@ class gmove_handle {
  public:
   /// Takes over `other`'s gmove; `other` is left with nothing in flight.
   gmove_handle(gmove_handle&& other) noexcept
-      : m_keep(std::move(other.m_keep)),
-        m_plan(std::move(other.m_plan)),
-        m_claim(std::move(other.m_claim)),
-        m_copy(std::move(other.m_copy)),
-        m_source(other.m_source) {
+      : m_keep(std::move(other.m_keep)), m_plan(std::move(other.m_plan)), m_claim(std::move(other.m_claim)) {
     if (other.m_run) m_run.emplace(std::move(*other.m_run));
     other.m_run.reset();
   }
@@ -206,7 +202,6 @@ class gmove_handle {
     try {
       m_run->wait("gmove");
     } catch (...) {
-      keep_source_if_abandoned();
       release();
       throw;
     }
@@ -220,7 +215,6 @@ class gmove_handle {
       if (!m_run->test()) return false;
       m_run->wait("gmove");  // everything arrived: only the local scatter is left
     } catch (...) {
-      keep_source_if_abandoned();
       release();
       throw;
     }
@@ -237,14 +231,13 @@ class gmove_handle {
                                                    const detail::operand<U, R, D>&, std::shared_ptr<void>, bool);
   using plan_type = detail::gmove_plan<T, SrcSpace, DstSpace>;
 
+  // `copy`: the source's copy where the sides overlap (`from` is then its data), which the run
+  // owns and, like the source storage of `targets`, keeps allocated if it gives up.
   gmove_handle(std::shared_ptr<void> keep, std::shared_ptr<plan_type> plan, detail::plan_claim<plan_type> claim,
-               Kokkos::View<T*, SrcSpace> copy, detail::storage_keeper source, MPI_Comm comm, const T* from, T* to)
-      : m_keep(std::move(keep)),
-        m_plan(std::move(plan)),
-        m_claim(std::move(claim)),
-        m_copy(std::move(copy)),
-        m_source(source) {
-    m_run.emplace(m_plan->transfer, comm, from, to);
+               detail::abandon_targets targets, Kokkos::View<T*, SrcSpace> copy, MPI_Comm comm, const T* from,
+               T* to)
+      : m_keep(std::move(keep)), m_plan(std::move(plan)), m_claim(std::move(claim)) {
+    m_run.emplace(m_plan->transfer, comm, from, to, targets, std::move(copy));
     try {
       m_run->start();
     } catch (...) {
@@ -253,20 +246,9 @@ class gmove_handle {
     }
   }
 
-  // A run whose wait gave up released its sends to MPI: a late rank may still receive them, from
-  // the source array's storage or the copy of an overlapping source (`transfer_run::abandoned`),
-  // both kept allocated for good. Only those: the arrays themselves (their windows, plans,
-  // communicators) still end as usual.
-  void keep_source_if_abandoned() noexcept {
-    if (!m_run || !m_run->abandoned()) return;
-    m_source.keep();
-    if (m_copy.data() != nullptr) detail::keep_storage_for_mpi(m_copy);
-  }
-
   void release() noexcept {
     m_run.reset();
     m_claim.release();  // before the plan it points to
-    m_copy = {};
     m_plan.reset();
     m_keep.reset();
   }
@@ -274,8 +256,9 @@ class gmove_handle {
   std::shared_ptr<void> m_keep;  // the arrays or Views of both sides, alive while in flight
   std::shared_ptr<plan_type> m_plan;
   detail::plan_claim<plan_type> m_claim;  // m_plan's busy, held while in flight
-  Kokkos::View<T*, SrcSpace> m_copy;
-  detail::storage_keeper m_source;  // the source array's storage, kept if the run is abandoned
+  // A run that gives up keeps what its released sends read (the source array's storage or the
+  // overlapping source's copy) and marks both arrays; the arrays themselves (their windows,
+  // plans, communicators) still end as usual.
   std::optional<detail::transfer_run<T, SrcSpace, DstSpace>> m_run;
 };
 
@@ -289,6 +272,8 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
                                                 const operand<T, Rank, DstSpace>& dst, std::shared_ptr<void> keep,
                                                 bool wait_for_plan) {
   if (!dst.writable) raise<invalid_argument>("gmove: the destination is a View of const elements");
+  if (src.distributed()) src.state->exchanges.check("gmove", src.state->options.label);
+  if (dst.distributed()) dst.state->exchanges.check("gmove", dst.state->options.label);
   if (src.shape() != dst.shape())
     raise<invalid_argument>("gmove: the destination section has shape ", format_array(dst.shape()),
                             " but the source section has shape ", format_array(src.shape()),
@@ -337,9 +322,12 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
     claim = claim_type::try_claim(*plan);
   }
   // A local source never sends through MPI (every rank copies from its own).
-  const storage_keeper source = src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{};
-  return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), std::move(copy),
-                                             source, comm, from, dst.data);
+  const abandon_targets targets{
+      src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{},
+      {src.distributed() ? &src.state->exchanges : nullptr, dst.distributed() ? &dst.state->exchanges : nullptr},
+      "gmove"};
+  return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), targets,
+                                             std::move(copy), comm, from, dst.data);
 }
 
 template <class Dst, class Src>

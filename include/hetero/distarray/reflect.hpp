@@ -36,6 +36,17 @@ struct reflect_options {
 template <class T, int Rank, class MemorySpace>
 class reflect_handle;
 
+namespace detail {
+
+/// What a reflect of the array of `state` that gives up keeps (the storage its released sends
+/// read) and marks (the array).
+template <class State>
+abandon_targets abandon_targets_of_reflect(State& state) noexcept {
+  return {storage_keeper::of(state), {&state.exchanges, nullptr}, "reflect"};
+}
+
+}  // namespace detail
+
 /// Starts refreshing the shadows of `array` (collective) and returns at once; the shadows are
 /// refreshed when the handle's wait() returns. The exchange plan is made on first use per
 /// set of options and kept with the array.
@@ -88,7 +99,6 @@ class reflect_handle {
         next_phase();
       }
     } catch (...) {
-      keep_storage_if_abandoned();
       release();
       throw;
     }
@@ -105,7 +115,6 @@ class reflect_handle {
         next_phase();
       }
     } catch (...) {
-      keep_storage_if_abandoned();
       release();
       throw;
     }
@@ -137,7 +146,8 @@ class reflect_handle {
     m_run.reset();
     if (m_phase >= m_plan->phases.size()) return;
     T* storage = m_array.local_with_shadow().data();
-    m_run.emplace(m_plan->phases[m_phase], m_array.mpi_comm(), storage, storage);
+    m_run.emplace(m_plan->phases[m_phase], m_array.mpi_comm(), storage, storage,
+                  detail::abandon_targets_of_reflect(m_array.state()));
     m_run->start();
   }
   void next_phase() {
@@ -149,12 +159,6 @@ class reflect_handle {
     if (m_plan) m_array.state().reflect_in_flight = false;
     m_plan.reset();
   }
-  // A run whose wait gave up released its sends to MPI: a late rank may still receive them, from
-  // the array's storage (`transfer_run::abandoned`).
-  void keep_storage_if_abandoned() noexcept {
-    if (m_run && m_run->abandoned()) detail::keep_storage_for_mpi(m_array.local_with_shadow());
-  }
-
   distributed_array<T, Rank, MemorySpace> m_array;
   std::shared_ptr<plan_type> m_plan;
   std::size_t m_phase = 0;
@@ -169,6 +173,7 @@ namespace detail {
 template <class T, int Rank, class MemorySpace>
 std::shared_ptr<void>& begin_reflect(array_state<T, Rank, MemorySpace>& state,
                                      const reflect_options<Rank>& options) {
+  state.exchanges.check("reflect", state.options.label);
   if (state.reflect_in_flight.exchange(true))
     raise<runtime_error>("reflect: a reflect of array '", state.options.label,
                          "' is still in flight; wait for its handle before starting another");
@@ -220,14 +225,10 @@ void reflect(const distributed_array<T, Rank, MemorySpace>& array, const reflect
   } done{state.reflect_in_flight};
   T* storage = state.storage.data();
   for (auto& phase : plan.phases) {
-    detail::transfer_run<T, MemorySpace, MemorySpace> run(phase, state.comm.get(), storage, storage);
+    detail::transfer_run<T, MemorySpace, MemorySpace> run(phase, state.comm.get(), storage, storage,
+                                                          detail::abandon_targets_of_reflect(state));
     run.start();
-    try {
-      run.wait("reflect");
-    } catch (...) {
-      if (run.abandoned()) detail::keep_storage_for_mpi(state.storage);  // as reflect_handle does
-      throw;
-    }
+    run.wait("reflect");
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "hetero/core/mpi/wait.hpp"
 #include "hetero/core/observer.hpp"
 #include "hetero/distarray/concepts.hpp"
+#include "hetero/distarray/detail/exchange_mark.hpp"
 #include "hetero/distarray/detail/rows.hpp"
 
 namespace hetero::detail {
@@ -50,6 +52,15 @@ struct storage_keeper {
   void keep() const noexcept {
     if (keep_of != nullptr) keep_of(state);
   }
+};
+
+/// What a run that gives up must reach beyond its plan: the source storage its released sends
+/// may still read (kept allocated for good), and the arrays whose communicator it leaves out
+/// of step (marked). Each part may be empty.
+struct abandon_targets {
+  storage_keeper source;
+  std::array<exchange_mark*, 2> arrays{};
+  const char* what = "transfer";  ///< the call, for the arrays' mark
 };
 
 /// What one message holds: the boxes of storage it carries, in order, to or from `peer`.
@@ -178,20 +189,33 @@ struct transfer_plan {
 };
 
 /// One run of a transfer plan: start() posts everything, test() polls, wait() completes.
-/// Destroying a started run waits for it (MPI requests must not be abandoned).
+/// Destroying a started run waits for it (MPI requests must not be abandoned). A run that
+/// fails or gives up after it posted (start, test or wait raising) abandons its requests:
+/// receives cancelled, sends released to MPI with the memory they read kept allocated (the
+/// plan's buffers, the source storage through `targets.source`, `source_copy`), and the
+/// arrays of `targets` marked out of step.
 template <class T, class SrcSpace, class DstSpace>
 class transfer_run {
  public:
   using plan_type = transfer_plan<T, SrcSpace, DstSpace>;
 
-  transfer_run(plan_type& plan, MPI_Comm comm, const T* src, T* dst)
-      : m_plan(&plan), m_comm(comm), m_src(const_cast<T*>(src)), m_dst(dst) {}
+  /// `source_copy`: where the source is read from a copy (a gmove whose sides overlap), that
+  /// copy, owned by the run from now on; `src` is then its data.
+  transfer_run(plan_type& plan, MPI_Comm comm, const T* src, T* dst, abandon_targets targets = {},
+               Kokkos::View<T*, SrcSpace> source_copy = {})
+      : m_plan(&plan),
+        m_comm(comm),
+        m_src(const_cast<T*>(src)),
+        m_dst(dst),
+        m_targets(targets),
+        m_copy(std::move(source_copy)) {}
   transfer_run(transfer_run&& other) noexcept
       : m_plan(std::exchange(other.m_plan, nullptr)),
         m_comm(other.m_comm),
         m_src(other.m_src),
         m_dst(other.m_dst),
-        m_abandoned(other.m_abandoned) {}
+        m_targets(other.m_targets),
+        m_copy(std::move(other.m_copy)) {}
   transfer_run& operator=(transfer_run&&) = delete;
   transfer_run(const transfer_run&) = delete;
   transfer_run& operator=(const transfer_run&) = delete;
@@ -220,46 +244,52 @@ class transfer_run {
     peers.clear();
     requests.reserve(send.messages().size() + recv.messages().size());  // allocates on the first run only
     peers.reserve(requests.capacity());
-    for (const auto& m : recv.messages()) {
-      if (m.peer == me) continue;
-      requests.push_back(MPI_REQUEST_NULL);
-      peers.push_back(m.peer);
-      HETERO_MPI_CHECK(MPI_Irecv, recv.mpi_pointer(m, m_dst), mpi_count(m.count, "message size"), type, m.peer,
-                       m.tag, m_comm, &requests.back());
-    }
-    send.rows().gather(static_cast<const T*>(m_src), send.buffer());
-    send.stage_out();
-    for (const auto& m : send.messages()) {
-      if (m.peer == me) continue;
-      requests.push_back(MPI_REQUEST_NULL);
-      peers.push_back(m.peer);
-      HETERO_MPI_CHECK(MPI_Isend, send.mpi_pointer(m, m_src), mpi_count(m.count, "message size"), type, m.peer,
-                       m.tag, m_comm, &requests.back());
-    }
-    for (const auto& s : send.messages()) {
-      if (s.peer != me) continue;
-      const planned_message* r = nullptr;
-      for (const auto& candidate : recv.messages())
-        if (candidate.peer == me && candidate.tag == s.tag) r = &candidate;
-      if (r == nullptr || r->count != s.count)
-        raise<runtime_error>("hetero::distarray: inconsistent transfer plan (a local copy of ", s.count,
-                             " elements has no matching receive)");
-      copy_local(s, *r);
+    try {  // what was posted before a failure is abandoned, as after a wait that gives up
+      for (const auto& m : recv.messages()) {
+        if (m.peer == me) continue;
+        requests.push_back(MPI_REQUEST_NULL);
+        peers.push_back(m.peer);
+        HETERO_MPI_CHECK(MPI_Irecv, recv.mpi_pointer(m, m_dst), mpi_count(m.count, "message size"), type, m.peer,
+                         m.tag, m_comm, &requests.back());
+      }
+      send.rows().gather(static_cast<const T*>(m_src), send.buffer());
+      send.stage_out();
+      for (const auto& m : send.messages()) {
+        if (m.peer == me) continue;
+        requests.push_back(MPI_REQUEST_NULL);
+        peers.push_back(m.peer);
+        HETERO_MPI_CHECK(MPI_Isend, send.mpi_pointer(m, m_src), mpi_count(m.count, "message size"), type, m.peer,
+                         m.tag, m_comm, &requests.back());
+      }
+      for (const auto& s : send.messages()) {
+        if (s.peer != me) continue;
+        const planned_message* r = nullptr;
+        for (const auto& candidate : recv.messages())
+          if (candidate.peer == me && candidate.tag == s.tag) r = &candidate;
+        if (r == nullptr || r->count != s.count)
+          raise<runtime_error>("hetero::distarray: inconsistent transfer plan (a local copy of ", s.count,
+                               " elements has no matching receive)");
+        copy_local(s, *r);
+      }
+    } catch (...) {
+      if (!requests.empty()) abandon();
+      throw;
     }
   }
-
-  /// True once a wait gave up or failed and released this run's sends to MPI: a late rank may
-  /// still receive them, reading the source storage where a message is direct, so its owner
-  /// must keep it allocated (`keep_for_mpi`).
-  [[nodiscard]] bool abandoned() const noexcept { return m_abandoned; }
 
   /// Whether every message has arrived (then wait() only scatters).
   bool test() {
     auto& requests = m_plan->requests;
     if (requests.empty()) return true;
     int done = 0;
-    const request_errors_returned returned;
-    HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    try {
+      const request_errors_returned returned;
+      HETERO_MPI_CHECK(MPI_Testall, static_cast<int>(requests.size()), requests.data(), &done,
+                       MPI_STATUSES_IGNORE);
+    } catch (...) {
+      abandon();  // else the caller's release would wait, in the destructor, for what failed
+      throw;
+    }
     if (done) requests.clear();
     return done != 0;
   }
@@ -276,20 +306,8 @@ class transfer_run {
         wait_all(requests, m_plan->policy.on(m_comm), label, wait_kind::halo, m_plan->peers);
       } catch (...) {
         // A failed wait must not be retried by the destructor (it would wait forever for a
-        // rank that never comes): receives are cancelled, sends released to MPI, and the
-        // communicator is never freed, so that no new one gets its id and this run's messages.
-        std::size_t receives = 0;  // posted first
-        for (const auto& m : m_plan->recv.messages()) receives += m.peer != m_plan->me ? 1 : 0;
-        const auto is_receive = [receives](std::size_t i) { return i < receives; };
-        abandon_requests(requests, is_receive, m_comm);
-        requests.clear();
-        // The released sends read the plan's buffers, and the source storage itself for a
-        // direct message: the buffers are kept here, the storage by the caller (`abandoned()`).
-        m_abandoned = true;
-        try {
-          m_plan->send.keep_buffers_for_mpi();
-        } catch (...) {  // out of memory: the wait's own error is the one to report
-        }
+        // rank that never comes).
+        abandon();
         throw;
       }
       requests.clear();
@@ -313,11 +331,35 @@ class transfer_run {
     }
   }
 
+  // Ends the posted requests for good: receives are cancelled, sends released to MPI, and the
+  // communicator is never freed, so that no new one gets its id and this run's messages. The
+  // released sends read the plan's buffers, and the source storage (or its copy) itself for a
+  // direct message: all kept allocated. The arrays are marked: the late rank's messages are
+  // still due on their communicator. Called while the error that brought it here is raised; out
+  // of memory keeps less (and only `abandon_requests` itself raises).
+  void abandon() {
+    for (exchange_mark* array : m_targets.arrays)
+      if (array != nullptr) array->mark(m_targets.what);
+    try {
+      m_plan->send.keep_buffers_for_mpi();
+    } catch (...) {
+    }
+    m_targets.source.keep();
+    if (m_copy.data() != nullptr) keep_storage_for_mpi(m_copy);
+    auto& requests = m_plan->requests;
+    std::size_t receives = 0;  // posted first
+    for (const auto& m : m_plan->recv.messages()) receives += m.peer != m_plan->me ? 1 : 0;
+    const auto is_receive = [receives](std::size_t i) { return i < receives; };
+    abandon_requests(requests, is_receive, m_comm);
+    requests.clear();
+  }
+
   plan_type* m_plan;
   MPI_Comm m_comm;
   T* m_src;
   T* m_dst;
-  bool m_abandoned = false;
+  abandon_targets m_targets;
+  Kokkos::View<T*, SrcSpace> m_copy;
 };
 
 }  // namespace hetero::detail

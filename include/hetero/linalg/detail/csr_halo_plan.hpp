@@ -92,9 +92,17 @@ class csr_halo_plan {
   [[nodiscard]] std::size_t neighbors() const noexcept { return m_receives.size() + m_sends.size(); }
 
   /// Brings the ghosts into x[local rows ..] (x holds this rank's entries first).
+  /// Raises `runtime_error` once an earlier exchange gave up or failed on this rank (a late
+  /// rank's ghosts of it would match this one's receives).
   template <class ExecutionSpace>
   void exchange(const Kokkos::View<double*, MemorySpace>& x) const {
     if (m_receives.empty() && m_sends.empty()) return;
+    if (m_out_of_step)
+      raise<runtime_error>(
+          "hetero::distributed_csr: the matrix's halo exchange is out of step since an earlier "
+          "spmv halo gave up waiting or failed on this rank with messages in flight, which a late "
+          "rank's next product would take; it cannot multiply again: create a new matrix "
+          "(collectively) or end the program");
     const auto index = m_send_index;
     const auto buffer = m_send_buffer;
     Kokkos::parallel_for(
@@ -138,6 +146,7 @@ class csr_halo_plan {
   /// now), so receives are cancelled; sends are left to MPI with their buffer, and the
   /// communicator is never freed (its late messages would reach a new one).
   void abandon() const {
+    m_out_of_step = true;
     keep_for_mpi(std::make_unique<decltype(m_send_host)>(m_send_host));
     const std::size_t receives = m_receives.size();  // posted first
     const auto is_receive = [receives](std::size_t k) { return k < receives; };
@@ -167,6 +176,7 @@ class csr_halo_plan {
   mutable std::vector<MPI_Request> m_requests;
   mutable std::vector<MPI_Status> m_statuses;
   mutable std::vector<int> m_peers;
+  mutable bool m_out_of_step = false;  // an exchange was abandoned (`abandon`)
 };
 
 }  // namespace hetero::detail
