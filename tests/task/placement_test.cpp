@@ -4,8 +4,8 @@
 // second one, the host no second one before the device's first is back, at most three tries,
 // then the runs so far; a try whose task never ran given back), the model's choice, and the
 // re-checks of the slower side (per data size, the rarer the slower it is, and only where it
-// could finish first at a quarter of its time). No task runs: the times are set, so nothing
-// depends on the machine's speed.
+// could finish first at a quarter of its time, or where a single decisive run made it slower). No task runs: the
+// times are set, so nothing depends on the machine's speed.
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -120,6 +120,37 @@ TEST_CASE("the slower side is re-checked rarely, and only where it could finish 
   CHECK(device_choices(r, 2 * every, queued) == 2 * every - 2);
   // 20 ms queued on the device: the host finishes first.
   CHECK(decide(r, {0.0, 20e-3}) == task_side::host);
+}
+
+TEST_CASE("a host whose one decisive run was slowed is re-checked, and shares the label again",
+          "[task][placement]") {
+  label_record r("gemm");
+  for (int i = 0; i < 3; ++i) r.record(task_side::device, bytes, 1e-3);
+  r.record(task_side::host, bytes, 10e-3);  // as fast as the device, but this run lost its core
+  REQUIRE(r.peek(bytes).seconds[0] == 10e-3);
+  // Idle, the host at a quarter of that (2.5 ms) cannot win; its one run is re-checked all the
+  // same, once per 640 decisions (64 times 10).
+  const int every = 10 * static_cast<int>(label_record::recheck_every);
+  CHECK(device_choices(r, every - 1) == every - 1);
+  CHECK(decide(r) == task_side::host);
+  r.record(task_side::host, bytes, 1e-3);  // its usual time
+  // Two runs, neither decisive: a third (calibration), then the model on equal medians.
+  CHECK(hetero::detail::choose_side(r, bytes, nothing, nothing).trying);
+  r.record(task_side::host, bytes, 1e-3);
+  CHECK(r.peek(bytes).seconds[0] == 1e-3);
+  CHECK(decide(r, {0.0, 1e-3}) == task_side::host);
+  CHECK(decide(r, {1e-3, 0.0}) == task_side::device);
+}
+
+TEST_CASE("a host confirmed far slower by a second run is not re-checked where it cannot win",
+          "[task][placement]") {
+  label_record r("gemm");
+  for (int i = 0; i < 3; ++i) r.record(task_side::device, bytes, 1e-3);
+  r.record(task_side::host, bytes, 10e-3);
+  const int every = 10 * static_cast<int>(label_record::recheck_every);
+  CHECK(device_choices(r, every) == every - 1);  // the one re-check of its single run
+  r.record(task_side::host, bytes, 10e-3);       // confirmed
+  CHECK(device_choices(r, 3 * every) == 3 * every);
 }
 
 TEST_CASE("sizes are calibrated and re-checked apart", "[task][placement]") {

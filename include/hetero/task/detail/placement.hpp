@@ -6,7 +6,8 @@
 /// rarely). A host side far slower than the device is not run more than it must be: one run
 /// says enough about it, and a slower side is re-checked the more rarely the slower it is, and
 /// only where it could finish first at a quarter of its time (a host core beside an H200 takes
-/// 100-1000x a tile kernel's time there, and each of its runs delays what depends on it).
+/// 100-1000x a tile kernel's time there, and each of its runs delays what depends on it), or
+/// where one run alone says it is slower (once: a second run confirms it or corrects it).
 #ifndef HETERO_TASK_DETAIL_PLACEMENT_HPP
 #define HETERO_TASK_DETAIL_PLACEMENT_HPP
 
@@ -84,6 +85,14 @@ class label_record {
     if (static_cast<double>(e.decisions - e.rechecked_at) < every) return false;
     e.rechecked_at = e.decisions;
     return true;
+  }
+
+  /// Whether `side`'s estimate for data of `bytes` rests on one run: a host that its first run
+  /// found far slower (`decisive_ratio`). That run may have been slowed (a core taken away for
+  /// a moment), so `choose_side` re-checks it rarely even where it could not win.
+  [[nodiscard]] bool rests_on_one_run(std::size_t bytes, task_side side) {
+    std::lock_guard lock(m_mutex);
+    return m_by_size[size_class(bytes)].sides[static_cast<std::size_t>(side)].samples == 1;
   }
 
   /// `look` without counting a decision (what a task forced on one side will likely take).
@@ -216,8 +225,12 @@ inline placement_choice choose_side(label_record& label, std::size_t bytes, cons
   for (std::size_t s = 0; s < 2; ++s) finish[s] = busy[s] + move[s] + o.seconds[s];
   const task_side best = finish[0] <= finish[1] ? task_side::host : task_side::device;
   const auto b = static_cast<std::size_t>(best), other = 1 - b;
-  // The other side once in a while, where a changed cost could make it the faster one.
-  const bool could_win = busy[other] + move[other] + o.seconds[other] / label_record::recheck_headroom < finish[b];
+  // The other side once in a while, where a changed cost could make it the faster one, or where
+  // one run alone made it the slower (else one slowed host run would keep the host from this
+  // label for good; a second run that confirms it ends those re-checks).
+  const bool could_win =
+      busy[other] + move[other] + o.seconds[other] / label_record::recheck_headroom < finish[b] ||
+      label.rests_on_one_run(bytes, static_cast<task_side>(other));
   if (!calibrated || !could_win) return {best};
   if (!label.recheck_due(bytes, o.seconds[b] > 0 ? o.seconds[other] / o.seconds[b] : 1.0)) return {best};
   return {best == task_side::host ? task_side::device : task_side::host};
