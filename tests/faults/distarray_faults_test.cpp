@@ -111,6 +111,34 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       CHECK(storage.use_count() == holders);
     }
   }
+  SECTION("reflect, a send fails on one rank") {
+    // The failing rank raises mpi_error from the reflect's start, with its receives posted: they
+    // are ended there (before, the run's destructor waited for them), its storage kept for its
+    // sends already released, and the array refuses its next exchange. Its neighbours wait for
+    // the message that never left and give up.
+    array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
+    dist_test::fill(a, 6);
+    hetero::reflect(a, {.periodic = {true}});
+    const auto storage = a.local_with_shadow();
+    const auto holders = storage.use_count();
+    const auto o = faults::attempt([&] {
+      if (me == late) faults::fail_next_isend();
+      hetero::reflect(a, {.periodic = {true}});
+    });
+    faults::report("failed send", "distarray reflect", o);
+    if (me == late) {
+      INFO(o.text);
+      CHECK(o.kind == "error");  // hetero::mpi_error
+      CHECK_THAT(o.text, ContainsSubstring("MPI_Isend"));
+      CHECK(o.seconds < 0.5 * faults::timeout_seconds());
+      CHECK(storage.use_count() == holders + 1);
+      check_refuses_next(a.options().label, "reflect", [&] { hetero::reflect(a, {.periodic = {true}}); });
+    } else if (beside(me, late)) {
+      check_array_gave_up(o, "hetero::reflect", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
+  }
   SECTION("reflect, late rank") {
     array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
     dist_test::fill(a, 4);
@@ -128,8 +156,8 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
   }
   SECTION("gmove, skipped") {
     const std::int64_t n = 10 * p + random_extent(p);
-    array1 block(hetero::index_space<1>({n}, grid));
-    array1 cyclic(hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}));
+    array1 block(hetero::index_space<1>({n}, grid), {.label = "block"});
+    array1 cyclic(hetero::index_space<1>({n}, grid, {hetero::distribution::cyclic()}), {.label = "cyclic"});
     dist_test::fill(block, 5);
     hetero::gmove(cyclic, block);                     // the plan is built and works
     array1 other(hetero::index_space<1>({n}, grid));  // collective: made before the fault
@@ -149,10 +177,12 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       receives_from_late = block.space().owner_of({i}) == late && cyclic.space().owner_of({i}) == me;
     if (me != late && receives_from_late) {
       check_array_gave_up(o, "hetero::gmove", late);
-      // Both sides refuse (the messages ran on the destination's communicator, from the source).
-      check_refuses_next(cyclic.options().label, "gmove", [&] { hetero::gmove(cyclic, block); });
-      check_refuses_next(block.options().label, "gmove", [&] { hetero::gmove(other, block); });
-      check_refuses_next(cyclic.options().label, "gmove", [&] { hetero::gmove_async(cyclic, other).wait(); });
+      // The destination refuses, as a destination or a source: the messages ran on its
+      // communicator (the source's has none of them, and stays usable).
+      check_refuses_next("cyclic", "gmove", [&] { hetero::gmove(cyclic, block); });
+      check_refuses_next("cyclic", "gmove", [&] { hetero::gmove_async(cyclic, other).wait(); });
+      check_refuses_next("cyclic", "gmove",
+                         [&] { hetero::gmove(Kokkos::View<double*, Kokkos::HostSpace>("c", n), cyclic); });
     } else {
       CHECK(o.kind == "none");
     }

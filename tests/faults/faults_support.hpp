@@ -95,7 +95,8 @@ outcome attempt(F&& f) {
 }
 
 /// Prints `FAULT <fault> | <module> | np <p> | rank <r> | <kind> | <seconds> s`, then meets the
-/// other ranks with MPI's own barrier (no hetero object is used again after a fault).
+/// other ranks with MPI's own barrier (after a fault, hetero objects are used again only on one
+/// rank, to check that they refuse: no collective on them).
 inline void report(const std::string& fault, const std::string& module, const outcome& o) {
   std::printf("FAULT %s | %s | np %d | rank %d | %s | %.2f s\n", fault.c_str(), module.c_str(), world_size(),
               world_rank(), o.kind.c_str(), o.seconds);

@@ -226,14 +226,15 @@ class distributed_array {
   /// data visible (collective); a barrier for arrays without a window.
   void sync_all() const {
     auto& s = state();
-    s.exchanges.run_sync("sync_all", s.options.label, [&] {
+    s.exchanges.run_sync("sync_all", s.options.label, [&](bool& posted) {
       if (s.window) {
-        s.window->sync_all("sync_all");
+        s.window->sync_all("sync_all", &posted);
         return;
       }
       const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};
       const detail::wait_call_scope scope(named);
       MPI_Request request = MPI_REQUEST_NULL;
+      posted = true;
       HETERO_MPI_CHECK(MPI_Ibarrier, s.comm.get(), &request);
       detail::wait_one(request, detail::make_wait_policy(s.comm.get()), "sync_all", wait_kind::point_to_point);
     });

@@ -272,8 +272,6 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
                                                 const operand<T, Rank, DstSpace>& dst, std::shared_ptr<void> keep,
                                                 bool wait_for_plan) {
   if (!dst.writable) raise<invalid_argument>("gmove: the destination is a View of const elements");
-  if (src.distributed()) src.state->exchanges.check("gmove", src.state->options.label);
-  if (dst.distributed()) dst.state->exchanges.check("gmove", dst.state->options.label);
   if (src.shape() != dst.shape())
     raise<invalid_argument>("gmove: the destination section has shape ", format_array(dst.shape()),
                             " but the source section has shape ", format_array(src.shape()),
@@ -282,10 +280,14 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
   if (src.distributed() && dst.distributed() && !congruent(src.comm(), dst.comm()))
     raise<invalid_argument>("gmove: the source and destination arrays are distributed over different processes; ",
                             "both must span the same ranks in the same order");
+  // The messages run on the destination's communicator where it is distributed; an array whose
+  // communicator an abandoned exchange left out of step refuses this one.
   if (dst.distributed()) {
     comm = dst.comm();
+    dst.state->exchanges.check("gmove", dst.state->options.label);
   } else if (src.distributed()) {
     comm = src.comm();
+    src.state->exchanges.check("gmove", src.state->options.label);
   }
   int me = 0, ranks = 1;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &me);
@@ -321,11 +323,14 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
     plan = build();  // the cached plan is in flight: run a private one (the same messages)
     claim = claim_type::try_claim(*plan);
   }
-  // A local source never sends through MPI (every rank copies from its own).
-  const abandon_targets targets{
-      src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{},
-      {src.distributed() ? &src.state->exchanges : nullptr, dst.distributed() ? &dst.state->exchanges : nullptr},
-      "gmove"};
+  // A local source never sends through MPI (every rank copies from its own). The array of `comm`
+  // is the one an abandoned run leaves out of step.
+  abandon_targets targets{src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{}, {}, "gmove"};
+  if (dst.distributed()) {
+    targets.arrays[0] = &dst.state->exchanges;
+  } else if (src.distributed()) {
+    targets.arrays[0] = &src.state->exchanges;
+  }
   return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), targets,
                                              std::move(copy), comm, from, dst.data);
 }

@@ -32,19 +32,22 @@ class exchange_mark {
   }
   [[nodiscard]] bool marked() const noexcept { return m_what.load() != nullptr; }
 
-  /// Runs `sync`, the synchronisation `call` (a string literal) of the array labelled `label`:
-  /// refused once marked, and marks the array if it gives up or MPI fails in it (a late rank's
-  /// part of it, a barrier or messages, would meet the next one's).
+  /// Runs `sync(posted)`, the synchronisation `call` (a string literal) of the array labelled
+  /// `label`: refused once marked. `sync` sets `posted` once it has put its part on the
+  /// communicator (a barrier, messages); if it gives up or MPI fails after that, the array is
+  /// marked (the late rank's part would meet the next sync's). Before it (completing gets that
+  /// gave up earlier, which a later sync may still complete) nothing is marked.
   template <class Sync>
   void run_sync(const char* call, std::string_view label, Sync&& sync) {
     check(call, label);
+    bool posted = false;
     try {
-      sync();
+      sync(posted);
     } catch (const deadlock_error&) {
-      mark(call);
+      if (posted) mark(call);
       throw;
     } catch (const mpi_error&) {
-      mark(call);
+      if (posted) mark(call);
       throw;
     }
   }

@@ -9,6 +9,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -272,7 +273,9 @@ class transfer_run {
         copy_local(s, *r);
       }
     } catch (...) {
-      if (!requests.empty()) abandon();
+      if (std::any_of(requests.begin(), requests.end(), [](MPI_Request r) { return r != MPI_REQUEST_NULL; }))
+        abandon();
+      requests.clear();  // nothing posted (a count MPI cannot take, the first post failed): nothing to end
       throw;
     }
   }
