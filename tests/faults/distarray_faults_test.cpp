@@ -113,9 +113,10 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
   }
   SECTION("reflect, a send fails on one rank") {
     // The failing rank raises mpi_error from the reflect's start, with its receives posted: they
-    // are ended there (before, the run's destructor waited for them), its storage kept for its
-    // sends already released, and the array refuses its next exchange. Its neighbours wait for
-    // the message that never left and give up.
+    // are ended there (before, the run's destructor waited for them), its storage kept as after
+    // any abandoned run, and the array refuses its next exchange (its neighbours' messages of
+    // this reflect are on their way). Its neighbours wait for the message that never left and
+    // give up.
     array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
     dist_test::fill(a, 6);
     hetero::reflect(a, {.periodic = {true}});

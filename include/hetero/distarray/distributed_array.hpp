@@ -92,7 +92,7 @@ struct array_state {
   std::array<std::shared_ptr<void>, (2 << Rank)> halo_plans{};  // by periodic axes and corners
   std::unique_ptr<rma_window<T, Rank, MemorySpace>> window;
   std::atomic<bool> reflect_in_flight{false};  // also guards halo_plans: one reflect at a time
-  exchange_mark exchanges;                     // set once a reflect or gmove on it was abandoned
+  exchange_mark exchanges;                     // set once a reflect, gmove or sync on it was abandoned
 };
 
 }  // namespace detail
@@ -234,8 +234,8 @@ class distributed_array {
       const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};
       const detail::wait_call_scope scope(named);
       MPI_Request request = MPI_REQUEST_NULL;
-      posted = true;
       HETERO_MPI_CHECK(MPI_Ibarrier, s.comm.get(), &request);
+      posted = true;
       detail::wait_one(request, detail::make_wait_policy(s.comm.get()), "sync_all", wait_kind::point_to_point);
     });
   }

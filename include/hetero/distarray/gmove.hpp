@@ -257,8 +257,8 @@ class gmove_handle {
   std::shared_ptr<plan_type> m_plan;
   detail::plan_claim<plan_type> m_claim;  // m_plan's busy, held while in flight
   // A run that gives up keeps what its released sends read (the source array's storage or the
-  // overlapping source's copy) and marks both arrays; the arrays themselves (their windows,
-  // plans, communicators) still end as usual.
+  // overlapping source's copy) and marks the array whose communicator carried the messages; the
+  // arrays themselves (their windows, plans, communicators) still end as usual.
   std::optional<detail::transfer_run<T, SrcSpace, DstSpace>> m_run;
 };
 

@@ -228,10 +228,11 @@ inline placement_choice choose_side(label_record& label, std::size_t bytes, cons
   // The other side once in a while, where a changed cost could make it the faster one, or where
   // one run alone made it the slower (else one slowed host run would keep the host from this
   // label for good; a second run that confirms it ends those re-checks).
+  if (!calibrated) return {best};
   const bool could_win =
       busy[other] + move[other] + o.seconds[other] / label_record::recheck_headroom < finish[b] ||
       label.rests_on_one_run(bytes, static_cast<task_side>(other));
-  if (!calibrated || !could_win) return {best};
+  if (!could_win) return {best};
   if (!label.recheck_due(bytes, o.seconds[b] > 0 ? o.seconds[other] / o.seconds[b] : 1.0)) return {best};
   return {best == task_side::host ? task_side::device : task_side::host};
 }
