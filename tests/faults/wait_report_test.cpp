@@ -2,7 +2,6 @@
 // hetero::set_wait_timeout, per-object "inherit") and the report of the waits in progress on
 // SIGUSR1 (report and continue) and SIGTERM (report, then die by the signal), and the
 // watchdog's view of a blocking call (the job it ends: blocked_call.cpp).
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,40 +18,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 
+#include "capture_stderr.hpp"
 #include "faults_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
-namespace {
-
-// Runs `f` with fd 2 sent to a file; returns what was written there.
-template <class F>
-std::string capture_stderr(F&& f) {
-  const std::string path = "hetero-wait-report-" + std::to_string(::getpid()) + ".txt";
-  std::fflush(stderr);
-  const int saved = ::dup(STDERR_FILENO);
-  const int file = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
-  REQUIRE(file >= 0);
-  ::dup2(file, STDERR_FILENO);
-  ::close(file);
-  f();
-  std::fflush(stderr);
-  ::dup2(saved, STDERR_FILENO);
-  ::close(saved);
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::remove(path.c_str());
-  return text.str();
-}
-
-}  // namespace
+using hetero::testing::capture_stderr;
 
 TEST_CASE("HETERO_WAIT_TIMEOUT's values: seconds, 0 or off; anything else is refused", "[faults][knob]") {
   using hetero::detail::parse_wait_timeout;

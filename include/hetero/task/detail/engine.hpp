@@ -340,14 +340,18 @@ class graph_engine {
     } catch (...) {
       data_error = std::current_exception();
     }
-    // What releasing a dropped registration raised since the last wait belongs to this one: raised
-    // after the errors above, printed where one of them (or the barrier's) is raised instead.
-    struct drop_failure {
+    // What releasing a dropped registration raised since the last wait, and a handle dropped
+    // while its data was in use, belong to this wait: raised after the errors above, printed
+    // where one of them (or the barrier's) is raised instead (not left for a later wait).
+    struct dropped_handles {
       std::exception_ptr failure;
-      ~drop_failure() {
+      std::string in_use;  // `take_drop_error`
+      ~dropped_handles() {
         if (failure) report_drop_failure(failure, "while this wait raised another error");
+        if (!in_use.empty())
+          std::fprintf(stderr, "hetero: %s (while this wait raised another error)\n", in_use.c_str());
       }
-    } dropped{m_data.take_drop_failure()};
+    } dropped{m_data.take_drop_failure(), m_data.take_drop_error()};
     bool any_failed = false;
     if (size() > 1) {
       m_channel.start_barrier(m_scheduler.cancelled() || data_error || dropped.failure);
@@ -359,7 +363,7 @@ class graph_engine {
     if (std::exception_ptr e = m_scheduler.take_error()) std::rethrow_exception(e);
     if (data_error) std::rethrow_exception(data_error);
     if (dropped.failure) std::rethrow_exception(std::exchange(dropped.failure, nullptr));
-    if (std::string message = m_data.take_drop_error(); !message.empty()) raise<invalid_argument>(message);
+    if (!dropped.in_use.empty()) raise<invalid_argument>(std::exchange(dropped.in_use, {}));
     if (any_failed || cancelled)
       raise<error>("a task failed on another rank of the task graph; tasks on rank ", rank(),
                    " that were not started were skipped (the failing rank's wait() rethrows its exception)");
