@@ -234,8 +234,8 @@ class distributed_array {
       const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};
       const detail::wait_call_scope scope(named);
       MPI_Request request = MPI_REQUEST_NULL;
+      posted = true;  // also where MPI_Ibarrier fails: the peers' barrier is posted all the same
       HETERO_MPI_CHECK(MPI_Ibarrier, s.comm.get(), &request);
-      posted = true;
       detail::wait_one(request, detail::make_wait_policy(s.comm.get()), "sync_all", wait_kind::point_to_point);
     });
   }

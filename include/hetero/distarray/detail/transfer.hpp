@@ -190,7 +190,8 @@ struct transfer_plan {
 
 /// One run of a transfer plan: start() posts everything, test() polls, wait() completes.
 /// Destroying a started run waits for it (MPI requests must not be abandoned). A run that
-/// fails or gives up after it posted (start, test or wait raising) abandons its requests:
+/// fails or gives up once it began posting (start, test or wait raising; also where its first
+/// post failed: the peers' messages are on their way) abandons its requests:
 /// receives cancelled, sends released to MPI with the memory they read kept allocated (the
 /// plan's buffers, the source storage through `targets.source`, `source_copy`), and the
 /// arrays of `targets` marked out of step.
@@ -244,7 +245,7 @@ class transfer_run {
     peers.clear();
     requests.reserve(send.messages().size() + recv.messages().size());  // allocates on the first run only
     peers.reserve(requests.capacity());
-    try {  // what was posted before a failure is abandoned, as after a wait that gives up
+    try {  // a failure once posting began abandons the run, as a wait that gives up does
       for (const auto& m : recv.messages()) {
         if (m.peer == me) continue;
         requests.push_back(MPI_REQUEST_NULL);
