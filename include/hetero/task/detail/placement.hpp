@@ -7,7 +7,7 @@
 /// says enough about it, and a slower side is re-checked the more rarely the slower it is, and
 /// only where it could finish first at a quarter of its time (a host core beside an H200 takes
 /// 100-1000x a tile kernel's time there, and each of its runs delays what depends on it), or
-/// where one run alone says it is slower (once: a second run confirms it or corrects it).
+/// where one run alone says it is slower (until a second run is back to confirm or correct it).
 #ifndef HETERO_TASK_DETAIL_PLACEMENT_HPP
 #define HETERO_TASK_DETAIL_PLACEMENT_HPP
 
