@@ -17,6 +17,14 @@ set(HETERO_NODES_MPIEXEC "${PROJECT_SOURCE_DIR}/tools/nodes/mpiexec_nodes.sh")
 # algorithms, which run on all three layouts in tests/comm; what is their own (a neighbour on
 # another node, a node of one rank) runs in 2 + 1 and at 2 ranks.
 set(HETERO_NODE_LAYOUTS_3 "2,1")
+# The 2-rank run on 2 nodes of one rank (nodes1-1) of a test that also runs on 3 ranks: only in a
+# folder that sets this ON (tests/comm, whose algorithms have a case where every rank leads its
+# node). Elsewhere its 3-rank run on 2 + 1 nodes takes every node-aware path of the folder's own
+# (a neighbour and a peer on another node, a node of one rank) and what it calls of comm's runs
+# on every layout in tests/comm; the 2-rank node runs beside such 3-rank runs took about 100 s of
+# the test command on 2 cores until 2026-12-07 (docs/build.md). A test that runs on 2 ranks and
+# not on 3 keeps its nodes1-1 run.
+set(HETERO_NODE_RUNS_2_BESIDE_3 OFF)
 # Every layout of 3 ranks a folder may choose (hetero_runs_of looks for each).
 set(HETERO_NODE_LAYOUTS_3_ANY "1,1,1|2,1|1,2")
 

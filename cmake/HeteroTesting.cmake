@@ -24,7 +24,8 @@
 #
 # With HETERO_TEST_NODES, each R of 2 to 5 is registered once more on emulated nodes
 # (tools/nodes/mpiexec_nodes.sh, docs/nodes.md) as `<name>.np<R>.nodes<layout>`: 2 ranks a node
-# each (nodes1-1), 3 ranks as 2 + 1 (nodes2-1; also as 3 nodes, nodes1-1-1, and as 1 + 2,
+# each (nodes1-1; only where R = 3 is not in RANKS, or in a folder that sets
+# HETERO_NODE_RUNS_2_BESIDE_3), 3 ranks as 2 + 1 (nodes2-1; also as 3 nodes, nodes1-1-1, and as 1 + 2,
 # nodes1-2, in a folder that sets HETERO_NODE_LAYOUTS_3 so, as tests/comm does), 4 ranks as two
 # nodes of 2 (nodes2-2), 5 ranks as 2, 2 and 1 (nodes2-2-1); label
 # `nodes`. NODES_PENDING registers them disabled (CTest lists them as not run), for a test that
@@ -115,7 +116,11 @@ function(hetero_add_mpi_test)
                                   $<TARGET_FILE:${executable}> ${MPIEXEC_POSTFLAGS} ${args})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${arg_TIMEOUT} PROCESSORS ${ranks} LABELS "mpi;${arg_LABELS}"
                                             ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
-    hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${executable}> ${node_args})
+    # A test that also runs on 3 ranks gets no 2-rank node run outside a folder that asks for it
+    # (HETERO_NODE_RUNS_2_BESIDE_3, cmake/HeteroNodeRuns.cmake).
+    if(NOT (ranks EQUAL 2 AND "3" IN_LIST arg_RANKS) OR HETERO_NODE_RUNS_2_BESIDE_3)
+      hetero_add_node_run(${test} ${ranks} "${arg_NODES_PENDING}" $<TARGET_FILE:${executable}> ${node_args})
+    endif()
   endforeach()
   # The program and arguments of the test's runs, for runs a folder registers itself.
   set(HETERO_TEST_PROGRAM_${arg_NAME} $<TARGET_FILE:${executable}> ${args} PARENT_SCOPE)
