@@ -236,7 +236,7 @@ class coarray {
   void sync_all() const {
     const region running("distarray", "sync_all");
     auto& s = state_of();
-    s.exchanges.run_sync("sync_all", s.label, [&](bool& posted) { s.window->sync_all("sync_all", &posted); });
+    s.exchanges.run_sync("sync_all", s.label, [&](bool& posted) { s.window->sync_all("sync_all", posted); });
   }
 
   /// Waits until every image of `images` reaches a sync_images naming this image; the
@@ -245,7 +245,7 @@ class coarray {
     const region running("distarray", "sync_images");
     auto& s = state_of();
     s.exchanges.run_sync("sync_images", s.label,
-                         [&](bool& posted) { s.window->sync_images(images, "sync_images", &posted); });
+                         [&](bool& posted) { s.window->sync_images(images, "sync_images", posted); });
   }
 
  private:

@@ -228,7 +228,7 @@ class distributed_array {
     auto& s = state();
     s.exchanges.run_sync("sync_all", s.options.label, [&](bool& posted) {
       if (s.window) {
-        s.window->sync_all("sync_all", &posted);
+        s.window->sync_all("sync_all", posted);
         return;
       }
       const detail::wait_call named{"hetero::distributed_array::", "sync_all", -1, -1};

@@ -280,14 +280,21 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
   if (src.distributed() && dst.distributed() && !congruent(src.comm(), dst.comm()))
     raise<invalid_argument>("gmove: the source and destination arrays are distributed over different processes; ",
                             "both must span the same ranks in the same order");
-  // The messages run on the destination's communicator where it is distributed; an array whose
-  // communicator an abandoned exchange left out of step refuses this one.
+  // The messages run on the destination's communicator where it is distributed, else on the
+  // source's. That array holds the plan, refuses the gmove once an abandoned exchange left its
+  // communicator out of step, and is the one this gmove's abandoning marks.
+  plan_cache* holder = nullptr;
+  exchange_mark* exchanges = nullptr;
   if (dst.distributed()) {
     comm = dst.comm();
-    dst.state->exchanges.check("gmove", dst.state->options.label);
+    holder = &dst.state->plans;
+    exchanges = &dst.state->exchanges;
+    exchanges->check("gmove", dst.state->options.label);
   } else if (src.distributed()) {
     comm = src.comm();
-    src.state->exchanges.check("gmove", src.state->options.label);
+    holder = &src.state->plans;
+    exchanges = &src.state->exchanges;
+    exchanges->check("gmove", src.state->options.label);
   }
   int me = 0, ranks = 1;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &me);
@@ -299,9 +306,7 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
   dst.describe(key);
   auto build = [&] { return make_gmove_plan<T, SrcSpace, DstSpace>(src, dst, me, ranks, comm); };
   std::shared_ptr<gmove_plan<T, SrcSpace, DstSpace>> plan;
-  if (auto* holder = dst.distributed()   ? static_cast<plan_cache*>(&dst.state->plans)
-                     : src.distributed() ? &src.state->plans
-                                         : nullptr) {
+  if (holder != nullptr) {
     plan = holder->template get<gmove_plan<T, SrcSpace, DstSpace>>("gmove", key.str(), true, build);
   } else {
     plan = build();  // local = local: nothing to keep
@@ -323,14 +328,9 @@ gmove_handle<T, SrcSpace, DstSpace> start_gmove(const operand<T, Rank, SrcSpace>
     plan = build();  // the cached plan is in flight: run a private one (the same messages)
     claim = claim_type::try_claim(*plan);
   }
-  // A local source never sends through MPI (every rank copies from its own). The array of `comm`
-  // is the one an abandoned run leaves out of step.
-  abandon_targets targets{src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{}, {}, "gmove"};
-  if (dst.distributed()) {
-    targets.arrays[0] = &dst.state->exchanges;
-  } else if (src.distributed()) {
-    targets.arrays[0] = &src.state->exchanges;
-  }
+  // A local source never sends through MPI (every rank copies from its own).
+  const abandon_targets targets{src.distributed() ? storage_keeper::of(*src.state) : storage_keeper{}, exchanges,
+                                "gmove"};
   return gmove_handle<T, SrcSpace, DstSpace>(std::move(keep), std::move(plan), std::move(claim), targets,
                                              std::move(copy), comm, from, dst.data);
 }

@@ -42,7 +42,7 @@ namespace detail {
 /// read) and marks (the array).
 template <class State>
 abandon_targets abandon_targets_of_reflect(State& state) noexcept {
-  return {storage_keeper::of(state), {&state.exchanges, nullptr}, "reflect"};
+  return {storage_keeper::of(state), &state.exchanges, "reflect"};
 }
 
 }  // namespace detail

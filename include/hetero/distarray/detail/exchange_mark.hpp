@@ -30,7 +30,6 @@ class exchange_mark {
                            "rank's next call would take; it refuses every later reflect, gmove and sync: create a "
                            "new array (collectively) or end the program");
   }
-  [[nodiscard]] bool marked() const noexcept { return m_what.load() != nullptr; }
 
   /// Runs `sync(posted)`, the synchronisation `call` (a string literal) of the array labelled
   /// `label`: refused once marked. `sync` sets `posted` once it has put its part on the

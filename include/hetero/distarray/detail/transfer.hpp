@@ -9,7 +9,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -55,12 +54,12 @@ struct storage_keeper {
 };
 
 /// What a run that gives up must reach beyond its plan: the source storage its released sends
-/// may still read (kept allocated for good), and the arrays whose communicator it leaves out
-/// of step (marked). Each part may be empty.
+/// may still read (kept allocated for good), and the array whose communicator it leaves out of
+/// step (marked). Each part may be empty.
 struct abandon_targets {
   storage_keeper source;
-  std::array<exchange_mark*, 2> arrays{};
-  const char* what = "transfer";  ///< the call, for the arrays' mark
+  exchange_mark* array = nullptr;
+  const char* what = "transfer";  ///< the call, for the array's mark
 };
 
 /// What one message holds: the boxes of storage it carries, in order, to or from `peer`.
@@ -194,7 +193,7 @@ struct transfer_plan {
 /// post failed: the peers' messages are on their way) abandons its requests:
 /// receives cancelled, sends released to MPI with the memory they read kept allocated (the
 /// plan's buffers, the source storage through `targets.source`, `source_copy`), and the
-/// arrays of `targets` marked out of step.
+/// array of `targets` marked out of step.
 template <class T, class SrcSpace, class DstSpace>
 class transfer_run {
  public:
@@ -274,7 +273,7 @@ class transfer_run {
       }
     } catch (...) {
       // Even where nothing was posted here, the peers' messages of this run are on their way:
-      // the arrays are out of step all the same.
+      // the array is out of step all the same.
       if (!requests.empty()) abandon();
       throw;
     }
@@ -337,12 +336,11 @@ class transfer_run {
   // Ends the posted requests for good: receives are cancelled, sends released to MPI, and the
   // communicator is never freed, so that no new one gets its id and this run's messages. The
   // released sends read the plan's buffers, and the source storage (or its copy) itself for a
-  // direct message: all kept allocated. The arrays are marked: the late rank's messages are
+  // direct message: all kept allocated. The array is marked: the late rank's messages are
   // still due on their communicator. Called while the error that brought it here is raised; out
   // of memory keeps less (and only `abandon_requests` itself raises).
   void abandon() {
-    for (exchange_mark* array : m_targets.arrays)
-      if (array != nullptr) array->mark(m_targets.what);
+    if (m_targets.array != nullptr) m_targets.array->mark(m_targets.what);
     try {
       m_plan->send.keep_buffers_for_mpi();
     } catch (...) {

@@ -183,13 +183,13 @@ class rma_window {
   }
 
   /// Every image's puts and gets before it are complete and visible after it (collective).
-  /// `posted` (if given) is set once this image's part reaches the communicator: before it, only
-  /// the gets that gave up earlier are completed, which a later sync may do as well.
-  void sync_all(std::string_view label, bool* posted = nullptr) {
+  /// `posted` is set once this image's part reaches the communicator: before it, only the gets
+  /// that gave up earlier are completed, which a later sync may do as well.
+  void sync_all(std::string_view label, bool& posted) {
     const wait_call named{"hetero::", label, -1, -1};
     const wait_call_scope scope(named);
     complete_abandoned({});
-    if (posted != nullptr) *posted = true;
+    posted = true;
     {
       // Every operation of this image is complete or was abandoned and is now: the flush has
       // nothing to wait for (it makes strided gets' data complete, see get).
@@ -205,7 +205,7 @@ class rma_window {
   }
 
   /// Like sync_all, only between this image and `images` (each of which must name this one).
-  void sync_images(std::vector<int> images, std::string_view label, bool* posted = nullptr) {
+  void sync_images(std::vector<int> images, std::string_view label, bool& posted) {
     for (int i : images)
       HETERO_EXPECTS(i >= 0 && i < m_images, "sync_images: image ", i, " is outside the communicator's images 0..",
                      m_images - 1);
@@ -215,7 +215,7 @@ class rma_window {
     const wait_call named{"hetero::", label, -1, -1};
     const wait_call_scope scope(named);
     if (!images.empty()) complete_abandoned(images);
-    if (posted != nullptr) *posted = true;
+    posted = true;
     {
       const blocking_call blocked(m_policy, label, wait_kind::point_to_point);
       for (int i : images) HETERO_MPI_CHECK(MPI_Win_flush, i, m_win);  // nothing left to wait for, as in sync_all
