@@ -140,6 +140,37 @@ TEST_CASE("distarray: a rank that skips or is late to a reflect or gmove", "[fau
       CHECK(o.kind == "none");
     }
   }
+  SECTION("reflect, its test fails in MPI on one rank") {
+    // The failing rank raises mpi_error from the handle's test(), its messages posted: the run
+    // ends them there (before, the run's destructor waited for them), keeps its storage as after
+    // any abandoned run, and the array refuses its next exchange. Its sends left before the
+    // failure, so its neighbours complete.
+    array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
+    dist_test::fill(a, 7);
+    hetero::reflect(a, {.periodic = {true}});
+    const auto storage = a.local_with_shadow();
+    const auto holders = storage.use_count();
+    const auto o = faults::attempt([&] {
+      auto reflecting = hetero::reflect_async(a, {.periodic = {true}});
+      if (me == late) {
+        faults::fail_next_testall();
+        (void)reflecting.test();
+      }
+      reflecting.wait();
+    });
+    faults::report("failed test", "distarray reflect", o);
+    if (me == late) {
+      INFO(o.text);
+      CHECK(o.kind == "error");                                      // hetero::mpi_error
+      CHECK_THAT(o.text, ContainsSubstring("MPI_Testall failed:"));  // test()'s own, not a wait's
+      CHECK(o.seconds < 0.5 * faults::timeout_seconds());
+      CHECK(storage.use_count() == holders + 1);
+      check_refuses_next(a.options().label, "reflect", [&] { hetero::reflect(a, {.periodic = {true}}); });
+    } else {
+      CHECK(o.kind == "none");
+      CHECK(storage.use_count() == holders);
+    }
+  }
   SECTION("reflect, late rank") {
     array1 a(hetero::index_space<1>({random_extent(p)}, grid), {.shadow = hetero::shadow_width<1>::uniform(1)});
     dist_test::fill(a, 4);
@@ -310,6 +341,36 @@ TEST_CASE("coarray: an image that skips sync_all, or sleeps while another gets f
   };
   SECTION("get from a sleeping image, through MPI") { get_from_sleeper(false); }
   SECTION("get from a sleeping image, shared memory") { get_from_sleeper(true); }
+  // A sync_all that gives up while it still completes a get that gave up earlier (the target
+  // still asleep) has not put its own part on the communicator yet: the coarray is not marked,
+  // and the next sync_all, with the target back in MPI, completes the get and itself.
+  SECTION("sync_all gives up completing a get that gave up") {
+    hetero::coarray<double, 1, Kokkos::HostSpace> a({n}, {.shared_memory = false});
+    for (std::int64_t i = 0; i < n; ++i) a.local()(i) = 1000.0 * me + static_cast<double>(i);
+    a.sync_all();
+    Kokkos::View<double*, Kokkos::HostSpace> into("into", static_cast<std::size_t>(n));  // outlives the get
+    bool get_gave_up = false;
+    const auto o = faults::attempt([&] {
+      if (me == late) faults::oversleep(3.0);  // through rank 0's get and its sync
+      if (me != 0) return;
+      faults::oversleep(0.25);  // the target asleep, as in get_from_sleeper
+      try {
+        a.get(late, {hetero::slice{0, n}}, into);
+      } catch (const hetero::deadlock_error&) {
+        get_gave_up = true;
+      }
+      if (get_gave_up) a.sync_all();  // waits for the get again, then gives up
+    });
+    faults::report("slow rank", "coarray sync_all after a get gave up", o);
+    if (me == 0 && a.comm().nodes() == 1) CHECK(get_gave_up);  // as in get_from_sleeper
+    if (get_gave_up) {
+      check_array_gave_up(o, "completing an earlier get that gave up", late);
+    } else {
+      CHECK(o.kind == "none");
+    }
+    a.sync_all();  // not refused: completes the get (the target is back in MPI)
+    if (me == 0) CHECK(into(static_cast<std::size_t>(n - 1)) == 1000.0 * late + static_cast<double>(n - 1));
+  }
 }
 
 // Staged windows (forced on host memory with device_buffer_path::staged) exchange the logs of

@@ -123,6 +123,10 @@ inline bool holds(const std::vector<int>& v, int x) { return std::find(v.begin()
 /// interposes `MPI_Isend` through MPI's profiling interface; every other call passes through).
 void fail_next_isend();
 
+/// Makes this rank's next `MPI_Testall` fail with `MPI_ERR_OTHER`, its requests left as they were
+/// (interposed by main.cpp as `MPI_Isend` is).
+void fail_next_testall();
+
 }  // namespace faults
 
 #endif  // HETERO_TESTS_FAULTS_SUPPORT_HPP

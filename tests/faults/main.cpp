@@ -1,6 +1,7 @@
 // The main of the fault-injection tests: hetero's test main with a short wait timeout, set
 // through the runtime option (so every hetero wait in these tests gives up after 1 s), and an
-// MPI_Isend that a test can make fail once (faults::fail_next_isend).
+// MPI_Isend and an MPI_Testall that a test can make fail once (faults::fail_next_isend,
+// faults::fail_next_testall).
 #include <hetero/core/runtime.hpp>
 
 #include <mpi.h>
@@ -12,15 +13,24 @@
 
 namespace {
 std::atomic<bool> g_fail_next_isend{false};
+std::atomic<bool> g_fail_next_testall{false};
 }  // namespace
 
 void faults::fail_next_isend() { g_fail_next_isend.store(true); }
+void faults::fail_next_testall() { g_fail_next_testall.store(true); }
 
 // The profiling interface: this program's MPI_Isend, which fails once when armed.
 extern "C" int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
   if (g_fail_next_isend.exchange(false)) return MPI_ERR_OTHER;
   return PMPI_Isend(buffer, count, type, dest, tag, comm, request);
+}
+
+// And its MPI_Testall, which fails once when armed (its requests untouched).
+extern "C" int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (g_fail_next_testall.load(std::memory_order_relaxed) && g_fail_next_testall.exchange(false))
+    return MPI_ERR_OTHER;
+  return PMPI_Testall(count, requests, flag, statuses);
 }
 
 int main(int argc, char** argv) {
