@@ -47,6 +47,12 @@ add_library(hetero_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cp
 target_link_libraries(hetero_test_main PUBLIC hetero::hetero Catch2::Catch2 hetero_warnings)
 target_include_directories(hetero_test_main PUBLIC "${PROJECT_SOURCE_DIR}/tests/support")
 hetero_test_target(hetero_test_main)
+# The main of the tests whose program initialises MPI with MPI_THREAD_FUNNELED itself
+# (tests/support/funneled.hpp): LIBRARIES hetero_funneled_main with CUSTOM_MAIN.
+add_library(hetero_funneled_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/funneled_main.cpp")
+target_link_libraries(hetero_funneled_main PUBLIC hetero::hetero Catch2::Catch2 hetero_warnings)
+target_include_directories(hetero_funneled_main PUBLIC "${PROJECT_SOURCE_DIR}/tests/support")
+hetero_test_target(hetero_funneled_main)
 
 function(hetero_add_mpi_test)
   cmake_parse_arguments(PARSE_ARGV 0 arg "CUSTOM_MAIN" "NAME;TIMEOUT;NODES_PENDING;NODES_SKIP;GROUP"

@@ -1,7 +1,6 @@
 // Task graphs where the application initialised MPI below MPI_THREAD_MULTIPLE (funneled): a
 // graph whose workers would call MPI from threads other than the caller's is refused, with the
 // level MPI provided, where it is declared; one whose workers never call MPI runs.
-#include <hetero/core/runtime.hpp>
 #include <hetero/task/task_graph.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -11,14 +10,12 @@
 #include <random>
 #include <string>
 
-#include "catch_mpi.hpp"
+#include "funneled.hpp"
 #include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-int g_provided = -1;
 
 // A completion source that makes no MPI call: a flag set by another task.
 struct flag_source {
@@ -30,23 +27,18 @@ struct flag_source {
 static_assert(hetero::completion_source_calls_mpi<hetero::mpi_request>);
 static_assert(!hetero::completion_source_calls_mpi<flag_source>);
 
-std::string provided_text() {  // as the messages name MPI's level
-  return std::string("but MPI provided '") + hetero::to_string(static_cast<hetero::thread_level>(g_provided)) +
-         "'";
-}
-
 }  // namespace
 
 TEST_CASE("under MPI_THREAD_FUNNELED, several workers on several ranks are refused when the graph is made",
           "[task][thread_level]") {
-  if (g_provided >= MPI_THREAD_MULTIPLE) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
+  if (hetero::testing::provided_multiple()) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
   if (hetero::testing::world_size() < 2) SKIP("needs 2 ranks");
   CHECK_THROWS_WITH(hetero::task_graph({.workers = 2}),
-                    ContainsSubstring("needs MPI_THREAD_MULTIPLE, " + provided_text()));
+                    ContainsSubstring("needs MPI_THREAD_MULTIPLE, " + hetero::testing::provided_text()));
 }
 
 TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
-  if (g_provided >= MPI_THREAD_MULTIPLE) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
+  if (hetero::testing::provided_multiple()) SKIP("MPI provided MPI_THREAD_MULTIPLE (more than asked)");
   std::mt19937 rng(std::random_device{}());
   int value = std::uniform_int_distribution<int>(1, 1 << 20)(rng);
   MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);  // rank 0's draw: every rank knows what each sends
@@ -76,7 +68,7 @@ TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
     MPI_Isend(&sent, 1, MPI_INT, 0, 8, MPI_COMM_SELF, &r[1]);
     CHECK_THROWS_WITH(graph.adopt(hetero::out(done), hetero::mpi_request(r[0]), "self receive"),
                       ContainsSubstring("task_graph::adopt(..., \"self receive\"): the graph's workers poll") &&
-                          ContainsSubstring(provided_text()) &&
+                          ContainsSubstring(hetero::testing::provided_text()) &&
                           ContainsSubstring("static constexpr bool calls_mpi = false"));
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);  // refused before anything was declared: still the caller's
     CHECK(received == value);
@@ -100,15 +92,4 @@ TEST_CASE("task graphs under MPI_THREAD_FUNNELED", "[task][thread_level]") {
     graph.wait();
     CHECK(seen == value);
   }
-}
-
-int main(int argc, char** argv) {
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &g_provided);
-  int failures = 0;
-  {
-    hetero::runtime rt;  // Kokkos (MPI is this program's)
-    failures = hetero::testing::run_catch_session(argc, argv);
-  }
-  MPI_Finalize();
-  return failures;
 }
