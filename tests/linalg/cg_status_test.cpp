@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -202,4 +203,15 @@ TEST_CASE("automatic chooses one variant on every rank, from what it measured", 
   CHECK_THROWS_WITH(hetero::cg_solver<>(a, {.divergence = 1.0}), ContainsSubstring("divergence"));
   CHECK_THROWS_WITH(hetero::cg_solver<>(a, {.replacement_interval = -1}),
                     ContainsSubstring("replacement_interval"));
+}
+
+TEST_CASE("the default stagnation window holds for matrices of any size", "[linalg][cg]") {
+  // 10 x rows, at least 1000; beyond 214,748,364 rows 10 x rows is past an int, where the window
+  // once wrapped to a negative count and ended every solve at its first slow iteration.
+  std::mt19937_64 rng(std::random_device{}());
+  const std::int64_t rows = std::uniform_int_distribution<std::int64_t>(100, 200'000'000)(rng);
+  CHECK(hetero::detail::default_stagnation_window(rows) == std::max<std::int64_t>(1000, 10 * rows));
+  CHECK(hetero::detail::default_stagnation_window(1) == 1000);
+  CHECK(hetero::detail::default_stagnation_window(268'435'456) == std::numeric_limits<int>::max());  // 16384^2
+  CHECK(hetero::detail::default_stagnation_window(std::int64_t{1} << 40) == std::numeric_limits<int>::max());
 }

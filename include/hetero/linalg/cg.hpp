@@ -52,6 +52,12 @@ using cg_serial_space = Kokkos::Serial;
 #else
 using cg_serial_space = Kokkos::DefaultHostExecutionSpace;
 #endif
+
+/// The stagnation window where `cg_options::stagnation_iterations` is 0: 10 x the matrix's rows,
+/// at least 1000, at most what an iteration count holds (a larger window could never end a solve).
+constexpr int default_stagnation_window(std::int64_t rows) noexcept {
+  return static_cast<int>(std::clamp<std::int64_t>(10 * rows, 1000, std::numeric_limits<int>::max()));
+}
 }  // namespace detail
 
 /// Solves A x = b for a symmetric positive definite `distributed_csr` A. Work vectors are
@@ -153,12 +159,12 @@ class cg_solver {
     // The true residual of the returned x.
     residual(b, x);
     result.residual = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
-    if (result.residual > m_options.tolerance && m_best_rr < std::numeric_limits<double>::infinity()) {
+    if (!(result.residual <= m_options.tolerance) && m_best_rr < std::numeric_limits<double>::infinity()) {
       // Not converged: the remembered iterate, when its true residual is smaller (a CG past
       // its attainable accuracy can wander far from it before a stop rule notices).
       residual(b, m_best);
       const double best = std::sqrt(allreduce(dot(m_r, m_r))) / b_norm;
-      if (best < result.residual) {
+      if (!std::isnan(best) && !(best >= result.residual)) {  // a NaN residual too
         copy(x, m_best);
         result.residual = best;
       }
@@ -269,7 +275,8 @@ class cg_solver {
         const auto [true_rho, true_rr] = residual_dots();
         replaced = true;
         if (std::sqrt(true_rr) <= m_options.tolerance * b_norm) break;
-        xpby(m_p, m_z, true_rho / rho);
+        // p stays: it already is this step's direction (z + beta p, made at the end of the last
+        // iteration), as in the pipelined variant's replacement.
         rho = true_rho;
         rr = true_rr;
       }
@@ -540,8 +547,8 @@ class cg_solver {
     monitor() = default;
     monitor(const cg_options& o, std::int64_t rows)
         : divergence(o.divergence),
-          window(o.stagnation_iterations > 0 ? o.stagnation_iterations
-                                             : static_cast<int>(std::max<std::int64_t>(1000, 10 * rows))) {}
+          window(o.stagnation_iterations > 0 ? o.stagnation_iterations : detail::default_stagnation_window(rows)) {
+    }
     /// True (and `stop` set) when the residual norm `r` at iteration `k` ends the solve.
     bool ends(double r, int k) {
       if (!std::isfinite(r) || r > divergence * best) {
