@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io_support.hpp"
@@ -68,6 +69,32 @@ TEST_CASE("write_async writes the values the array had when it was called", "[io
     auto back = same_shape_block(arrays[i]);
     in.read("a" + std::to_string(i), back);
     CHECK(io_test::wrong_elements(back, salts[i]) == 0);
+  }
+}
+
+TEST_CASE("assigning another file over one with writes in flight finishes them first", "[io][async]") {
+  // The assignment closes the first file as close() does: its writes finish, then HDF5 closes
+  // it, one thread in HDF5 at a time (before, it was closed at once, beside the I/O thread's
+  // write or before it).
+  const io_test::scratch dir("io-async-assign");
+  auto rng = hetero::testing::rng(54);
+  auto a = random_array(rng);
+  const auto salt = rng();
+  io_test::fill(a, salt);
+  hetero::h5file out(dir.file("first.h5"), hetero::file_mode::create);
+  hetero::h5file second(dir.file("second.h5"), hetero::file_mode::create);  // opened before the write
+  auto saved = out.write_async("a", a);
+  out = std::move(second);
+  CHECK(saved.test());  // finished by the assignment
+  saved.wait();
+  CHECK(out.path() == dir.file("second.h5"));
+  out.write("a", a);  // the file taken over is open
+  out.close();
+  for (const char* name : {"first.h5", "second.h5"}) {
+    hetero::h5file in(dir.file(name), hetero::file_mode::read);
+    auto back = same_shape_block(a);
+    in.read("a", back);
+    CHECK(io_test::wrong_elements(back, salt) == 0);
   }
 }
 

@@ -83,8 +83,18 @@ class h5file {
 
   /// Takes over the other object's open file; the moved-from object is left closed.
   h5file(h5file&&) noexcept = default;
-  /// Takes over the other object's open file, closing the one this object had open.
-  h5file& operator=(h5file&&) noexcept = default;
+  /// Takes over the other object's open file, closing the one this object had open first as
+  /// close() does (collective; its asynchronous writes finish before, errors are raised).
+  h5file& operator=(h5file&& other) {
+    if (this == &other) return *this;
+    close();
+    m_path = std::move(other.m_path);
+    m_mode = other.m_mode;
+    m_comm = std::move(other.m_comm);
+    m_file = std::move(other.m_file);
+    m_writebacks = std::move(other.m_writebacks);
+    return *this;
+  }
   h5file(const h5file&) = delete;
   h5file& operator=(const h5file&) = delete;
   ~h5file() {
