@@ -300,21 +300,35 @@ class data_registry {
   /// The graph finished (declaring thread, nothing runs): the newest version of each piece of
   /// this rank goes to its host memory, device copies become stale (the host memory is the
   /// user's between graphs), and what was sent and fetched across ranks is forgotten.
+  /// A step that throws (a device copy's error) does not stop the others: every piece forgets
+  /// what crossed ranks, as the other ranks' pieces do, so that the next graph's moves match;
+  /// a piece whose move back failed keeps its device copy (its newest version). The first
+  /// error is raised at the end.
   void end_of_graph() {
-    release_open_pulls();
-    for (std::size_t t = 0; t < m_moves.size(); ++t) complete(static_cast<int>(t));
+    std::exception_ptr first;
+    const auto attempt = [&first](auto&& step) {
+      try {
+        step();
+        return true;
+      } catch (...) {
+        if (!first) first = std::current_exception();
+        return false;
+      }
+    };
+    attempt([&] { release_open_pulls(); });
+    for (std::size_t t = 0; t < m_moves.size(); ++t) attempt([&] { complete(static_cast<int>(t)); });
     for (const auto& s : m_states) {
       const bool mine = s->owner < 0 || s->owner == m_rank;
-      if (mine) {
-        (void)make_host_current(*s);
-      }
+      const bool home = !mine || attempt([&] { (void)make_host_current(*s); });
       std::lock_guard lock(s->mutex);
-      for (int p = 1; p < max_places; ++p) s->copies[static_cast<std::size_t>(p)].valid = false;
+      if (home)
+        for (int p = 1; p < max_places; ++p) s->copies[static_cast<std::size_t>(p)].valid = false;
       if (!mine) s->copies[host_place].valid = false;
       s->fetched = data_state::none;
       std::fill(s->sent.begin(), s->sent.end(), data_state::none);
     }
-    release_unregistered();
+    attempt([&] { release_unregistered(); });
+    if (first) std::rethrow_exception(first);
   }
 
   /// Whether a node of kind `kind` that uses `s` in `mode` reads a version in its owner's memory
@@ -450,6 +464,16 @@ class data_registry {
       unpin(d, place, pinned);
       throw;
     }
+    // A host task that writes a piece without reading it makes its other copies stale before
+    // the body, so that no eviction writes a device copy back over what it writes; only once
+    // every use is usable, so that a use that failed (a device copy's error) leaves the newest
+    // version where it was.
+    if (place == host_place)
+      for (const auto& u : d.uses)
+        if (!reads_old(u.mode)) {
+          std::lock_guard lock(u.data->mutex);
+          for (int p = 1; p < max_places; ++p) u.data->copies[static_cast<std::size_t>(p)].valid = false;
+        }
     if (slot) {
       d.slot = static_cast<std::int16_t>(slot->index);
       if (m_ops.host_memory) {
@@ -648,12 +672,8 @@ class data_registry {
     // wait for the task), and one writing it without reading makes the other copies stale at
     // once, so that no eviction writes a device copy back over what it writes.
     if (place == host_place) {
-      if (!reads_old(mode)) {
-        std::lock_guard lock(s.mutex);
-        for (int p = 1; p < max_places; ++p) s.copies[static_cast<std::size_t>(p)].valid = false;
-      }
       if (reads_old(mode)) (void)make_host_current(s);
-      return true;
+      return true;  // a use that only writes makes the other copies stale in acquire()
     }
     std::unique_lock lock(s.mutex);
     while (true) {

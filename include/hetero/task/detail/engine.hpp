@@ -335,11 +335,11 @@ class graph_engine {
     expect(m_scheduler.help_until([&] { return m_scheduler.quiescent(); }, m_timeout), false);
     std::exception_ptr data_error;
     try {
-      m_data.end_of_graph();          // the newest version of each piece back in its host memory
-      m_channel.forget_peer_slabs();  // no tile of this rank is on its way
+      m_data.end_of_graph();  // the newest version of each piece back in its host memory
     } catch (...) {
       data_error = std::current_exception();
     }
+    m_channel.forget_peer_slabs();  // no tile of this rank is on its way
     // What releasing a dropped registration raised since the last wait, and a handle dropped
     // while its data was in use, belong to this wait: raised after the errors above, printed
     // where one of them (or the barrier's) is raised instead (not left for a later wait).
