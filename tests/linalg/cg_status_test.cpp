@@ -215,3 +215,30 @@ TEST_CASE("the default stagnation window holds for matrices of any size", "[lina
   CHECK(hetero::detail::default_stagnation_window(268'435'456) == std::numeric_limits<int>::max());  // 16384^2
   CHECK(hetero::detail::default_stagnation_window(std::int64_t{1} << 40) == std::numeric_limits<int>::max());
 }
+
+TEST_CASE("a product that overflows ends the solve as diverged and is not taken for a matrix that is not SPD",
+          "[linalg][cg]") {
+  // 2 x 2 blocks [[1e308, -0.9e308], [-0.9e308, 1e308]] (SPD) and b = 3: the first product A p
+  // is inf - inf (3e308 overflows), so p'Ap is NaN on every rank. Before, the classic variants
+  // and the pipelined one's first iteration raised "not symmetric positive definite".
+  hetero::communicator comm;
+  auto gen = hetero::testing::rng(10);
+  const std::int64_t n = 2 * std::uniform_int_distribution<std::int64_t>(2, 40)(gen);
+  std::vector<hetero::matrix_entry<double>> entries;
+  for (std::int64_t i = 0; i < n; i += 2) {
+    entries.push_back({i, i, 1e308});
+    entries.push_back({i, i + 1, -0.9e308});
+    entries.push_back({i + 1, i, -0.9e308});
+    entries.push_back({i + 1, i + 1, 1e308});
+  }
+  const matrix a(hetero::csr_matrix<double>(n, n, 0, n, std::move(entries)), comm);
+  for (const auto v : {hetero::cg_variant::allgather, hetero::cg_variant::halo, hetero::cg_variant::pipelined}) {
+    hetero::cg_solver<> cg(a, {.variant = v, .preconditioner = hetero::cg_preconditioner::none});
+    auto b = a.make_vector(), x = a.make_vector();
+    Kokkos::deep_copy(b, 3.0);
+    const auto result = cg.solve(b, x);
+    INFO(hetero::to_string(v) << ": " << result.iterations << " iterations, " << hetero::to_string(result.status));
+    CHECK(result.status == hetero::cg_status::diverged);
+    CHECK_FALSE(result.converged);
+  }
+}

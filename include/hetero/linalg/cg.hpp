@@ -285,6 +285,7 @@ class cg_solver {
       if (!m_options.fixed_iterations && m_monitor.ends(std::sqrt(rr), k)) break;
       multiply(m_p, m_q);
       const double pq = allreduce(dot(m_p, m_q));
+      if (overflowed(pq)) break;
       if (!(pq > 0) && at_rounding_level(std::sqrt(rr), b_norm)) break;  // nothing left to reduce
       if (!(pq > 0)) not_positive_definite(pq, k);
       const double alpha = rho / pq;
@@ -392,6 +393,7 @@ class cg_solver {
         m_monitor.stop.reset();
         continue;
       }
+      if (overflowed(pap)) break;
       if (!(pap > 0)) {
         // Rounding, when p'Ap is tiny beside the largest Rayleigh quotient seen times r'r, or
         // the residual is: nothing left to reduce. Else the matrix is not SPD.
@@ -568,6 +570,15 @@ class cg_solver {
     int window = 1000, improved_at = 0;
     std::optional<cg_status> stop;
   };
+
+  // A p'Ap that is not finite (a product or a preconditioner overflowed: a tiny pivot, huge
+  // entries) ends the solve as diverged, the same on every rank (it is summed over them); it
+  // says nothing about the matrix being positive definite.
+  bool overflowed(double pap) {
+    if (std::isfinite(pap)) return false;
+    m_monitor.stop = cg_status::diverged;
+    return true;
+  }
 
   [[noreturn]] static void not_positive_definite(double pap, int k) {
     detail::raise<invalid_argument>("cg: p'Ap = ", pap, " <= 0 at iteration ", k,

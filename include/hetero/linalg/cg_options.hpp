@@ -47,7 +47,7 @@ constexpr std::string_view to_string(cg_kernels k) noexcept {
 enum class cg_status {
   converged,       ///< ||b - A x|| / ||b|| met the tolerance
   max_iterations,  ///< stopped at `max_iterations` (or ran the fixed count) without meeting it
-  diverged,        ///< the residual grew past `divergence` times its best, or overflowed
+  diverged,        ///< the residual grew past `divergence` times its best, or it or p'Ap overflowed
   stagnated        ///< the best residual did not improve for `stagnation_iterations` iterations
 };
 
