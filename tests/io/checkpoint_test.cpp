@@ -95,6 +95,29 @@ TEST_CASE("a checkpoint abandoned before its commit changes nothing", "[io][chec
   CHECK(io_test::wrong_elements(u, salt) == 0);
 }
 
+TEST_CASE("a checkpoint whose asynchronous write failed is not made current", "[io][checkpoint][errors]") {
+  // A write that fails in H5Dwrite leaves its dataset with no data and no checksum; committed,
+  // the checkpoint would restore it silently. So the commit refuses after any failed
+  // asynchronous write (here one that fails at its shape check), on every rank, whether or not
+  // the write's own handle was waited.
+  const io_test::scratch dir("io-checkpoint-async-error");
+  const auto salt = hetero::testing::rng(43)();
+  hetero::checkpoint saved(dir.file("run"));
+  io_test::commit_checkpoint(saved, 1, salt);
+  auto u = make_field(hetero::distribution::block());
+  auto taken = make_field(hetero::distribution::block(), 41);  // another shape under the same name
+  auto next = saved.begin(2);
+  next.file().write("u", u);
+  auto handle = next.file().write_async("u", taken);
+  CHECK_THROWS_WITH(next.commit(), ContainsSubstring("making checkpoint step 2 current: an asynchronous write") &&
+                                       ContainsSubstring("previous checkpoints stay as they were"));
+  CHECK_THROWS_WITH(handle.wait(), ContainsSubstring("already holds a dataset of that name"));  // its own error
+  CHECK(saved.steps() == std::vector<std::int64_t>{1});
+  auto back = make_field(hetero::distribution::cyclic());
+  saved.restore()->read("u", back);
+  CHECK(io_test::wrong_elements(back, salt) == 0);
+}
+
 TEST_CASE("checkpoint arguments are checked", "[io][checkpoint][errors]") {
   CHECK_THROWS_WITH(hetero::checkpoint("run", MPI_COMM_WORLD, {.keep = 0}), ContainsSubstring("keep is 0"));
   CHECK_THROWS_WITH(hetero::checkpoint("folder/"), ContainsSubstring("names no file"));

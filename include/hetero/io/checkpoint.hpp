@@ -150,13 +150,18 @@ class checkpoint_writer {
   /// Makes this checkpoint current (collective): every rank's data is flushed to disk and the
   /// file closed; then one rank renames it to its final name (atomic), syncs the folder and
   /// removes the checkpoints older than the newest `keep`. Throws `io_error` on every rank
-  /// when the flush, close or rename failed; the previous checkpoints then stay as they were.
+  /// when the flush, close or rename failed, or an asynchronous write to the file failed; the
+  /// previous checkpoints then stay as they were.
   void commit() {
     const region running("io", "checkpoint commit");
     auto& out = file();
     out.set("hetero_checkpoint_step", m_step);
-    out.flush();
+    out.flush();  // its asynchronous writes ended before
     out.close();
+    if (!detail::all_ranks(m_comm.get(), !out.m_async_failed->load(), "hetero::checkpoint commit (its writes)"))
+      detail::raise_io(m_final, "making checkpoint step ", m_step, " current: an asynchronous write to ",
+                       m_partial,
+                       " failed (its handle's wait() raises why); the previous checkpoints stay as they were");
     int failure = 0;
     if (m_rank == 0) failure = publish();
     failure = static_cast<int>(

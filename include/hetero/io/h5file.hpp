@@ -8,6 +8,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -93,6 +94,7 @@ class h5file {
     m_comm = std::move(other.m_comm);
     m_file = std::move(other.m_file);
     m_writebacks = std::move(other.m_writebacks);
+    m_async_failed = std::move(other.m_async_failed);
     return *this;
   }
   h5file(const h5file&) = delete;
@@ -173,7 +175,7 @@ class h5file {
       detail::block_copy<T, Rank> block;
     };
     auto job = [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower,
-                local_sum, early = m_writebacks,
+                local_sum, early = m_writebacks, failed = m_async_failed,
                 state =
                     std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
       struct release {
@@ -183,8 +185,13 @@ class h5file {
       const region writing("io", "write_async");
       const detail::h5_scope scope;
       auto& [comm, space, block] = **state;
-      detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
-                                         [local_sum] { return local_sum; });
+      try {
+        detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
+                                           [local_sum] { return local_sum; });
+      } catch (...) {
+        failed->store(true);
+        throw;
+      }
     };
     return io_handle(detail::io_thread::instance().submit(std::move(job)));
   }
@@ -344,6 +351,11 @@ class h5file {
   // Started by write() and by write_async's jobs on the I/O thread, waited for by flush(): one
   // thread at a time uses them, since every synchronous call first waits for the I/O thread.
   std::shared_ptr<detail::writebacks> m_writebacks = std::make_shared<detail::writebacks>();
+  // Set by an asynchronous write that failed: its dataset may hold what was there before, with
+  // no checksum to tell. A checkpoint does not commit such a file (checkpoint_writer::commit).
+  std::shared_ptr<std::atomic<bool>> m_async_failed = std::make_shared<std::atomic<bool>>(false);
+
+  friend class checkpoint_writer;
 };
 
 }  // namespace hetero
