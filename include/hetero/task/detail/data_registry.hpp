@@ -302,8 +302,9 @@ class data_registry {
   /// user's between graphs), and what was sent and fetched across ranks is forgotten.
   /// A step that throws (a device copy's error) does not stop the others: every piece forgets
   /// what crossed ranks, as the other ranks' pieces do, so that the next graph's moves match;
-  /// a piece whose move back failed keeps its device copy (its newest version). The first
-  /// error is raised at the end.
+  /// a piece whose move back failed keeps its device copy as its only current one (its newest
+  /// version, which the next read on the host, an eviction or `wait(data)` brings back over
+  /// its View). The first error is raised at the end.
   void end_of_graph() {
     std::exception_ptr first;
     const auto attempt = [&first](auto&& step) {
@@ -669,8 +670,9 @@ class data_registry {
     // A device task copies a pulled version before its move (a host task reads it in place).
     if (place != host_place && s.node_source && reads_old(mode)) complete_pull(s);
     // A host copy is never evicted and needs no pin: a task reading it keeps it current (writers
-    // wait for the task), and one writing it without reading makes the other copies stale at
-    // once, so that no eviction writes a device copy back over what it writes.
+    // wait for the task), and one writing it without reading makes the other copies stale
+    // before its body (in acquire()), so that no eviction writes a device copy back over what it
+    // writes.
     if (place == host_place) {
       if (reads_old(mode)) (void)make_host_current(s);
       return true;  // a use that only writes makes the other copies stale in acquire()
