@@ -45,6 +45,33 @@ TEST_CASE("CSR matrices add duplicates and hand out row blocks", "[linalg][csr]"
   CHECK_THROWS_WITH(a.rows(2, 4), ContainsSubstring("[2, 4) is not within the rows held [0, 3)"));
 }
 
+TEST_CASE("CSR arrays are taken as they are and refused where they are not CSR rows", "[linalg][csr]") {
+  using csr = hetero::csr_matrix<double>;
+  using v64 = std::vector<std::int64_t>;
+  using vd = std::vector<double>;
+  // Rows 1 and 2 of a 4 x 5 matrix, the second row empty: taken as given.
+  const csr a(4, 5, 1, v64{0, 2, 2}, v64{0, 4}, vd{1, 2});
+  CHECK(a.local_rows() == 2);
+  std::vector<double> y(2);
+  a.multiply(vd{1, 1, 1, 1, 10}, y);
+  CHECK(y == vd{21, 0});
+  const csr none(3, 3, 3, v64{0}, v64{}, vd{});
+  CHECK(none.local_rows() == 0);
+
+  CHECK_THROWS_WITH(csr(4, 5, 1, v64{0, 2, 3}, v64{0, 4}, vd{1, 2}), ContainsSubstring("are not rows [1, 3)"));
+  CHECK_THROWS_WITH(csr(4, 5, 3, v64{0, 1, 2}, v64{0, 4}, vd{1, 2}), ContainsSubstring("of a 4-row matrix"));
+  // An offset past the end before a decreasing one is refused before any column is read.
+  CHECK_THROWS_WITH(csr(4, 5, 0, v64{0, 9, 1, 2}, v64{0, 4}, vd{1, 2}),
+                    ContainsSubstring("row 1 has offsets 9 .. 1; allowed: offsets that do not decrease"));
+  CHECK_THROWS_WITH(csr(4, 5, 0, v64{0, 2}, v64{0, 5}, vd{1, 2}),
+                    ContainsSubstring("row 0 has column 5; allowed: columns in [0, 5)"));
+  CHECK_THROWS_WITH(csr(4, 5, 0, v64{0, 2}, v64{-1, 3}, vd{1, 2}), ContainsSubstring("row 0 has column -1;"));
+  CHECK_THROWS_WITH(csr(4, 5, 2, v64{0, 1, 3}, v64{1, 3, 2}, vd{1, 2, 3}),
+                    ContainsSubstring("row 3 has column 2 after column 3; allowed: columns in [0, 5), sorted"));
+  CHECK_THROWS_WITH(csr(4, 5, 2, v64{0, 2}, v64{4, 4}, vd{1, 2}),
+                    ContainsSubstring("row 2 has column 4 after column 4"));
+}
+
 TEST_CASE("Poisson matrices are the 5- and 7-point Laplacians, any block on its own", "[linalg][poisson]") {
   for (const auto& g : {hetero::poisson_2d(5), hetero::poisson_3d(4), hetero::poisson_matrix(3, 4, 5)}) {
     const auto whole = g.rows(0, g.global_rows());

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hetero/core/error.hpp"
@@ -73,6 +74,23 @@ class csr_matrix {
         "csr_matrix: CSR arrays of ", m_row_ptr.size(), " offsets (ending at ",
         m_row_ptr.empty() ? 0 : m_row_ptr.back(), "), ", m_cols_of.size(), " columns and ", m_values.size(),
         " values are not rows [", first_row, ", ", first_row + local, ") of a ", global_rows, "-row matrix");
+    HETERO_EXPECTS(cols >= 0, "csr_matrix: ", cols, " columns; allowed: 0 or more");
+    for (std::size_t r = 0; r + 1 < m_row_ptr.size(); ++r)
+      HETERO_EXPECTS(m_row_ptr[r] <= m_row_ptr[r + 1], "csr_matrix: row ",
+                     first_row + static_cast<std::int64_t>(r), " has offsets ", m_row_ptr[r], " .. ",
+                     m_row_ptr[r + 1], "; allowed: offsets that do not decrease");
+    for (std::size_t r = 0; r + 1 < m_row_ptr.size(); ++r) {
+      const std::int64_t lo = m_row_ptr[r], hi = m_row_ptr[r + 1];
+      for (std::int64_t k = lo; k < hi; ++k) {
+        const std::int64_t c = m_cols_of[static_cast<std::size_t>(k)];
+        const bool after = k == lo || m_cols_of[static_cast<std::size_t>(k - 1)] < c;
+        HETERO_EXPECTS(c >= 0 && c < cols && after, "csr_matrix: row ", first_row + static_cast<std::int64_t>(r),
+                       " has column ", c, (after ? "" : " after column "),
+                       (after ? std::string() : std::to_string(m_cols_of[static_cast<std::size_t>(k - 1)])),
+                       "; allowed: columns in [0, ", cols,
+                       "), sorted and unique within each row (the entries constructor sorts and adds up)");
+      }
+    }
   }
 
   /// Rows of the whole matrix.
