@@ -119,9 +119,10 @@ inline long long shared_random(long long lo, long long hi) {
 /// Whether `v` holds `x`.
 inline bool holds(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-/// Makes this rank's next `MPI_Isend` fail with `MPI_ERR_OTHER`, sending nothing (main.cpp
-/// interposes `MPI_Isend` through MPI's profiling interface; every other call passes through).
-void fail_next_isend();
+/// Makes this rank's next `MPI_Isend` of at least `min_count` elements fail with `MPI_ERR_OTHER`,
+/// sending nothing (main.cpp interposes `MPI_Isend` through MPI's profiling interface; every
+/// other call passes through).
+void fail_next_isend(int min_count = 0);
 
 /// Makes this rank's next `MPI_Testall` fail with `MPI_ERR_OTHER`, its requests left as they were
 /// (interposed by main.cpp as `MPI_Isend` is).

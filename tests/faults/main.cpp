@@ -12,17 +12,20 @@
 #include "faults_support.hpp"
 
 namespace {
-std::atomic<bool> g_fail_next_isend{false};
+std::atomic<int> g_fail_next_isend{-1};  // the least count of the MPI_Isend to fail; -1: none
 std::atomic<bool> g_fail_next_testall{false};
 }  // namespace
 
-void faults::fail_next_isend() { g_fail_next_isend.store(true); }
+void faults::fail_next_isend(int min_count) { g_fail_next_isend.store(min_count); }
 void faults::fail_next_testall() { g_fail_next_testall.store(true); }
 
-// The profiling interface: this program's MPI_Isend, which fails once when armed.
+// The profiling interface: this program's MPI_Isend, which fails once when armed (for a count
+// of at least the one armed).
 extern "C" int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (g_fail_next_isend.exchange(false)) return MPI_ERR_OTHER;
+  int armed = g_fail_next_isend.load(std::memory_order_relaxed);
+  while (armed >= 0 && count >= armed)
+    if (g_fail_next_isend.compare_exchange_weak(armed, -1)) return MPI_ERR_OTHER;
   return PMPI_Isend(buffer, count, type, dest, tag, comm, request);
 }
 

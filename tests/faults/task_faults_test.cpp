@@ -147,6 +147,45 @@ TEST_CASE("a notification whose send fails to start: deadlock_error on every ran
   check_fresh_graph();
 }
 
+TEST_CASE("a tile whose send fails to start: its owner raises MPI's error and its readers end at once",
+          "[faults][task]") {
+  const int p = faults::world_size(), me = faults::world_rank();
+  if (p < 2) return;
+  // Through MPI (no shared copies), as between nodes: the readers' receives are posted when
+  // the send fails, and an empty message from the owner ends them, before any timeout.
+  constexpr std::int64_t n = 1024;
+  using tile = Kokkos::View<double*, Kokkos::HostSpace>;
+  tile mine("tile", n);
+  std::optional<hetero::task_graph<>> graph(std::in_place,
+                                            hetero::task_options{.workers = workers, .node_shared_copies = false});
+  auto t = graph->tiles(
+      "T", {1}, {n}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return mine; });
+  std::atomic<int> read{0};
+  const auto o = faults::attempt([&] {
+    // The tile's first send (the owner's notifications are a few dozen bytes).
+    if (me == 0) faults::fail_next_isend(static_cast<int>(n * sizeof(double)));
+    graph->spawn("write", hetero::writes(t(0)), [](auto v) {
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = 1;
+    });
+    for (int r = 1; r < p; ++r) graph->spawn("read", hetero::on(r), hetero::reads(t(0)), [&](auto) { ++read; });
+    graph->wait();
+  });
+  faults::report("tile send fails", "task wait (tile)", o);
+  INFO(o.text);
+  if (me == 0) {
+    CHECK(o.kind == "error");  // hetero::mpi_error
+    CHECK_THAT(o.text, ContainsSubstring("MPI_Isend failed"));
+  } else {
+    CHECK(o.kind == "error");
+    CHECK_THAT(o.text, ContainsSubstring("failed on another rank"));
+  }
+  CHECK(o.seconds < faults::timeout_seconds());  // no rank waited for its timeout
+  // Only the first send fails: on 3 ranks the other reader may get its version and read it.
+  CHECK(read.load() <= (p > 2 ? 1 : 0));
+  graph.reset();
+  check_fresh_graph();
+}
+
 TEST_CASE("a rank that never constructs the graph: the others give up in its set-up", "[faults][task]") {
   const int p = faults::world_size(), me = faults::world_rank(), late = p - 1;
   if (p < 2) return;

@@ -59,6 +59,18 @@ inline MPI_Request post_transfer(bool receive, void* buffer, std::size_t bytes, 
   return request;
 }
 
+/// Tells `peer`, whose receive of a tile with `tag` is posted or will be, that the version will
+/// not come (this rank could not send it): an empty message with the tile's tag ends that
+/// receive with 0 bytes, and the reader's move cancelled (`remote_channel::progress_transfers`;
+/// a tile of 0 bytes cannot be told apart, and its send has nothing that could fail). Its request
+/// is freed at once (the message completes on its own). False where even this cannot be posted:
+/// the reader then waits until its timeout.
+inline bool send_cancelled(int peer, int tag, MPI_Comm comm) noexcept {
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Isend(nullptr, 0, MPI_BYTE, peer, tag, comm, &request) != MPI_SUCCESS) return false;
+  return MPI_Request_free(&request) == MPI_SUCCESS;
+}
+
 }  // namespace hetero::detail
 
 #endif  // HETERO_TASK_DETAIL_DATA_TRANSFER_HPP

@@ -930,10 +930,13 @@ class graph_engine {
       try {
         request = post_transfer(receive, buffer(*data, *piece), piece->bytes, peer, tile_tag(piece->id), comm);
       } catch (...) {
+        // The reader's receive would wait for this version until its timeout: an empty message
+        // ends it, and its move, cancelled.
+        if (!receive) (void)send_cancelled(peer, tile_tag(piece->id), comm);
         channel->add_transfer(done, MPI_REQUEST_NULL, receive);
         throw;
       }
-      channel->add_transfer(done, request, receive);
+      channel->add_transfer(done, request, receive, false, receive ? piece->bytes : 0);
       data->count_transfer(receive, piece->bytes);
     });
   }

@@ -177,10 +177,11 @@ class remote_channel {
 
   /// Any thread: the move of a tile `n` stands for was posted as `request` (a receive or a
   /// send); `n` arrives when it completes, found with the others by one MPI_Testsome per round.
-  /// A null request (the post failed) arrives at the next round.
-  void add_transfer(node* n, MPI_Request request, bool receive, bool cancelled = false) {
+  /// A null request (the post failed) arrives at the next round. A receive of a tile of `bytes`
+  /// that ends with fewer arrives cancelled: its owner could not send it (`send_cancelled`).
+  void add_transfer(node* n, MPI_Request request, bool receive, bool cancelled = false, std::size_t bytes = 0) {
     std::lock_guard lock(m_transfer_mutex);
-    m_posted_transfers.push_back({n, request, receive, cancelled});
+    m_posted_transfers.push_back({n, request, receive, cancelled, bytes});
     m_transfers_in_flight.fetch_add(1, std::memory_order_release);
     m_active.fetch_add(1, std::memory_order_seq_cst);
   }
@@ -306,7 +307,7 @@ class remote_channel {
       refuse_tile(move, done);
       throw;
     }
-    add_transfer(done, request, true);
+    add_transfer(done, request, true, false, move.bytes);
     ready_by_mpi(move, false);
   }
 
@@ -608,7 +609,7 @@ class remote_channel {
       } catch (...) {
         defer_error();
       }
-      add_transfer(w.done, request, true, refused);
+      add_transfer(w.done, request, true, refused, move.bytes);
       return;
     }
     slab_fence();  // the owner's copy (before its message) before this rank's reads
@@ -703,6 +704,8 @@ class remote_channel {
         }
         if (p.slab != 0)  // the reader posts its receive when told (none where the send failed)
           flags = request != MPI_REQUEST_NULL ? remote_message::by_mpi_flag : remote_message::cancelled_flag;
+        else if (request == MPI_REQUEST_NULL)  // its receive is posted: an empty message ends it
+          (void)send_cancelled(move.peer, tile_tag(move.id), move.comm);
         add_transfer(p.done, request, false);
         m_active.fetch_sub(1, std::memory_order_release);  // add_transfer counts it again
         if (flags != 0) try_post_written(move, flags, fail);
@@ -725,7 +728,11 @@ class remote_channel {
         }
       }
       if (cancelled) flags = remote_message::cancelled_flag;
-      if (!p.reader_failed) try_post_written(move, flags, fail);
+      if (!p.reader_failed && p.slab != 0) {
+        try_post_written(move, flags, fail);
+      } else if (!p.reader_failed) {  // cancelled; the reader's receive is posted: an empty message ends it
+        (void)send_cancelled(move.peer, tile_tag(move.id), move.comm);
+      }
       node* n = p.done;
       it = m_pushes.erase(it);
       m_active.fetch_sub(1, std::memory_order_release);
@@ -809,10 +816,16 @@ class remote_channel {
       int count = 0;
       m_done_indices.resize(m_transfer_requests.size());
       const request_errors_returned returned;
+      m_done_statuses.resize(m_transfer_requests.size());
       HETERO_MPI_CHECK(MPI_Testsome, static_cast<int>(m_transfer_requests.size()), m_transfer_requests.data(),
-                       &count, m_done_indices.data(), MPI_STATUSES_IGNORE);
+                       &count, m_done_indices.data(), m_done_statuses.data());
       for (int k = 0; count != MPI_UNDEFINED && k < count; ++k) {
         const auto i = static_cast<std::size_t>(m_done_indices[static_cast<std::size_t>(k)]);
+        if (m_transfers[i].receive && m_transfers[i].bytes > 0) {  // fewer bytes: the owner's empty message
+          int got = 0;
+          HETERO_MPI_CHECK(MPI_Get_count, &m_done_statuses[static_cast<std::size_t>(k)], MPI_BYTE, &got);
+          if (static_cast<std::size_t>(got) < m_transfers[i].bytes) m_transfers[i].cancelled = true;
+        }
         arrive(i);
         m_transfers[i].waiting = nullptr;
       }
@@ -963,6 +976,7 @@ class remote_channel {
     MPI_Request request = MPI_REQUEST_NULL;
     bool receive = false;
     bool cancelled = false;  // arrives cancelled (a tile received only to match its send)
+    std::size_t bytes = 0;   // a receive: the tile's (fewer arrived: the owner's move was cancelled)
   };
   std::mutex m_transfer_mutex;  // guards m_posted_transfers
   std::vector<transfer> m_posted_transfers;
@@ -1022,6 +1036,7 @@ class remote_channel {
   std::vector<send_slot*> m_pending_slots;
   std::vector<MPI_Request> m_send_requests;
   std::vector<int> m_done_indices;
+  std::vector<MPI_Status> m_done_statuses;  // of the tile moves' MPI_Testsome (a receive's bytes)
 
   std::uint64_t m_epoch = 0;
   int m_round = 0;
