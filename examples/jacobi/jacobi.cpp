@@ -141,6 +141,14 @@ int main(int argc, char** argv) {
     } else if (rt.world_rank() == 0) {
       std::printf("no checkpoint at %s: starting from sweep 0\n", io.checkpoint.c_str());
     }
+  } else if (const auto steps = saved ? saved->steps() : std::vector<std::int64_t>{}; !steps.empty()) {
+    // A run from sweep 0 beside the checkpoints of another: begin() would refuse its first one.
+    if (rt.world_rank() == 0)
+      std::fprintf(stderr,
+                   "checkpoints of another run are at %s (the newest: %s): pass --restart to go on from "
+                   "it, or remove them\n",
+                   io.checkpoint.c_str(), saved->file_of(steps.back()).c_str());
+    return EXIT_FAILURE;
   }
 #endif
   const long first_sweep = sweeps;

@@ -127,6 +127,17 @@ TEST_CASE("checkpoint arguments are checked", "[io][checkpoint][errors]") {
   auto next = saved.begin(0);
   next.commit();
   CHECK_THROWS_WITH(next.commit(), ContainsSubstring("already committed"));
+  // Steps go forward: one before the newest on disk (a run that did not restore) is refused on
+  // every rank, the checkpoints left as they were; the same step again replaces it.
+  io_test::commit_checkpoint(saved, 7, 1);
+  CHECK_THROWS_WITH(saved.begin(6), ContainsSubstring("checkpoint step 6 comes before the newest checkpoint on "
+                                                      "disk, " +
+                                                      saved.file_of(7)) &&
+                                        ContainsSubstring("allowed: step 7 or later"));
+  CHECK(saved.steps() == std::vector<std::int64_t>{0, 7});
+  io_test::commit_checkpoint(saved, 7, 2);
+  CHECK(saved.steps() == std::vector<std::int64_t>{0, 7});
+  CHECK(saved.restore()->get<std::uint64_t>("salt") == 2);
   hetero::checkpoint nowhere(dir.file("no/such/folder/run"));
   CHECK_THROWS_AS(nowhere.begin(0), hetero::io_error);
 }

@@ -273,15 +273,23 @@ class checkpoint {
   }
 
   /// Starts checkpoint `step` (>= 0; collective): a new file, not yet a checkpoint. Leftovers of
-  /// writes that never committed (a crashed run) are removed first.
+  /// writes that never committed (a crashed run) are removed first. A step before the newest
+  /// whole checkpoint on disk is refused on every rank (`invalid_argument`): `restore()` would
+  /// still open that one, and the commit would remove the new one first where `keep` is small.
   [[nodiscard]] checkpoint_writer begin(std::int64_t step) {
     HETERO_EXPECTS(step >= 0, "checkpoint step is ", step, "; allowed: 0 or more");
+    std::int64_t newest = -1;
     if (m_comm.rank() == 0) {
       std::error_code ignored;  // one that cannot be removed is overwritten or left; no rank-0-only throw
       for (const auto& leftover : detail::checkpoint_files(m_prefix, ".h5.partial"))
         std::filesystem::remove(leftover.second, ignored);
+      const auto whole = detail::checkpoint_files(m_prefix, ".h5");
+      if (!whole.empty()) newest = whole.back().first;
     }
-    detail::barrier_waited(m_comm.get(), "hetero::checkpoint::begin (leftovers removed)");
+    newest = detail::broadcast_from_first(m_comm.get(), newest, "hetero::checkpoint::begin (leftovers removed)");
+    HETERO_EXPECTS(step >= newest, "checkpoint step ", step, " comes before the newest checkpoint on disk, ",
+                   file_of(newest), ", which restore() would still open; allowed: step ", newest,
+                   " or later (or remove the older run's files first)");
     return checkpoint_writer(m_comm, m_prefix, m_options.keep, file_of(step), step);
   }
 
