@@ -332,6 +332,18 @@ TEST_CASE("the node-aware algorithm refuses to run where it cannot", "[comm][nod
                     ContainsSubstring("shared_memory off"));
   CHECK_THROWS_WITH(comm.iallreduce(send_buf(x), recv_buf(y), op(ops::sum{}), forced),
                     ContainsSubstring("runs on shm or mpi"));
+  if (comm.node_aware()) {
+    // A count past MPI's int is refused on every rank, not on the node leaders alone (whose
+    // node-mates waited in the node's window until the timeout). The View is never touched.
+    const Kokkos::View<std::int8_t*, Kokkos::HostSpace> big(Kokkos::view_alloc(Kokkos::WithoutInitializing, "big"),
+                                                            (std::size_t{1} << 31) + 1);
+    CHECK_THROWS_WITH(comm.allreduce(send_recv_buf(big), op(ops::sum{}), forced),
+                      ContainsSubstring("allreduce count is 2147483649, more than MPI's int count allows"));
+    CHECK_THROWS_WITH(comm.reduce(send_recv_buf(big), op(ops::sum{}), root(comm.size() - 1), forced),
+                      ContainsSubstring("reduce count is 2147483649"));
+    CHECK_THROWS_WITH(comm.broadcast(send_recv_buf(big), root(0), forced),
+                      ContainsSubstring("broadcast count is 2147483649"));
+  }
   comm.allreduce(send_buf(x), recv_buf(y), op(ops::sum{}));  // still in step
   CHECK(y[0] == static_cast<double>(comm.size()));
 }

@@ -77,6 +77,7 @@ void hand_to_root(comm_state& st, collective kind, const T* from, T* to, std::si
 template <class T>
 void hierarchical_broadcast(comm_state& st, T* data, std::size_t n, int root) {
   const region part("comm", "broadcast", "node windows and leaders");
+  (void)mpi_count(n, "broadcast count");  // on every rank, before the node's window: not the leaders' alone
   const int root_node = st.node_of(root);
   const bool root_here = st.node_of(st.rank()) == root_node;
   if (root_here) broadcast_in_node(st, "broadcast", data, n, node_index(st, root));
@@ -102,6 +103,7 @@ void reduce_in_node(comm_state& st, std::string_view what, const T* send, T* par
 template <class T, class R>
 void hierarchical_allreduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction) {
   const region part("comm", "allreduce", "node windows and leaders");
+  (void)mpi_count(n, "allreduce count");  // on every rank, before the node's window: not the leaders' alone
   const bool leads = st.leads_node();
   reduce_in_node(st, "allreduce", send ? send : recv, leads ? recv : nullptr, n, reduction);
   if (leads) {
@@ -119,6 +121,7 @@ void hierarchical_allreduce(comm_state& st, const T* send, T* recv, std::size_t 
 template <class T, class R>
 void hierarchical_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction, int root) {
   const region part("comm", "reduce", "node windows and leaders");
+  (void)mpi_count(n, "reduce count");  // on every rank, before the node's window: not the leaders' alone
   const bool leads = st.leads_node();
   const bool at_root = st.rank() == root;
   const int root_leader = st.leaders()[static_cast<std::size_t>(st.node_of(root))];
