@@ -300,7 +300,7 @@ inline std::vector<comm_algorithm> algorithms_of(collective c) {
 
 /// Whether `a` can run for `c` on this communicator (forcing it must then work).
 inline bool runnable(const communicator& comm, collective c, comm_algorithm a, std::size_t shm_bytes,
-                     bool commutative = true) {
+                     bool commutative = true, bool regroups_exactly = true) {
   if (a == comm_algorithm::shm) return comm.has_shared_memory() && shm_bytes <= comm.options().shm_slot_bytes;
   if (a == comm_algorithm::hierarchical) return comm.node_aware() && (commutative || nodes_in_rank_order());
   if (c == collective::allgather && a == comm_algorithm::recursive_doubling)
@@ -308,6 +308,8 @@ inline bool runnable(const communicator& comm, collective c, comm_algorithm a, s
   if (c == collective::allreduce && !commutative)
     return a != comm_algorithm::ring && a != comm_algorithm::dissemination &&
            a != comm_algorithm::recursive_halving;
+  // Dissemination groups the operands per rank: integer built-in operations only.
+  if (c == collective::allreduce && !regroups_exactly) return a != comm_algorithm::dissemination;
   return true;
 }
 

@@ -44,7 +44,7 @@ enum class comm_algorithm : std::uint8_t {
   recursive_doubling,  ///< allgather (power-of-two ranks), allreduce (order-preserving)
   ring,                ///< allgather(v), allreduce (reduce-scatter + allgather on a ring)
   bruck,               ///< allgather, any rank count in ceil(log2 p) steps
-  dissemination,       ///< allreduce (commutative operations), barrier
+  dissemination,       ///< allreduce (built-in operations on integers), barrier
   recursive_halving,   ///< allreduce: recursive-halving reduce-scatter + recursive-doubling allgather
   hierarchical         ///< broadcast, reduce, allreduce, gather where the ranks span several nodes and some
                        ///< share one (`communicator::node_aware`): each node's window within it, MPI's
@@ -113,9 +113,9 @@ constexpr std::optional<comm_algorithm> algorithm_from_string(std::string_view n
 }
 
 /// Whether hetero implements collective `c` with algorithm `a` (for some rank counts and
-/// operations: recursive-doubling allgather needs a power-of-two rank count, ring,
-/// dissemination and recursive-halving allreduce a commutative operation, and hierarchical
-/// ranks on several nodes, some sharing one).
+/// operations: recursive-doubling allgather needs a power-of-two rank count, ring and
+/// recursive-halving allreduce a commutative operation, dissemination allreduce a built-in
+/// operation on integers, and hierarchical ranks on several nodes, some sharing one).
 constexpr bool implements(collective c, comm_algorithm a) noexcept {
   using A = comm_algorithm;
   if (a == A::automatic || a == A::mpi) return true;

@@ -63,9 +63,7 @@ struct allreduce_shape
   /// `at + r * stride` bytes; reduced here in rank order, the same bits on every rank.
   template <class Call>
   static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
-    using T = typename Call::element_type;
-    host_ops::fold(call.recv, reinterpret_cast<const T*>(at), static_cast<std::size_t>(st.size()),
-                   stride / sizeof(T), call.n, *call.reduction);
+    host_ops::fold_bytes(call.recv, at, static_cast<std::size_t>(st.size()), stride, call.n, *call.reduction);
   }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {

@@ -106,10 +106,8 @@ struct reduce_shape : shape_base<collective::reduce, shape_flags{.chunked = true
   /// `at + r * stride` bytes; the root reduces them in rank order, the others are done.
   template <class Call>
   static void run_inline(const comm_state& st, const Call& call, const std::byte* at, std::size_t stride) {
-    using T = typename Call::element_type;
     if (st.rank() != call.root) return;
-    host_ops::fold(call.recv, reinterpret_cast<const T*>(at), static_cast<std::size_t>(st.size()),
-                   stride / sizeof(T), call.n, *call.reduction);
+    host_ops::fold_bytes(call.recv, at, static_cast<std::size_t>(st.size()), stride, call.n, *call.reduction);
   }
   template <class Call>
   static int mpi(const comm_state& st, const Call& call, const mpi_context& x, MPI_Request* r) {

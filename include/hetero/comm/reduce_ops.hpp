@@ -128,6 +128,22 @@ struct reduction {
 template <class F>
 constexpr bool is_builtin_op_v = builtin_op_of<std::remove_cvref_t<F>>() != builtin_op::none;
 
+/// Whether reduction `R` may reorder the operands of elements `T`: `ops::min` and `ops::max`
+/// keep `a` of two equal operands, which is the same element either way only for arithmetic
+/// types (a struct ordered by a key, two equal keys with other fields: an argmin), so for other
+/// types they are taken in rank order, as a user functor not tagged commutative is.
+/// Whether reduction `R` over elements `T` gives the same bits in any order and grouping of its
+/// operands: the built-in operations on integers (sums and products wrap alike, min and max
+/// choose by value). Floating-point sums round by grouping, min and max of signed zeros keep
+/// the first, and a user's operation is not known to.
+template <class R, class T>
+inline constexpr bool regroups_exactly = std::is_integral_v<T>&& R::builtin != builtin_op::none;
+
+template <class R, class T>
+inline constexpr bool commutative_for = R::commutative &&
+                                        (std::is_arithmetic_v<T> ||
+                                         (R::builtin != builtin_op::min && R::builtin != builtin_op::max));
+
 }  // namespace detail
 }  // namespace hetero
 

@@ -40,6 +40,7 @@ struct call_traits {
   std::size_t alignment = 8;      ///< of the element type (the shared-memory payload is 32-byte aligned)
   bool commutative = true;        ///< of the reduction, if any
   std::size_t element_bytes = 1;  ///< sizeof the element type
+  bool regroups_exactly = true;   ///< the reduction's bits do not depend on the operands' grouping
 };
 
 /// The algorithm for one call: `forced` if given, else the tuned choice; an automatic choice
@@ -87,6 +88,10 @@ inline comm_algorithm choose(comm_state& st, const call_traits& call, comm_algor
   if (call.kind == collective::allreduce && !call.commutative &&
       (a == comm_algorithm::dissemination || a == comm_algorithm::ring || a == comm_algorithm::recursive_halving))
     return refuse("the operation is not commutative (tag it ops::commutative if it is)");
+  if (call.kind == collective::allreduce && a == comm_algorithm::dissemination && !call.regroups_exactly)
+    return refuse(
+        "each rank groups the operands its own way, so a floating-point or user operation would leave the "
+        "ranks with different bits (it runs the built-in operations on integers; use recursive_doubling)");
   if (call.kind == collective::allgather && a == comm_algorithm::recursive_doubling &&
       !std::has_single_bit(static_cast<unsigned>(st.size())))
     return refuse(st.size(), " ranks are not a power of two (use bruck or ring)");

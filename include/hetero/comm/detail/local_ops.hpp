@@ -124,6 +124,16 @@ struct host_ops {
     for (std::size_t j = 1; j < count; ++j) combine(acc, vectors + j * stride, n, reduction, false);
   }
 
+  /// The same over vectors spaced `stride` bytes apart (the agreement's records: a stride that
+  /// need not be a multiple of sizeof(T), each vector aligned for T).
+  template <class T, class R>
+  static void fold_bytes(T* acc, const std::byte* vectors, std::size_t count, std::size_t stride, std::size_t n,
+                         const R& reduction) {
+    copy(acc, reinterpret_cast<const T*>(vectors), n);
+    for (std::size_t j = 1; j < count; ++j)
+      combine(acc, reinterpret_cast<const T*>(vectors + j * stride), n, reduction, false);
+  }
+
   template <class T>
   static T* scratch(comm_state& state, int slot, std::size_t n) {
     return state.scratch(slot).template get<T>(n);

@@ -124,7 +124,7 @@ class mpi_reduction {
   static MPI_Op cached_op() {
     static const MPI_Op op = [] {
       MPI_Op o = MPI_OP_NULL;
-      HETERO_MPI_CHECK(MPI_Op_create, &call, R::commutative ? 1 : 0, &o);
+      HETERO_MPI_CHECK(MPI_Op_create, &call, commutative_for<R, T> ? 1 : 0, &o);
       at_mpi_finalize([o]() mutable { MPI_Op_free(&o); });
       return o;
     }();

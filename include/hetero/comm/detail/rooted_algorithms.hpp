@@ -182,7 +182,7 @@ void binomial_gather(comm_state& st, const T* send, T* recv, std::size_t n, int 
 template <class T, class Ops, class R>
 void binomial_reduce(comm_state& st, const T* send, T* recv, std::size_t n, const R& reduction, int root) {
   const int p = st.size(), me = st.rank();
-  const int tree_root = R::commutative ? root : 0;
+  const int tree_root = commutative_for<R, T> ? root : 0;
   const int vr = (me - tree_root + p) % p;
   p2p_batch<T> batch(st, collective::reduce);
   T* acc = (me == root && me == tree_root) ? recv : Ops::template scratch<T>(st, 0, n);

@@ -177,7 +177,8 @@ struct shape_base {
   static call_traits traits(const comm_state&, const Call& call) {
     using T = typename Call::element_type;
     const std::size_t bytes = listed ? 0 : call.n * sizeof(T);
-    return {Kind, bytes, bytes, alignof(T), Call::reduction_type::commutative, sizeof(T)};
+    using R = typename Call::reduction_type;
+    return {Kind, bytes, bytes, alignof(T), commutative_for<R, T>, sizeof(T), regroups_exactly<R, T>};
   }
 };
 

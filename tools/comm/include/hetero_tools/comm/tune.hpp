@@ -166,6 +166,9 @@ inline bool can_run(const communicator& comm, collective c, comm_algorithm a, st
     return comm.has_shared_memory() && published <= comm.options().shm_slot_bytes;
   }
   if (a == comm_algorithm::hierarchical) return comm.node_aware();
+  // Timed on double sums, which dissemination refuses (it runs integer operations only): a
+  // table that chose it would send every floating-point allreduce to MPI's call there.
+  if (c == collective::allreduce && a == comm_algorithm::dissemination) return false;
   if (c == collective::allgather && a == comm_algorithm::recursive_doubling)
     return (comm.size() & (comm.size() - 1)) == 0;
   return true;
