@@ -145,6 +145,25 @@ TEST_CASE("unreadable files and malformed lines are refused, naming the file and
                     ContainsSubstring("weight 1.5") && ContainsSubstring("'too much'"));
   write("0.25\n");
   CHECK_THROWS_WITH(hetero::load_weights(path), ContainsSubstring("line 1"));
+  // A file of every rank's weights is not read as one process's (its lines have three fields).
+  write("# hetero cpu weights v2: <rank> <weight> <label>\n0 0.25 forces\n");
+  CHECK_THROWS_WITH(hetero::load_weights(path),
+                    ContainsSubstring("load it on every rank with load_weights(path, comm)"));
+  CHECK(hetero::split_labels().empty());
+
+  // Labels no file can hold are refused before the file is opened: the old file stays whole.
+  write("# hetero cpu weights v1: <weight> <label>\n0.5 kept\n");
+  for (const std::string& label : {std::string(), std::string("two\nlines")}) {
+    hetero::forget_split_labels();
+    hetero::reset_weight("fine", 0.5);
+    hetero::reset_weight(label, 0.3);
+    CHECK_THROWS_WITH(hetero::save_weights(path), ContainsSubstring("cannot be saved in a weights file") &&
+                                                      ContainsSubstring("nothing was written"));
+    hetero::forget_split_labels();
+    hetero::load_weights(path);
+    CHECK(hetero::split_labels() == std::vector<std::string>{"kept"});
+  }
+  hetero::forget_split_labels();
   std::remove(path.c_str());
 }
 
@@ -183,6 +202,14 @@ TEST_CASE("every rank's weights go to one file and each rank gets its own back",
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK_THROWS_WITH(hetero::load_weights(path, MPI_COMM_WORLD),
                     ContainsSubstring("line 2") && ContainsSubstring("allowed: [0, 1]"));
+  // A label no file can hold on the last rank: refused on every rank, the file left as it was.
+  hetero::reset_weight("nbody forces", 0.5);
+  if (rank == size - 1) hetero::reset_weight("", 0.5);
+  CHECK_THROWS_WITH(hetero::save_weights(path, MPI_COMM_WORLD),
+                    rank == size - 1 ? ContainsSubstring("label '' (on this rank) cannot be saved")
+                                     : ContainsSubstring("rank " + std::to_string(size - 1) + " has a label"));
+  CHECK_THROWS_WITH(hetero::load_weights(path, MPI_COMM_WORLD), ContainsSubstring("line 2"));  // unchanged
+  hetero::forget_split_labels();
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) std::remove(path.c_str());
 }

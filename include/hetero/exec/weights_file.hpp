@@ -29,6 +29,21 @@ namespace hetero {
 
 namespace detail {
 inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <weight> <label>";
+inline constexpr std::string_view rank_weights_header = "# hetero cpu weights v2: <rank> <weight> <label>";
+
+/// The first label of `sharing` that a weights file cannot hold (empty, or with a line break:
+/// each line is "<weight> <label>"), or null.
+inline const std::string* unsavable_label(const std::vector<std::string>& labels) {
+  for (const auto& label : labels)
+    if (label.empty() || label.find('\n') != std::string::npos) return &label;
+  return nullptr;
+}
+
+[[noreturn]] inline void raise_unsavable(const std::string& label, std::string_view where) {
+  raise<invalid_argument>("label '", label, "'", where,
+                          " cannot be saved in a weights file (each line is '<weight> <label>'); allowed: a "
+                          "label of one or more characters without line breaks; nothing was written");
+}
 }  // namespace detail
 
 /// Writes the CPU weight of every label to `path`, one "<weight> <label>" line each (labels may
@@ -44,15 +59,13 @@ inline constexpr std::string_view weights_header = "# hetero cpu weights v1: <we
 /// hetero::save_weights(solver, "solver_weights.txt");   // a work_sharing handle's own labels
 /// @endcode
 inline void save_weights(const work_sharing& sharing, const std::string& path) {
+  const auto labels = sharing.labels();
+  if (const std::string* bad = detail::unsavable_label(labels)) detail::raise_unsavable(*bad, "");
   std::ofstream file(path, std::ios::trunc);
   if (!file)
     detail::raise_io_error(path, "cannot open weights file '", path, "' for writing: ", std::strerror(errno));
   file << detail::weights_header << '\n' << std::setprecision(17);
-  for (const auto& label : sharing.labels()) {
-    HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
-                   "' contains a line break and cannot be saved in a weights file");
-    file << sharing.cpu_weight(label) << ' ' << label << '\n';
-  }
+  for (const auto& label : labels) file << sharing.cpu_weight(label) << ' ' << label << '\n';
   file.flush();
   if (!file) detail::raise_io_error(path, "writing weights file '", path, "' failed");
 }
@@ -67,6 +80,10 @@ inline void load_weights(const work_sharing& sharing, const std::string& path) {
   std::vector<std::pair<double, std::string>> weights;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
+    if (number == 1 && line == detail::rank_weights_header)
+      detail::raise_io_error(path, "weights file '", path,
+                             "' holds every rank's weights (the collective save_weights(path, comm)); load it "
+                             "on every rank with load_weights(path, comm)");
     if (line.empty() || line.front() == '#') continue;
     const auto space = line.find(' ');
     double w = -1;
@@ -89,17 +106,12 @@ inline void save_weights(const std::string& path) { save_weights(default_work_sh
 inline void load_weights(const std::string& path) { load_weights(default_work_sharing(), path); }
 
 namespace detail {
-inline constexpr std::string_view rank_weights_header = "# hetero cpu weights v2: <rank> <weight> <label>";
-
-/// This rank's weights as "<rank> <weight> <label>" lines.
-inline std::string rank_weight_lines(const work_sharing& sharing, int rank) {
+/// This rank's weights as "<rank> <weight> <label>" lines (its labels checked before).
+inline std::string rank_weight_lines(const work_sharing& sharing, const std::vector<std::string>& labels,
+                                     int rank) {
   std::ostringstream text;
   text << std::setprecision(17);
-  for (const auto& label : sharing.labels()) {
-    HETERO_EXPECTS(label.find('\n') == std::string::npos, "label '", label,
-                   "' contains a line break and cannot be saved in a weights file");
-    text << rank << ' ' << sharing.cpu_weight(label) << ' ' << label << '\n';
-  }
+  for (const auto& label : labels) text << rank << ' ' << sharing.cpu_weight(label) << ' ' << label << '\n';
   return text.str();
 }
 }  // namespace detail
@@ -112,6 +124,7 @@ struct weights_exchange {
   int length = 0;
   std::vector<int> lengths, offsets;
   std::string all;
+  int first_bad = -1;  // the first rank with a label no file can hold (rank 0 tells all), or -1
   int written = 1;
 };
 }  // namespace detail
@@ -146,13 +159,28 @@ inline void save_weights(const work_sharing& sharing, const std::string& path, c
       throw;
     }
   };
-  x->mine = detail::rank_weight_lines(sharing, rank);
-  x->length = detail::mpi_count(x->mine.size(), "weights text");
+  // A rank with a label no file can hold sends -1 for its length: rank 0 names the first such
+  // rank to all, and every rank raises before anything is written.
+  const auto labels = sharing.labels();
+  const std::string* bad = detail::unsavable_label(labels);
+  if (!bad) x->mine = detail::rank_weight_lines(sharing, labels, rank);
+  x->length = bad ? -1 : detail::mpi_count(x->mine.size(), "weights text");
   x->lengths.resize(static_cast<std::size_t>(size));
   x->offsets.resize(static_cast<std::size_t>(size));
   MPI_Request request = MPI_REQUEST_NULL;
   HETERO_MPI_CHECK(MPI_Igather, &x->length, 1, MPI_INT, x->lengths.data(), 1, MPI_INT, 0, comm.get(), &request);
   wait(request, "gather of text lengths");
+  if (rank == 0)
+    for (int r = size - 1; r >= 0; --r)
+      if (x->lengths[static_cast<std::size_t>(r)] < 0) x->first_bad = r;
+  HETERO_MPI_CHECK(MPI_Ibcast, &x->first_bad, 1, MPI_INT, 0, comm.get(), &request);
+  wait(request, "broadcast of the labels' check");
+  if (bad) detail::raise_unsavable(*bad, " (on this rank)");
+  if (x->first_bad >= 0)
+    detail::raise<invalid_argument>(
+        "save_weights: rank ", x->first_bad,
+        " has a label that cannot be saved in a weights file (its error names it); nothing "
+        "was written");
   if (rank == 0) {
     std::size_t total = 0;
     for (int r = 0; r < size; ++r) {
