@@ -10,6 +10,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -434,6 +435,27 @@ TEST_CASE("the blocks of a guarded part cover it once, balanced and at most max_
     }
   }
 }
+
+#if HETERO_HAS_OPENMP() && HETERO_HAS_SERIAL()
+TEST_CASE("a guarded part that ends at the largest index runs every element", "[exec][exceptions]") {
+  // A block's end was first + block, past INT64_MAX for the last block of such a part: it
+  // wrapped, and the last block ran nothing.
+  const std::int64_t end = std::numeric_limits<std::int64_t>::max();
+  auto gen = hetero::testing::rng(68);
+  // Odd: on two or more threads the last block's first + block is then past INT64_MAX.
+  const std::int64_t items = 2 * std::uniform_int_distribution<std::int64_t>(1, 20)(gen) + 1;
+  std::atomic<std::int64_t> count{0}, sum_of_offsets{0};
+  // Weight 0: every element on the OpenMP side, whose body (not noexcept) runs in guarded blocks.
+  hetero::parallel_for("largest index",
+                       hetero::split_policy<Kokkos::OpenMP, Kokkos::Serial>(end - items, end).weight(0),
+                       [&](std::int64_t i) {
+                         ++count;
+                         sum_of_offsets += end - i;
+                       });
+  CHECK(count.load() == items);
+  CHECK(sum_of_offsets.load() == items * (items + 1) / 2);
+}
+#endif
 
 TEST_CASE("a part's copy of the body counts no View references, and the user's Views keep theirs",
           "[exec][exceptions]") {

@@ -107,5 +107,8 @@ TEST_CASE("mirrored arrays refuse mismatched sizes and rows outside them, naming
   CHECK_THROWS_AS(a.assign_host(wrong), hetero::invalid_argument);
   CHECK_THROWS_WITH(a.sync_device(4, 12), ContainsSubstring("rows [4, 12)") && ContainsSubstring("10 rows"));
   CHECK_THROWS_WITH(a.modify_host(-1, 3), ContainsSubstring("rows [-1, 3)"));
+  // Only -1 means "to the last row": another negative end is outside the array.
+  CHECK_THROWS_WITH(a.sync_host(0, -5), ContainsSubstring("rows [0, -5)"));
+  CHECK_THROWS_WITH(a.modify_device(3, -2), ContainsSubstring("rows [3, -2)"));
   CHECK_THROWS_WITH(rows3("neg", -3), ContainsSubstring("extent is -3"));
 }

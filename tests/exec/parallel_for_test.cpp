@@ -176,6 +176,11 @@ TEST_CASE("bad weights, counts and sizes raise invalid_argument naming the value
       hetero::parallel_for("bad", 10, hetero::access(hetero::reads(small), hetero::writes(small)),
                            KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<double*>, hetero::loop_view<double*>){}),
       ContainsSubstring("appears twice"));
+  auto copy = small;  // a copy of the handle is the same array
+  CHECK_THROWS_WITH(hetero::parallel_for("bad", 10, hetero::access(hetero::reads_all(small), hetero::writes(copy)),
+                                         KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<const double*>,
+                                                       hetero::loop_view<double*>){}),
+                    ContainsSubstring("appears twice"));
   hetero::mirrored_array<double*> big("big", 5);
   CHECK_NOTHROW(hetero::parallel_for("ok", 3, hetero::access(hetero::reads_all(big)),
                                      KOKKOS_LAMBDA(std::int64_t, hetero::loop_view<const double*>){}));
@@ -191,6 +196,36 @@ TEST_CASE("a split loop inside a part of another split loop is refused", "[exec]
                                                              [](std::int64_t) {});
                                       }),
                     ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
+  // The same from the threads of a part's OpenMP kernel (the host part's chunks run there):
+  // each is refused, where before it waited for ever for the outer loop's lock.
+  using host_openmp = hetero::split_policy<Kokkos::Serial, Kokkos::OpenMP>;
+  std::atomic<int> refused{0}, chunks{0};
+  CHECK_THROWS_WITH(hetero::split_for("outer", host_openmp(0, 8).weight(0.5).host_chunks(4),
+                                      [&](const auto&, std::int64_t, std::int64_t) {
+                                        ++chunks;
+                                        try {
+                                          hetero::parallel_for("inner", host_openmp(0, 4).weight(0.5),
+                                                               [](std::int64_t) {});
+                                        } catch (const hetero::runtime_error&) {
+                                          ++refused;
+                                          throw;
+                                        }
+                                      }),
+                    ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
+  CHECK(refused.load() == chunks.load());
+  // Refused before its arrays are touched: the device copy stays the current one.
+  hetero::mirrored_array<double*, Kokkos::OpenMP, Kokkos::Serial> y(hetero::mirror_mode::separate, "y", 4);
+  Kokkos::deep_copy(y.device_view(), 7.0);
+  y.modify_device();
+  CHECK_THROWS_WITH(hetero::split_for("outer", policy(0, 4).weight(0.5).host_chunks(1),
+                                      [&](const auto&, std::int64_t, std::int64_t) {
+                                        hetero::parallel_for("inner", policy(0, 4).weight(0.5),
+                                                             hetero::access(hetero::writes(y)),
+                                                             [](std::int64_t, hetero::loop_view<double*>) {});
+                                      }),
+                    ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
+  y.sync_host();
+  for (std::int64_t i = 0; i < 4; ++i) CHECK(y.host_view()(i) == 7.0);
   // A loop that does not split (one side has nothing) may run inside one.
   std::atomic<int> count{0};
   hetero::split_for("outer", policy(0, 4).weight(0.5).host_chunks(1),

@@ -7,7 +7,9 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -63,6 +65,18 @@ TEST_CASE("gpu_seconds and cpu_seconds are the last device and host times; stati
   hetero::set_tuner("timed", hetero::tuner_kind::model);
   hetero::parallel_for("timed", policy(0, 2).host_chunks(1), [](std::int64_t) {});
   CHECK(hetero::split_statistics("timed").runs == 4);
+
+  // A tuner of the user's that gives NaN: named, and the weight stays (std::clamp kept NaN).
+  struct nan_tuner final : hetero::tuner {
+    double next_weight(const hetero::split_sample&) override { return std::nan(""); }
+    [[nodiscard]] const char* name() const noexcept override { return "nan"; }
+  };
+  hetero::reset_weight("timed", 0.5);
+  hetero::set_tuner("timed", std::make_unique<nan_tuner>());
+  CHECK_THROWS_WITH(hetero::parallel_for("timed", policy(0, 2).host_chunks(1), [](std::int64_t) {}),
+                    ContainsSubstring("the tuner of split loop 'timed' gave the next weight NaN") &&
+                        ContainsSubstring("the weight stays 0.5"));
+  CHECK(hetero::cpu_weight("timed") == 0.5);
 }
 #endif
 

@@ -161,7 +161,8 @@ void check_accesses(const Policy& policy, const access_list<A...>& list) {
             }(),
             ...);
         if constexpr (sizeof...(A) > 1) {
-          const void* arrays[] = {static_cast<const void*>(a.array)...};
+          // The array's own state, which copies of a handle share (not the handle's address).
+          const void* arrays[] = {static_cast<const void*>(&a.array->device_view())...};
           for (std::size_t i = 0; i < sizeof...(A); ++i)
             for (std::size_t j = i + 1; j < sizeof...(A); ++j)
               HETERO_EXPECTS(arrays[i] != arrays[j],

@@ -177,7 +177,7 @@ class mirrored_array {
   }
 
   std::int64_t checked_end(std::int64_t lo, std::int64_t hi) const {
-    const std::int64_t end = hi < 0 ? m_state->rows : hi;
+    const std::int64_t end = hi == -1 ? m_state->rows : hi;  // -1: to the last row
     HETERO_EXPECTS(0 <= lo && lo <= end && end <= m_state->rows, "rows [", lo, ", ", end, ") of mirrored array '",
                    m_state->label, "' are outside its ", m_state->rows, " rows");
     return end;

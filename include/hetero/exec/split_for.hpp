@@ -67,8 +67,13 @@ void split_for(const work_sharing& sharing, std::string_view label, const Range&
       sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state&) {
         const auto space = detail::device_instance(policy.device(), plan.device_threads);
-        std::apply([&](const auto&... views) { body(space, plan.device_begin, plan.device_end, views...); },
-                   detail::side_views<true>(arrays));
+        try {
+          std::apply([&](const auto&... views) { body(space, plan.device_begin, plan.device_end, views...); },
+                     detail::side_views<true>(arrays));
+        } catch (...) {
+          space.fence();  // what the body queued before it threw ends before the caller sees its error
+          throw;
+        }
         space.fence();
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {

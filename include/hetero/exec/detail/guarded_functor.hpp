@@ -144,7 +144,8 @@ struct guarded_blocks {
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k, Value& update) const {
     if (error->failed()) return;
-    const std::int64_t first = begin + k * block, last = std::min(end, first + block);
+    const std::int64_t first = begin + k * block,
+                       last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {
       for (std::int64_t i = first; i < last; ++i) body(i, update);
     } catch (...) {
@@ -161,7 +162,8 @@ struct guarded_blocks<Body, void> {
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k) const {
     if (error->failed()) return;
-    const std::int64_t first = begin + k * block, last = std::min(end, first + block);
+    const std::int64_t first = begin + k * block,
+                       last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {
       for (std::int64_t i = first; i < last; ++i) body(i);
     } catch (...) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -184,7 +185,14 @@ inline void record_run(label_state& state, const split_sample& sample, double st
   s.step.add(step_seconds, s.runs);
   state.last_untimed.store(false, std::memory_order_relaxed);
   if (tune) {
-    state.weight = std::clamp(state.tuner->next_weight(sample), 0.0, 1.0);
+    const double next = state.tuner->next_weight(sample);
+    // std::clamp keeps a NaN, which would split the next run by an unspecified count.
+    if (std::isnan(next))
+      raise<invalid_argument>("the tuner of split loop '", state.device_kernel,
+                              "' gave the next weight NaN; allowed: a number (clamped to [0, 1]); the weight "
+                              "stays ",
+                              state.weight);
+    state.weight = std::clamp(next, 0.0, 1.0);
   } else if (!decision.empty()) {
     state.weight = sample.weight;  // hetero chose the weight, and says why
   }

@@ -5,9 +5,15 @@
 #ifndef HETERO_EXEC_DETAIL_RUN_SIDES_HPP
 #define HETERO_EXEC_DETAIL_RUN_SIDES_HPP
 
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <string_view>
+
+#include <Kokkos_Core.hpp>
+#if defined(KOKKOS_ENABLE_OPENMP)
+#include <omp.h>
+#endif
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/timer.hpp"
@@ -33,6 +39,34 @@ class running_split_scope {
  private:
   std::string_view m_previous;
 };
+
+/// The label of the split loop running both sides now (it holds `split_run_mutex`); null when none.
+inline std::atomic<const std::string_view*> g_running_split{nullptr};
+
+/// Whether this thread runs in an active OpenMP parallel region (a thread of a Kokkos kernel on
+/// OpenMP, such as a part of a split loop).
+inline bool in_host_parallel_region() noexcept {
+#if defined(KOKKOS_ENABLE_OPENMP)
+  return omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
+/// Raises `runtime_error` where a split loop that runs both sides, `label`, is started inside a
+/// part of another: it would wait for ever for the helper thread (and the lock) that the other
+/// one holds. A thread of a part's OpenMP kernel is not marked as the part's own threads are:
+/// a split loop there while another runs is taken as nested too.
+inline void refuse_nested_split(std::string_view label) {
+  const std::string_view* running = t_running_split.empty() && in_host_parallel_region()
+                                        ? g_running_split.load(std::memory_order_acquire)
+                                        : nullptr;
+  if (!t_running_split.empty() || running)
+    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '",
+                         running ? *running : t_running_split,
+                         "'; split loops do not nest (both would need the helper thread): run the inner loop "
+                         "with a plain Kokkos::parallel_for on the part's execution space");
+}
 
 /// Seconds of each side of one run.
 struct side_seconds {
@@ -72,11 +106,12 @@ side_seconds run_sides(helper_thread* helper, std::string_view label, DevicePart
     (device_runs ? seconds.device : seconds.host) = watch.seconds();
     return seconds;
   }
-  if (!t_running_split.empty())
-    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
-                         "'; split loops do not nest (both would need the helper thread): run the inner loop "
-                         "with a plain Kokkos::parallel_for on the part's execution space");
+  refuse_nested_split(label);
   std::scoped_lock lock(split_run_mutex());
+  g_running_split.store(&label, std::memory_order_release);
+  struct unmark {
+    ~unmark() { g_running_split.store(nullptr, std::memory_order_release); }
+  } unmark_on_exit;
   constexpr bool device_on_caller = runs_on_master_thread<Device>;
   std::exception_ptr device_error, host_error;
   auto run_here = [&](auto& part, double& spent, std::exception_ptr& error) {

@@ -102,7 +102,10 @@ void split_run(const work_sharing& sharing, std::string_view label, const Policy
       }
     }
     split_plan plan = make_split_plan(policy.begin(), policy.end(), weight, chunks);
-    if (plan.device_items() > 0 && plan.host_items() > 0) plan.device_threads = device_threads;
+    if (plan.device_items() > 0 && plan.host_items() > 0) {
+      plan.device_threads = device_threads;
+      refuse_nested_split(label);  // before any copy is marked current (run_sides checks it too)
+    }
     const move_seconds moved = prepare_accesses(access, plan);
     auto device_part = [&] {
       const region running("exec", label, "device");
