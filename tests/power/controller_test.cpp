@@ -255,6 +255,15 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   CHECK_THROWS_WITH(
       controller(m, log, MPI_COMM_WORLD, {.budget_watts = size_of() * table.power(4), .group_size = -1}),
       ContainsSubstring("group_size is -1"));
+  // Detection options are checked here, on every rank: on the leader's helper thread, where the
+  // detection runs, they could not raise (the group waited for its answer until the timeout).
+  CHECK_THROWS_WITH(
+      controller(m, log, MPI_COMM_WORLD,
+                 {.budget_watts = size_of() * table.power(4), .detection = {.min_correlation = 0.0}}),
+      ContainsSubstring("min_correlation is 0"));
+  CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD,
+                               {.budget_watts = size_of() * table.power(4), .detection = {.min_frames = 0}}),
+                    ContainsSubstring("min_frames is 0"));
 
   // An actuator that fails on rank 0 after its first setting: the loop goes on (the other
   // ranks wait for rank 0's part), and stop() tells rank 0.

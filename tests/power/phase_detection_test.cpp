@@ -78,6 +78,23 @@ TEST_CASE("series without a period are reported as such", "[power][phase]") {
   CHECK_FALSE(detect_phase_length(noise, options).found);
 }
 
+TEST_CASE("detection options it cannot use are refused, not searched for ever", "[power][phase][errors]") {
+  using Catch::Matchers::ContainsSubstring;
+  // min_correlation 0 took a series without any peak as periodic, and peak_tolerance above 1
+  // looked for a peak higher than the highest: both searched past the function's end.
+  auto rng = hetero::testing::rng(15);
+  const auto periodic = square_wave(200, 10.0, 0.5, 0.0, 0.05, rng);
+  const std::vector<double> constant(32, 1.0);
+  CHECK_THROWS_WITH(detect_phase_length(constant, {.min_correlation = 0.0}),
+                    ContainsSubstring("min_correlation is 0; allowed: (0, 1]"));
+  CHECK_THROWS_WITH(detect_phase_length(periodic, {.peak_tolerance = 1.5}),
+                    ContainsSubstring("peak_tolerance is 1.5; allowed: (0, 1]"));
+  CHECK_THROWS_WITH(detect_phase_length(periodic, {.peak_tolerance = std::nan("")}),
+                    ContainsSubstring("peak_tolerance is nan"));
+  CHECK_THROWS_WITH(hetero::power::phase_detector(64, {.min_frames = 0}), ContainsSubstring("min_frames is 0"));
+  CHECK(detect_phase_length(periodic, {.peak_tolerance = 1.0}).found);  // the highest peak itself
+}
+
 TEST_CASE("the online detector keeps a sliding window", "[power][phase]") {
   auto rng = hetero::testing::rng(14);
   hetero::power::phase_detector detector(128);

@@ -106,6 +106,7 @@ class controller {
     HETERO_EXPECTS(m_options.phases == phase_source::markers || m_options.learning_frames >= 16,
                    "controller_options::learning_frames is ", m_options.learning_frames, "; need at least 16");
     HETERO_EXPECTS(m_options.fallback_phase_frames >= 1, "controller_options::fallback_phase_frames is 0");
+    check_detection_options(m_options.detection);  // used on the leader's helper thread, where it could not raise
     if (m_options.mode == policy::dynamic)
       ::hetero::detail::require_thread_multiple("the dynamic power policy calls MPI from a helper thread and");
     m_channel = std::make_unique<detail::control_channel>(comm, m_options.group_size);
@@ -237,6 +238,11 @@ class controller {
   }
 
   // Phase marks seen since the start, then the autocovariance of the learning frames.
+  // The longest lag of the learning series' autocovariance (detection.max_lag, or half the series).
+  [[nodiscard]] std::size_t learning_lags() const noexcept {
+    return longest_lag(m_options.learning_frames, m_options.detection);
+  }
+
   std::vector<double> learning_message() const {
     const auto frames = m_monitor.frames_since(0);
     std::vector<double> series;
@@ -245,7 +251,7 @@ class controller {
     series.resize(m_options.learning_frames, 0.0);
     const auto marks = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
     std::vector<double> message = {static_cast<double>(marks - m_first_mark)};
-    const auto c = autocovariance(series, m_options.learning_frames / 2);
+    const auto c = autocovariance(series, learning_lags());
     message.insert(message.end(), c.begin(), c.end());
     return message;
   }
@@ -295,7 +301,9 @@ class controller {
     // The ranks of a group receive a round's settings within about a frame of each other. Those
     // that lower their power do so at once; those that raise it wait one frame, so that the sum
     // stays within the budget while the round takes effect.
-    if (step > m_status.setting.step) {
+    // A raise is more power as granted (what RAPL and NVML's power limits write), not only a
+    // higher step: the same step with a larger share of what is left raises too.
+    if (step > m_status.setting.step || setting.power_watts > m_status.setting.power_watts) {
       m_raise = setting;
     } else {
       m_raise.reset();
@@ -359,7 +367,7 @@ class controller {
     while (m_channel->posted() < total) {
       const bool learning = m_channel->posted() == 0 && m_options.phases != phase_source::markers;
       if (learning) {
-        m_channel->post(std::vector<double>(m_options.learning_frames / 2 + 2, 0.0), plan_values, true);
+        m_channel->post(std::vector<double>(learning_lags() + 2, 0.0), plan_values, true);
       } else {
         m_channel->post({0.0}, 2, false);
       }

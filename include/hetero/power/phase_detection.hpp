@@ -32,6 +32,27 @@ struct phase_detection_options {
   double min_correlation = 0.25;
 };
 
+/// Throws `hetero::invalid_argument` for options the detection cannot use: `min_frames` 0, a
+/// `peak_tolerance` outside (0, 1] or a `min_correlation` outside (0, 1] (at 0 a series with
+/// no peak at all would be taken as periodic), naming the field and what is allowed.
+inline void check_detection_options(const phase_detection_options& options) {
+  HETERO_EXPECTS(options.min_frames >= 1,
+                 "phase_detection_options::min_frames is 0; the shortest phase is 1 frame");
+  HETERO_EXPECTS(options.peak_tolerance > 0 && options.peak_tolerance <= 1,
+                 "phase_detection_options::peak_tolerance is ", options.peak_tolerance,
+                 "; allowed: (0, 1], a fraction of the highest peak");
+  HETERO_EXPECTS(options.min_correlation > 0 && options.min_correlation <= 1,
+                 "phase_detection_options::min_correlation is ", options.min_correlation,
+                 "; allowed: (0, 1], a normalised autocorrelation");
+}
+
+/// The longest lag the detection examines in a series of `frames` frames: `options.max_lag`
+/// (at most frames - 1), or half the series where it is 0.
+inline std::size_t longest_lag(std::size_t frames, const phase_detection_options& options) noexcept {
+  if (frames == 0) return 0;
+  return options.max_lag ? std::min(options.max_lag, frames - 1) : frames / 2;
+}
+
 /// What the detection found.
 struct phase_estimate {
   bool found = false;          ///< a period was found
@@ -104,15 +125,16 @@ inline bool is_peak(std::span<const double> r, std::size_t lag) {
 /// Finds the period in an autocorrelation function `r` (from `autocorrelation`, or the average
 /// of several ranks' functions).
 inline phase_estimate detect_phase(std::span<const double> r, const phase_detection_options& options = {}) {
-  HETERO_EXPECTS(options.min_frames >= 1,
-                 "phase_detection_options::min_frames is 0; the shortest phase is 1 frame");
+  check_detection_options(options);
   double best = 0.0;
   for (std::size_t lag = 2; lag < r.size(); ++lag)
     if (detail::is_peak(r, lag)) best = std::max(best, r[lag]);
   phase_estimate estimate;
   if (best < options.min_correlation) return estimate;
+  // best > 0 is a peak's height and peak_tolerance <= 1, so this finds one (the highest at worst).
   std::size_t lag = 2;
-  while (!(detail::is_peak(r, lag) && r[lag] >= options.peak_tolerance * best)) ++lag;
+  while (lag < r.size() && !(detail::is_peak(r, lag) && r[lag] >= options.peak_tolerance * best)) ++lag;
+  if (lag >= r.size()) return estimate;
   double period = detail::interpolated_peak(r, lag);
   // Refine with the farthest clear peak at a multiple of the period: its position divided by
   // the multiple is k times less affected by rounding to whole frames.
@@ -146,8 +168,7 @@ inline phase_estimate detect_phase(std::span<const double> r, const phase_detect
 inline phase_estimate detect_phase_length(std::span<const double> series,
                                           const phase_detection_options& options = {}) {
   HETERO_EXPECTS(series.size() >= 8, "phase detection needs at least 8 frames; got ", series.size());
-  const std::size_t max_lag = options.max_lag ? std::min(options.max_lag, series.size() - 1) : series.size() / 2;
-  const auto r = autocorrelation(series, max_lag);
+  const auto r = autocorrelation(series, longest_lag(series.size(), options));
   return detect_phase(r, options);
 }
 
@@ -159,6 +180,7 @@ class phase_detector {
   explicit phase_detector(std::size_t window_frames, phase_detection_options options = {})
       : m_window(window_frames), m_options(options) {
     HETERO_EXPECTS(window_frames >= 8, "phase detector window of ", window_frames, " frames; need at least 8");
+    check_detection_options(m_options);
   }
   /// Appends one frame's active time (oldest frames fall out of the window).
   void add(double active_seconds) {
@@ -172,9 +194,7 @@ class phase_detector {
   /// The autocorrelation of the frames held, up to the detection's longest lag.
   [[nodiscard]] std::vector<double> correlation() const {
     const std::vector<double> series(m_series.begin(), m_series.end());
-    const std::size_t max_lag =
-        m_options.max_lag ? std::min(m_options.max_lag, series.size() - 1) : series.size() / 2;
-    return autocorrelation(series, max_lag);
+    return autocorrelation(series, longest_lag(series.size(), m_options));
   }
   /// The phase length estimated from the frames held (needs 8 frames at least).
   [[nodiscard]] phase_estimate estimate() const {
