@@ -8,12 +8,14 @@
 #include <hetero/task.hpp>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_predicate.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,6 +129,48 @@ TEST_CASE("an asynchronous write's error reaches wait() on every rank", "[io][as
   auto handle = out.write_async("a", other);  // the name is taken by another shape
   CHECK_THROWS_WITH(handle.wait(), ContainsSubstring("already holds a dataset of that name"));
   CHECK(handle.done());
+}
+
+TEST_CASE("the I/O thread hands each hetero error back as its own type, with its facts", "[io][async][errors]") {
+  // A deadlock_error (a collective write whose ranks did not all come) reached wait() as a plain
+  // hetero::error, and an mpi_error lost its call and code.
+  auto& thread = hetero::detail::io_thread::instance();
+  const auto rethrown = [&](auto thrown) {
+    auto job = thread.submit([thrown] { throw thrown; });
+    try {
+      job->wait();
+    } catch (const decltype(thrown)& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("another type: ") + e.what();
+    }
+    return std::string("nothing thrown");
+  };
+  CHECK(rethrown(hetero::io_error("full disk", "x.h5")) == "full disk");
+  CHECK(rethrown(hetero::invalid_argument("bad box")) == "bad box");
+  CHECK(rethrown(hetero::distribution_error("no cover")) == "no cover");
+  CHECK(rethrown(hetero::backend_error("no device")) == "no device");
+  CHECK(rethrown(hetero::runtime_error("refused")) == "refused");
+  CHECK(rethrown(hetero::mpi_error("MPI_File_write_at_all", 15, "write failed")) == "write failed");
+  CHECK(rethrown(hetero::deadlock_error("ranks 1, 2 never came", {1, 2}, 2.5, 3, 0)) == "ranks 1, 2 never came");
+  auto plain = thread.submit([] { throw std::out_of_range("plain"); });
+  CHECK_THROWS_AS(plain->wait(), hetero::error);  // any other exception: hetero::error, its text kept
+
+  auto mpi_job = thread.submit([] { throw hetero::mpi_error("MPI_File_sync", 7, "sync failed"); });
+  CHECK_THROWS_MATCHES(mpi_job->wait(), hetero::mpi_error,
+                       Catch::Matchers::Predicate<hetero::mpi_error>([](const hetero::mpi_error& e) {
+                         return e.call() == "MPI_File_sync" && e.code() == 7;
+                       }));
+  auto late = thread.submit([] { throw hetero::deadlock_error("gave up", {2}, 1.5, 3, 1); });
+  try {
+    late->wait();
+    FAIL("no deadlock_error");
+  } catch (const hetero::deadlock_error& e) {
+    CHECK(e.missing_ranks() == std::vector<int>{2});
+    CHECK(e.waited_seconds() == 1.5);
+    CHECK(e.comm_size() == 3);
+    CHECK(e.rank() == 1);
+  }
 }
 
 TEST_CASE("write_async copies large blocks into memory aligned for huge pages", "[io][async]") {

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "hetero/core/error.hpp"
 
@@ -30,10 +31,26 @@ struct io_job {
   std::mutex lock;
   std::condition_variable finished;
   bool done = false;
-  enum class failure { none, io, invalid_argument, mpi, runtime, other } error = failure::none;
+  enum class failure {
+    none,
+    io,
+    invalid_argument,
+    distribution,
+    mpi,
+    deadlock,
+    backend,
+    runtime,
+    other
+  } error = failure::none;
   std::string message, path;
+  std::string call;              ///< mpi_error: the MPI function
+  int code = 0;                  ///< mpi_error: its error code
+  std::vector<int> missing;      ///< deadlock_error: the ranks not arrived
+  double waited = 0;             ///< deadlock_error: seconds waited
+  int comm_size = 0, rank = -1;  ///< deadlock_error: the communicator's size, this rank in it
 
-  /// Waits for the job; throws what it threw (the same hetero error type, or hetero::error).
+  /// Waits for the job; throws what it threw (the same hetero error type, with its facts, or
+  /// hetero::error for any other exception).
   void wait() {
     std::unique_lock hold(lock);
     finished.wait(hold, [&] { return done; });
@@ -53,7 +70,10 @@ struct io_job {
       case failure::none: return;
       case failure::io: throw hetero::io_error(message, path);
       case failure::invalid_argument: throw hetero::invalid_argument(message);
-      case failure::mpi: throw hetero::mpi_error("MPI", 0, message);
+      case failure::distribution: throw hetero::distribution_error(message);
+      case failure::mpi: throw hetero::mpi_error(call, code, message);
+      case failure::deadlock: throw hetero::deadlock_error(message, missing, waited, comm_size, rank);
+      case failure::backend: throw hetero::backend_error(message);
       case failure::runtime: throw hetero::runtime_error(message);
       case failure::other: throw hetero::error(message);
     }
@@ -69,8 +89,16 @@ struct io_job {
       kind = failure::io, text = e.what(), where = e.path();
     } catch (const hetero::invalid_argument& e) {
       kind = failure::invalid_argument, text = e.what();
+    } catch (const distribution_error& e) {
+      kind = failure::distribution, text = e.what();
     } catch (const mpi_error& e) {
       kind = failure::mpi, text = e.what();
+      call = e.call(), code = e.code();
+    } catch (const deadlock_error& e) {
+      kind = failure::deadlock, text = e.what();
+      missing = e.missing_ranks(), waited = e.waited_seconds(), comm_size = e.comm_size(), rank = e.rank();
+    } catch (const backend_error& e) {
+      kind = failure::backend, text = e.what();
     } catch (const hetero::runtime_error& e) {
       kind = failure::runtime, text = e.what();
     } catch (const std::exception& e) {
