@@ -1,6 +1,7 @@
 // checkpoint: numbered checkpoints of two arrays and scalars, the newest `keep` kept, restore
 // reading the newest into other distributions (every element checked); a writer abandoned
-// by an exception leaves the previous checkpoint current and no file behind; bad arguments.
+// by an exception leaves the previous checkpoint current and no file behind; a folder sync that
+// fails after the rename (fsync interposed below); bad arguments.
 // A killed rank and a full file system are tested by checkpoint_fault_test.sh, in jobs of
 // their own.
 #include <hetero/io.hpp>
@@ -8,6 +9,11 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
 #include <filesystem>
 
 #include "io_support.hpp"
@@ -15,6 +21,23 @@
 using Catch::Matchers::ContainsSubstring;
 using dist_test::world_rank;
 using dist_test::world_size;
+
+namespace {
+std::atomic<bool> g_fail_folder_fsync{false};
+}  // namespace
+
+// This program's fsync: when armed, the next one of a folder (the checkpoint's sync after its
+// rename) fails with EIO; every other call goes to the C library's.
+extern "C" int fsync(int fd) {
+  struct stat status {};
+  if (g_fail_folder_fsync.load() && ::fstat(fd, &status) == 0 && S_ISDIR(status.st_mode) &&
+      g_fail_folder_fsync.exchange(false)) {
+    errno = EIO;
+    return -1;
+  }
+  static const auto next = reinterpret_cast<int (*)(int)>(::dlsym(RTLD_NEXT, "fsync"));
+  return next(fd);
+}
 
 namespace {
 
@@ -116,6 +139,27 @@ TEST_CASE("a checkpoint whose asynchronous write failed is not made current", "[
   auto back = make_field(hetero::distribution::cyclic());
   saved.restore()->read("u", back);
   CHECK(io_test::wrong_elements(back, salt) == 0);
+}
+
+TEST_CASE("a checkpoint whose folder sync fails after the rename is current and keeps the older ones",
+          "[io][checkpoint][errors]") {
+  // The rename happened, so the new file is the newest whole one (restore opens it); the error
+  // says so, and nothing older is removed, since a crash may yet undo the rename.
+  const io_test::scratch dir("io-checkpoint-fsync");
+  auto rng = hetero::testing::rng(44);
+  const auto first = rng(), second = rng();
+  hetero::checkpoint saved(dir.file("run"), MPI_COMM_WORLD, {.keep = 1});
+  io_test::commit_checkpoint(saved, 1, first);
+  if (world_rank() == 0) g_fail_folder_fsync = true;  // rank 0 renames and syncs
+  CHECK_THROWS_WITH(io_test::commit_checkpoint(saved, 2, second),
+                    ContainsSubstring("checkpoint step 2 is current") &&
+                        ContainsSubstring("syncing its folder failed: Input/output error") &&
+                        ContainsSubstring("the older checkpoints were kept"));
+  g_fail_folder_fsync = false;
+  CHECK(saved.steps() == std::vector<std::int64_t>{1, 2});  // keep = 1 would have removed step 1
+  CHECK(saved.restore()->get<std::uint64_t>("salt") == second);
+  io_test::commit_checkpoint(saved, 3, first);  // the next commit prunes as usual
+  CHECK(saved.steps() == std::vector<std::int64_t>{3});
 }
 
 TEST_CASE("checkpoint arguments are checked", "[io][checkpoint][errors]") {

@@ -151,7 +151,8 @@ class checkpoint_writer {
   /// file closed; then one rank renames it to its final name (atomic), syncs the folder and
   /// removes the checkpoints older than the newest `keep`. Throws `io_error` on every rank
   /// when the flush, close or rename failed, or an asynchronous write to the file failed; the
-  /// previous checkpoints then stay as they were.
+  /// previous checkpoints then stay as they were. Where only the folder's sync failed, after
+  /// the rename, this checkpoint is current and `io_error` says so; nothing older is removed.
   void commit() {
     const region running("io", "checkpoint commit");
     auto& out = file();
@@ -162,14 +163,19 @@ class checkpoint_writer {
       detail::raise_io(m_final, "making checkpoint step ", m_step, " current: an asynchronous write to ",
                        m_partial,
                        " failed (its handle's wait() raises why); the previous checkpoints stay as they were");
-    int failure = 0;
-    if (m_rank == 0) failure = publish();
-    failure = static_cast<int>(
-        detail::broadcast_from_first(m_comm.get(), failure, "hetero::checkpoint commit (the rename's outcome)"));
-    if (failure != 0)
+    std::int64_t outcome = 0;  // rank 0's publish(): 0, or the step that failed and its errno
+    if (m_rank == 0) outcome = publish();
+    outcome =
+        detail::broadcast_from_first(m_comm.get(), outcome, "hetero::checkpoint commit (the rename's outcome)");
+    const int failure = static_cast<int>(outcome % publish_stage);
+    if (outcome != 0 && outcome < publish_stage)
       detail::raise_io(m_final, "making checkpoint step ", m_step, " current (renaming ", m_partial, " to ",
-                       m_final, " and syncing its folder): ", std::strerror(failure));
+                       m_final, "): ", std::strerror(failure), "; the previous checkpoints stay as they were");
     m_committed = true;
+    if (outcome != 0)  // renamed, but the rename may not survive a crash: nothing older is removed
+      detail::raise_io(m_final, "checkpoint step ", m_step, " is current (", m_final,
+                       "), but syncing its folder failed: ", std::strerror(failure),
+                       "; a crash now may bring the previous one back, so the older checkpoints were kept");
     if (m_rank == 0) {
       const auto whole = detail::checkpoint_files(m_prefix, ".h5");
       std::error_code ignored;
@@ -193,15 +199,17 @@ class checkpoint_writer {
     m_file.emplace(m_partial, file_mode::create, m_comm.get());
   }
 
-  // Rank 0: rename, then fsync the folder so that the rename itself survives a crash.
-  int publish() const {
+  // Rank 0: rename, then fsync the folder so that the rename itself survives a crash. 0, the
+  // rename's errno, or publish_stage + the folder sync's errno (the file was renamed then).
+  static constexpr std::int64_t publish_stage = 1 << 20;
+  std::int64_t publish() const {
     if (std::rename(m_partial.c_str(), m_final.c_str()) != 0) return errno;
     const auto folder = std::filesystem::path(m_final).parent_path();
     const int fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return errno;
+    if (fd < 0) return publish_stage + errno;
     const int synced = ::fsync(fd) == 0 ? 0 : errno;
     ::close(fd);
-    return synced;
+    return synced == 0 ? 0 : publish_stage + synced;
   }
 
   detail::owned_comm m_comm;
