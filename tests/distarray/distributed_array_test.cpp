@@ -4,6 +4,7 @@
 
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_exception.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "distarray_support.hpp"
@@ -112,6 +113,14 @@ TEST_CASE("shadows wider than a block, or on a cyclic axis, are refused", "[dist
                     ContainsSubstring("block_view: axis 0 is cyclic; block_view needs block or gen_block axes"));
   CHECK_THROWS_WITH(array(space, {.shadow = hetero::shadow_width<1>::on_axis(0, -1, 0)}),
                     ContainsSubstring("shadow widths on axis 0 are -1 and 0"));
+  if (p > 1) {
+    // Widths that differ between the ranks, rank 0's too wide for its block: invalid_argument on
+    // every rank (rank 0 alone raised distribution_error, the others waited until the timeout).
+    const auto widths = hetero::shadow_width<1>::uniform(hetero::testing::world_rank() == 0 ? 3 : 1);
+    CHECK_THROWS_MATCHES(array(space, {.shadow = widths}), hetero::invalid_argument,
+                         Catch::Matchers::MessageMatches(ContainsSubstring("the ranks passed different") &&
+                                                         ContainsSubstring("shadow widths")));
+  }
   CHECK_THROWS_WITH(hetero::shadow_width<2>::on_axis(2, 1, 1),
                     ContainsSubstring("shadow axis 2 is outside [0, 2)"));
   array empty;

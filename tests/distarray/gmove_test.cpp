@@ -9,6 +9,9 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -331,6 +334,17 @@ TEST_CASE("gmove refuses sections out of bounds or of different shapes", "[dist]
                     ContainsSubstring("gmove source: step 0 on axis 1 is not allowed"));
   Kokkos::View<const double**, Kokkos::HostSpace> frozen(Kokkos::View<double**, Kokkos::HostSpace>("f", 4 * p, 6));
   CHECK_THROWS_WITH(hetero::gmove(frozen, a), ContainsSubstring("the destination is a View of const elements"));
+  // A step beyond the extent takes the first index only: end - begin + step overflowed, and
+  // the section had no element.
+  const slice huge{1, 4 * p, std::numeric_limits<std::int64_t>::max()};
+  CHECK(huge.count() == 1);
+  CHECK(slice{0, 10, 3}.count() == 4);
+  CHECK(slice{0, 9, 3}.count() == 3);
+  const auto salt = hetero::testing::rng(98)();
+  dist_test::fill(a, salt);
+  Kokkos::View<double**, Kokkos::HostSpace> corner("corner", 1, 1);
+  hetero::gmove(corner, a.section({huge, slice{5, 6, std::numeric_limits<std::int64_t>::max()}}));
+  CHECK(corner(0, 0) == dist_test::value_at<double>(std::array<std::int64_t, 2>{1, 5}, salt));
   if (p > 1) {
     hetero::distributed_array<double, 2, Kokkos::HostSpace> alone(
         hetero::index_space<2>({4 * p, 6}, hetero::process_grid<2>({1, 1}, MPI_COMM_SELF)));

@@ -135,26 +135,32 @@ class distributed_array {
             std::make_shared<detail::array_state<T, Rank, MemorySpace>>(std::move(space), std::move(options))) {
     auto& s = *m_state;
     const auto& shadow = s.options.shadow;
-    std::array<std::int64_t, Rank> extents{};
-    const auto local = s.space.local_extents();
-    for (int d = 0; d < Rank; ++d) {
-      HETERO_EXPECTS(shadow.lower[d] >= 0 && shadow.upper[d] >= 0, "shadow widths on axis ", d, " are ",
-                     shadow.lower[d], " and ", shadow.upper[d], "; widths must be >= 0");
-      if (shadow.on(d)) check_shadow_fits(d);
-      extents[d] = local[d] + shadow.lower[d] + shadow.upper[d];
-    }
+    // The widths are checked in the agreed step below: a rank whose widths differ from the
+    // others' and do not fit its block then raises invalid_argument with them, not alone.
+    const auto check_and_allocate = [&] {
+      std::array<std::int64_t, Rank> extents{};
+      const auto local = s.space.local_extents();
+      for (int d = 0; d < Rank; ++d) {
+        HETERO_EXPECTS(shadow.lower[d] >= 0 && shadow.upper[d] >= 0, "shadow widths on axis ", d, " are ",
+                       shadow.lower[d], " and ", shadow.upper[d], "; widths must be >= 0");
+        if (shadow.on(d)) check_shadow_fits(d);
+        extents[d] = local[d] + shadow.lower[d] + shadow.upper[d];
+      }
+      s.storage = make_storage(s.options.label, extents);
+    };
     s.staged = detail::must_stage<MemorySpace>(s.options.device_path, "distributed_array");
     const auto policy = detail::make_wait_policy(s.space.grid().mpi_comm());
     s.comm =
         detail::duplicate_on_arrival(s.space.grid().mpi_comm(), policy, "hetero::distributed_array construction");
-    // A rank whose block cannot be allocated tells the others before the window's set-up, and
-    // ranks that passed different spaces or shadows hear it before their blocks meet.
+    // A rank whose shadows do not fit or whose block cannot be allocated tells the others before
+    // the window's set-up, and ranks that passed different spaces or shadows hear it before
+    // their blocks meet.
     std::vector<std::int64_t> layout = s.space.describe();
     layout.insert(layout.end(), {static_cast<std::int64_t>(sizeof(T)), s.options.one_sided ? 1 : 0});
     layout.insert(layout.end(), shadow.lower.begin(), shadow.lower.end());
     layout.insert(layout.end(), shadow.upper.begin(), shadow.upper.end());
     detail::agreed_setup_step(s.comm.get(), policy, "hetero::distributed_array construction (storage)",
-                              [&] { s.storage = make_storage(s.options.label, extents); },
+                              check_and_allocate,
                               {detail::hash_of(layout),
                                "index spaces (extents, distributions, grid shapes), shadow widths or one_sided"});
     if (s.options.one_sided)

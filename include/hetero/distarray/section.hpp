@@ -61,7 +61,7 @@ struct slice {
 
   /// How many indices (begin, end already checked against an extent).
   [[nodiscard]] constexpr std::int64_t count() const noexcept {
-    return end > begin ? (end - begin + step - 1) / step : 0;
+    return end > begin ? (end - begin - 1) / step + 1 : 0;  // no end - begin + step: it overflows for a huge step
   }
   /// Equal when `begin`, `end` and `step` are equal (`to_end` is not resolved).
   friend bool operator==(const slice&, const slice&) = default;

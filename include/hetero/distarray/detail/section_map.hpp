@@ -119,7 +119,7 @@ axis_runs runs_of_axis(int d, const section_side<Rank>& src, const section_side<
     for (const section_side<Rank>* side : {&src, &dst}) {
       if (!side->distributed()) continue;
       const std::int64_t g = side->global(d, k), step = side->section[d].step;
-      limit = std::min(limit, (piece_end(side->space->axis(d), g) - g + step - 1) / step);
+      limit = std::min(limit, (piece_end(side->space->axis(d), g) - g - 1) / step + 1);  // > 0: g lies in it
     }
     return limit;
   };
@@ -150,8 +150,8 @@ axis_runs runs_of_axis(int d, const section_side<Rank>& src, const section_side<
   const std::int64_t last = first + (n - 1) * step;
   // The positions whose global index lies in [b, e).
   auto positions = [&](std::int64_t b, std::int64_t e) {
-    const std::int64_t k0 = b <= first ? 0 : (b - first + step - 1) / step;
-    const std::int64_t k1 = e <= first ? 0 : std::min(n, (e - first + step - 1) / step);
+    const std::int64_t k0 = b <= first ? 0 : (b - first - 1) / step + 1;  // ceil((b - first) / step)
+    const std::int64_t k1 = e <= first ? 0 : std::min(n, (e - first - 1) / step + 1);
     if (k0 < k1) visit(k0, k1);
   };
   if (axis.is_contiguous()) {
