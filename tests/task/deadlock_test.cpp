@@ -6,6 +6,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -53,6 +54,33 @@ TEST_CASE("an adopted operation that never completes: wait() raises deadlock_err
                                         "dependency"));
   CHECK_THROWS_WITH(graph.spawn([] {}), ContainsSubstring("raised hetero::deadlock_error"));
   CHECK_THROWS_AS(graph.wait(), hetero::runtime_error);
+}
+
+TEST_CASE("an adopted operation whose test throws ends the graph at once with its error", "[task][deadlock]") {
+  // It stayed polled and pending: wait() raised deadlock_error after the timeout, and the
+  // operations polled after it in the same round were never reached.
+  struct throws {
+    bool test() const { throw std::runtime_error("the transfer broke"); }
+  };
+  struct after_three {
+    int* polls;
+    bool test() const { return ++*polls >= 3; }
+  };
+  hetero::task_graph graph({.workers = 2, .comm = MPI_COMM_SELF, .no_progress_timeout = std::chrono::seconds(20)});
+  auto broken = graph.event("broken");
+  auto fine = graph.event("fine");
+  int ran = 0, polls = 0;
+  graph.adopt(hetero::out(broken), throws{}, "broken transfer");
+  graph.adopt(hetero::out(fine), after_three{&polls}, "fine transfer");
+  graph.spawn("consume", hetero::in(broken), [&] { ++ran; });
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(graph.wait(), ContainsSubstring("the transfer broke"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));  // not the timeout
+  CHECK(ran == 0);                                                             // its dependent skipped
+  CHECK(polls >= 3);                           // the other operation was polled to its end
+  CHECK_NOTHROW(graph.spawn([&] { ++ran; }));  // the graph goes on
+  CHECK_NOTHROW(graph.wait());
+  CHECK(ran == 1);
 }
 
 TEST_CASE("ranks that declared different graphs: every rank raises with every rank's pending work",

@@ -106,6 +106,8 @@ TEST_CASE("replay and record refuse what they cannot do", "[task]") {
   graph.replay(recording);
   CHECK_THROWS_WITH(graph.replay(recording), ContainsSubstring("needs an idle graph"));
   CHECK_THROWS_WITH(graph.spawn([] {}), ContainsSubstring("spawn during a replay: call wait() first"));
+  // Replayed tasks are not tracked per event: wait(e) returned at once, before the writer ran.
+  CHECK_THROWS_WITH(graph.wait(e), ContainsSubstring("wait(event) during a replay: call wait() first"));
   graph.wait();
   CHECK_THROWS_WITH(graph.record([&] { graph.wait(); }), ContainsSubstring("wait inside record()"));
   CHECK_THROWS_WITH(graph.record([&] { (void)graph.record([] {}); }), ContainsSubstring("recordings do not nest"));

@@ -204,6 +204,28 @@ TEST_CASE("a remote event written without .to(...) cannot be read on a rank the 
   if (world_rank() == 0) CHECK(written.load() == 2);
 }
 
+TEST_CASE("inout of a remote event is refused where its last writer does not notify, as in is", "[task][mpi]") {
+  // inout is a write that reads: it was taken as a write alone, and ran beside the writer.
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const int last = world_size() - 1;
+  hetero::task_graph graph({.workers = 2});
+  auto e = graph.remote_events("E", 1);
+  std::atomic<int> ran{0};
+  graph.spawn("writer", hetero::on(0), hetero::out(e(0)), [&] { ++ran; });
+  const auto update = [&] { graph.spawn("update", hetero::on(last), hetero::inout(e(0)), [&] { ran += 10; }); };
+  if (world_rank() == last) {
+    CHECK_THROWS_MATCHES(update(), hetero::invalid_argument,
+                         MessageMatches(ContainsSubstring("task 'update' (spawn number 2) reads remote event E[0] "
+                                                          "on rank " +
+                                                          std::to_string(last)) &&
+                                        ContainsSubstring("does not notify")));
+  } else {
+    CHECK_NOTHROW(update());
+  }
+  graph.wait();
+  CHECK(ran.load() == (world_rank() == 0 ? 1 : 0));
+}
+
 TEST_CASE("remote events must be declared alike on every rank", "[task][mpi]") {
   if (world_size() < 2) SKIP("needs 2 or more ranks");
   hetero::task_graph graph({.workers = 1});

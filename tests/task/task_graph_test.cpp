@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -172,6 +173,10 @@ TEST_CASE("bad clauses and options are refused with what was wrong", "[task]") {
                                       "allowed: 0 to 3"));
   CHECK_THROWS_WITH(mine(-1), ContainsSubstring("event index -1"));
   CHECK_THROWS_WITH(graph.events("flat", 3, 0), ContainsSubstring("'flat' has extent 0 in dimension 1"));
+  // A product that wrapped (2^32 x 2^32 = 0 events) was indexed past its end.
+  CHECK_THROWS_WITH(
+      graph.events("huge", std::int64_t{1} << 32, std::int64_t{1} << 32),
+      ContainsSubstring("'huge' would hold more than 2^40 events (extent 4294967296 in dimension 1"));
   CHECK_THROWS_WITH(graph.spawn(hetero::in(theirs), [] {}),
                     ContainsSubstring("event theirs of another task_graph"));
   CHECK_THROWS_WITH(graph.spawn(hetero::out(hetero::event{}), [] {}), ContainsSubstring("null hetero::event"));

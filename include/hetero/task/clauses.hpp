@@ -23,6 +23,17 @@
 
 namespace hetero {
 
+namespace detail {
+/// Marks a write clause as one that reads too (`inout`).
+struct reads_too_marker {
+  template <class Clause>
+  static Clause mark(Clause clause) {
+    clause.m_reads_too = true;
+    return clause;
+  }
+};
+}  // namespace detail
+
 /// Events a task reads (`Mode` read) or writes (`Mode` write), `N` of them, or a run-time
 /// number of them when `N` is `std::dynamic_extent`. Made by `in`, `out` and `inout`.
 template <detail::event_access Mode, std::size_t N>
@@ -51,11 +62,17 @@ class access_clause {
   [[nodiscard]] std::span<const event> events() const noexcept { return {m_events.data(), m_events.size()}; }
   /// The ranks to notify, or nullptr.
   [[nodiscard]] const rank_set* targets() const noexcept { return m_targets ? &*m_targets : nullptr; }
+  /// Whether the task also reads what the events' last writer made (`inout`): the same
+  /// dependencies as `out`, and the same check as `in` that a remote writer notifies this rank.
+  [[nodiscard]] bool reads_too() const noexcept { return m_reads_too; }
   static constexpr detail::event_access mode = Mode;  ///< Whether the task reads or writes the events.
 
  private:
+  friend struct detail::reads_too_marker;
+
   storage m_events;
   std::optional<rank_set> m_targets;
+  bool m_reads_too = false;
 };
 
 /// A range of events (for `in(range)`, `out(range)`).
@@ -91,7 +108,7 @@ template <event_range R>
 /// Reads and writes: the same dependencies as `out` (as in OpenMP).
 template <class... Args>
 [[nodiscard]] auto inout(const Args&... args) -> decltype(out(args...)) {
-  return out(args...);
+  return detail::reads_too_marker::mark(out(args...));
 }
 
 /// The ranks that run the task (XcalableMP's `on`); without it, every rank runs it.

@@ -134,6 +134,9 @@ struct subgraph_task {
       failure = std::current_exception();
     }
     t_declaring_subgraph = enclosing;
+    // Cancelled before the hold is dropped: else the last inner task could finish the owner,
+    // and send its notifications uncancelled, before the error is recorded.
+    if (failure) runner->cancel();
     if (!state->end_body()) t_finish_deferred = true;  // this body may be gone from here on
     if (failure) std::rethrow_exception(failure);
   }

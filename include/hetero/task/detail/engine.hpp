@@ -366,7 +366,9 @@ class graph_engine {
     if (!dropped.in_use.empty()) raise<invalid_argument>(std::exchange(dropped.in_use, {}));
     if (any_failed || cancelled)
       raise<error>("a task failed on another rank of the task graph; tasks on rank ", rank(),
-                   " that were not started were skipped (the failing rank's wait() rethrows its exception)");
+                   " not started when it learnt of that were skipped (it learns from the failed task's "
+                   "notifications and tile moves, else only here, at the end of wait()); the failing "
+                   "rank's wait() rethrows its exception");
   }
 
   /// Runs tasks until the last writer of `e` declared so far finished (on this rank only).
@@ -374,6 +376,8 @@ class graph_engine {
     check_declaring("task_graph::wait(event)");
     check_event(e, "wait");
     HETERO_EXPECTS(!m_recording, "task_graph::wait inside record(): the recording only declares tasks");
+    // A replay's tasks are not tracked per event (the event would look finished at once).
+    HETERO_EXPECTS(!m_replaying, "task_graph::wait(event) during a replay: call wait() first");
     if (!dependency_tracker::unfinished_writer(e->live)) return;
     node* marker = acquire_node();  // may run tasks (window full): look for the writer again after
     marker->kind = node_kind::marker;
@@ -533,7 +537,7 @@ class graph_engine {
   void check_remote_reads(const task_spec& spec) {
     for (std::size_t i = 0; i < spec.size(); ++i) {
       const access_spec& a = spec[i];
-      if (a.mode != event_access::read || !a.event->remote_capable()) continue;
+      if ((a.mode != event_access::read && !a.reads_too) || !a.event->remote_capable()) continue;
       const std::uint64_t unseen = history(*a.event).unseen_write;
       if (unseen == 0) continue;
       raise<invalid_argument>("task '", spec.label.empty() ? std::string_view("(unnamed)") : spec.label,

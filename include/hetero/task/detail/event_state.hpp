@@ -99,10 +99,16 @@ std::array<std::size_t, sizeof...(Extents)> event_extents(const std::string& nam
   static_assert(sizeof...(Extents) >= 1, "hetero: an event array has at least one extent");
   const std::array<long long, sizeof...(Extents)> given{static_cast<long long>(extents)...};
   std::array<std::size_t, sizeof...(Extents)> sizes{};
+  std::size_t count = 1;
   for (std::size_t d = 0; d < given.size(); ++d) {
     HETERO_EXPECTS(given[d] > 0, "event array '", name, "' has extent ", given[d], " in dimension ", d,
                    "; allowed: 1 or more");
     sizes[d] = static_cast<std::size_t>(given[d]);
+    // The product must not wrap (to 0 events, then indexed past them).
+    HETERO_EXPECTS(count <= (std::size_t{1} << 40) / sizes[d], "event array '", name,
+                   "' would hold more than 2^40 ", "events (extent ", given[d], " in dimension ", d,
+                   " brings it past); allowed: at most 2^40");
+    count *= sizes[d];
   }
   return sizes;
 }

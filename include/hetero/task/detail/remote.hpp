@@ -546,19 +546,30 @@ class remote_channel {
     }
     if (m_transfers_in_flight.load(std::memory_order_acquire) > 0)
       progressed = progress_transfers(on_arrival) || progressed;
+    // An adopted operation whose test throws is over: it arrives cancelled (its dependents are
+    // skipped) and the error is raised after the round, the other operations polled first.
+    std::exception_ptr failed;
     for (std::size_t i = 0; i < m_externals.size();) {
       node* n = m_externals[i];
-      if (n->poll(*n)) {
+      bool done = false, threw = false;
+      try {
+        done = n->poll(*n);
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+        done = threw = true;
+      }
+      if (done) {
         m_externals[i] = m_externals.back();
         m_externals.pop_back();
         m_active.fetch_sub(1, std::memory_order_release);
         m_arrivals.fetch_add(1, std::memory_order_relaxed);
-        on_arrival(n, true, false);
+        on_arrival(n, true, threw);
         progressed = true;
       } else {
         ++i;
       }
     }
+    if (failed) std::rethrow_exception(failed);
     return progressed;
   }
 

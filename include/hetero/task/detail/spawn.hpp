@@ -103,7 +103,8 @@ inline void collect(task_spec& spec, const device_clause& c) {
 }
 template <event_access Mode, std::size_t N>
 void collect(task_spec& spec, const access_clause<Mode, N>& c) {
-  for (const hetero::event& e : c.events()) spec.add({e.state(), Mode, c.targets()});
+  for (const hetero::event& e : c.events())
+    spec.add({e.state(), Mode, c.targets(), nullptr, data_mode::read, c.reads_too()});
 }
 template <data_mode Mode>
 void collect_piece(task_spec& spec, data_state* p) {

@@ -28,6 +28,7 @@ struct access_spec {
   const rank_set* targets = nullptr;  ///< writes only: the ranks to notify
   data_state* data = nullptr;         ///< a data clause's piece (`event` is its hidden event)
   data_mode use = data_mode::read;    ///< ... and how the task uses it
+  bool reads_too = false;             ///< a write that reads the last writer's result too (`inout`)
 };
 
 /// Everything `spawn` collected from a task's clauses.
