@@ -213,6 +213,20 @@ TEST_CASE("a split loop inside a part of another split loop is refused", "[exec]
                                       }),
                     ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
   CHECK(refused.load() == chunks.load());
+  // And from the blocks of a parallel_for body that may throw, on every host thread.
+  std::atomic<int> inner_refused{0};
+  CHECK_THROWS_WITH(hetero::parallel_for("outer", host_openmp(0, 64).weight(0.5),
+                                         [&](std::int64_t) {
+                                           try {
+                                             hetero::parallel_for("inner", host_openmp(0, 4).weight(0.5),
+                                                                  [](std::int64_t) {});
+                                           } catch (const hetero::runtime_error&) {
+                                             ++inner_refused;
+                                             throw;
+                                           }
+                                         }),
+                    ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
+  CHECK(inner_refused.load() >= 1);
   // Refused before its arrays are touched: the device copy stays the current one.
   hetero::mirrored_array<double*, Kokkos::OpenMP, Kokkos::Serial> y(hetero::mirror_mode::separate, "y", 4);
   Kokkos::deep_copy(y.device_view(), 7.0);

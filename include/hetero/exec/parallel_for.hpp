@@ -103,14 +103,14 @@ void parallel_for(const work_sharing& sharing, std::string_view label, const Ran
       sharing, label, policy, arrays,
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         detail::with_device_instance(policy.device(), plan.device_threads, [&](const device_space& space) {
-          detail::run_part<void>(state.device_kernel,
+          detail::run_part<void>(state.device_kernel, detail::split_label(plan, state),
                                  detail::part_range<device_space>{space, plan.device_begin, plan.device_end},
                                  functor, detail::loop_views<true>(arrays));
         });
       },
       [&](const detail::split_plan& plan, const detail::label_state& state) {
         detail::run_part<void>(
-            state.host_kernel,
+            state.host_kernel, detail::split_label(plan, state),
             detail::part_range<host_space>{policy.host(), plan.host_begin, plan.host_end, plan.host_chunks},
             functor, detail::loop_views<false>(arrays));
       });
@@ -133,14 +133,14 @@ void split_reduce(const work_sharing& sharing, std::string_view label, const Ran
       sharing, label, policy, arrays,
       [&](const split_plan& plan, const label_state& state) {
         with_device_instance(policy.device(), plan.device_threads, [&](const device_space& space) {
-          run_part<value_type>(state.device_kernel,
+          run_part<value_type>(state.device_kernel, split_label(plan, state),
                                part_range<device_space>{space, plan.device_begin, plan.device_end}, functor,
                                loop_views<true>(arrays), Reducer(device_value));
         });
       },
       [&](const split_plan& plan, const label_state& state) {
         run_part<value_type>(
-            state.host_kernel,
+            state.host_kernel, split_label(plan, state),
             part_range<host_space>{policy.host(), plan.host_begin, plan.host_end, plan.host_chunks}, functor,
             loop_views<false>(arrays), Reducer(host_value));
       });

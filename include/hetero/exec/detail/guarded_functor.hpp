@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "hetero/core/detail/kokkos_compat.hpp"
+#include "hetero/exec/detail/running_split.hpp"
 #include "hetero/exec/detail/view_pack.hpp"
 #include "hetero/exec/spaces.hpp"
 
@@ -141,9 +143,11 @@ struct guarded_blocks {
   Body body;
   first_exception* error;
   std::int64_t begin, end, block;
+  std::string_view split;  ///< the split loop running both sides (marks the block's thread), or empty
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k, Value& update) const {
     if (error->failed()) return;
+    const running_split_scope part(split.empty() ? t_running_split : split);
     const std::int64_t first = begin + k * block,
                        last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {
@@ -159,9 +163,11 @@ struct guarded_blocks<Body, void> {
   Body body;
   first_exception* error;
   std::int64_t begin, end, block;
+  std::string_view split;  ///< the split loop running both sides (marks the block's thread), or empty
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k) const {
     if (error->failed()) return;
+    const running_split_scope part(split.empty() ? t_running_split : split);
     const std::int64_t first = begin + k * block,
                        last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {
@@ -206,12 +212,13 @@ struct part_range {
 
 /// Runs one part of a split `parallel_for` (no `reducer`) or `parallel_reduce` (one `reducer`):
 /// `functor` bound to the part's `views` over `part`, as kernel `kernel`, then fences the part's
-/// space. Guarded (`guards_elements`), the part runs in blocks (`plan_blocks`), and the first
-/// exception of its elements is rethrown here, after the fence; otherwise the kernel is the plain
-/// Kokkos launch of the bound functor. One Kokkos policy is made, the one launched.
+/// space. `split`: the loop's label where both of its sides run (a guarded block's thread is
+/// then marked as the part's, `running_split_scope`), else empty. Guarded (`guards_elements`), the part runs in
+/// blocks (`plan_blocks`), and the first exception of its elements is rethrown here, after the fence; otherwise
+/// the kernel is the plain Kokkos launch of the bound functor. One Kokkos policy is made, the one launched.
 template <class Value, class Space, class Functor, class... Views, class... Reducer>
-void run_part(const std::string& kernel, const part_range<Space>& part, const Functor& functor,
-              const std::tuple<Views...>& views, const Reducer&... reducer) {
+void run_part(const std::string& kernel, std::string_view split, const part_range<Space>& part,
+              const Functor& functor, const std::tuple<Views...>& views, const Reducer&... reducer) {
   using space = Space;
   using policy_type = Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>;
   static_assert(sizeof...(Reducer) == (std::is_void_v<Value> ? 0 : 1));
@@ -234,8 +241,8 @@ void run_part(const std::string& kernel, const part_range<Space>& part, const Fu
     if (blocks.chunk_blocks > 0) block_policy.set_chunk_size(blocks.chunk_blocks);
     first_exception error;
     // Moved into the wrapper: its untracked Views stay untracked.
-    launch(block_policy,
-           guarded_blocks<decltype(body), Value>{std::move(body), &error, blocks.begin, blocks.end, blocks.block});
+    launch(block_policy, guarded_blocks<decltype(body), Value>{std::move(body), &error, blocks.begin, blocks.end,
+                                                               blocks.block, split});
     part.space.fence();
     error.rethrow_if_failed();
   } else {

@@ -5,65 +5,26 @@
 #ifndef HETERO_EXEC_DETAIL_RUN_SIDES_HPP
 #define HETERO_EXEC_DETAIL_RUN_SIDES_HPP
 
-#include <atomic>
 #include <exception>
 #include <mutex>
 #include <string_view>
-
-#include <Kokkos_Core.hpp>
-#if defined(KOKKOS_ENABLE_OPENMP)
-#include <omp.h>
-#endif
 
 #include "hetero/core/error.hpp"
 #include "hetero/core/timer.hpp"
 #include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/helper_thread.hpp"
+#include "hetero/exec/detail/running_split.hpp"
 #include "hetero/exec/spaces.hpp"
 
 namespace hetero::detail {
 
-/// The label of the split loop whose part this thread is running (empty outside one).
-inline thread_local std::string_view t_running_split;
-
-/// Marks this thread as running a part of split loop `label` while in scope.
-class running_split_scope {
- public:
-  explicit running_split_scope(std::string_view label) noexcept : m_previous(t_running_split) {
-    t_running_split = label;
-  }
-  ~running_split_scope() { t_running_split = m_previous; }
-  running_split_scope(const running_split_scope&) = delete;
-  running_split_scope& operator=(const running_split_scope&) = delete;
-
- private:
-  std::string_view m_previous;
-};
-
-/// The label of the split loop running both sides now (it holds `split_run_mutex`); null when none.
-inline std::atomic<const std::string_view*> g_running_split{nullptr};
-
-/// Whether this thread runs in an active OpenMP parallel region (a thread of a Kokkos kernel on
-/// OpenMP, such as a part of a split loop).
-inline bool in_host_parallel_region() noexcept {
-#if defined(KOKKOS_ENABLE_OPENMP)
-  return omp_in_parallel() != 0;
-#else
-  return false;
-#endif
-}
-
 /// Raises `runtime_error` where a split loop that runs both sides, `label`, is started inside a
-/// part of another: it would wait for ever for the helper thread (and the lock) that the other
-/// one holds. A thread of a part's OpenMP kernel is not marked as the part's own threads are:
-/// a split loop there while another runs is taken as nested too.
+/// part of another (on a thread marked by `running_split_scope`: the part's own thread, a host
+/// chunk of `split_for`, a guarded block of `parallel_for`): it would wait for ever for the
+/// helper thread and the lock that the other one holds.
 inline void refuse_nested_split(std::string_view label) {
-  const std::string_view* running = t_running_split.empty() && in_host_parallel_region()
-                                        ? g_running_split.load(std::memory_order_acquire)
-                                        : nullptr;
-  if (!t_running_split.empty() || running)
-    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '",
-                         running ? *running : t_running_split,
+  if (!t_running_split.empty())
+    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
                          "'; split loops do not nest (both would need the helper thread): run the inner loop "
                          "with a plain Kokkos::parallel_for on the part's execution space");
 }
@@ -108,10 +69,6 @@ side_seconds run_sides(helper_thread* helper, std::string_view label, DevicePart
   }
   refuse_nested_split(label);
   std::scoped_lock lock(split_run_mutex());
-  g_running_split.store(&label, std::memory_order_release);
-  struct unmark {
-    ~unmark() { g_running_split.store(nullptr, std::memory_order_release); }
-  } unmark_on_exit;
   constexpr bool device_on_caller = runs_on_master_thread<Device>;
   std::exception_ptr device_error, host_error;
   auto run_here = [&](auto& part, double& spent, std::exception_ptr& error) {

@@ -21,6 +21,13 @@
 
 namespace hetero::detail {
 
+/// The loop's label where both of its sides run (the threads of its parts are then marked,
+/// `running_split_scope`), else empty.
+inline std::string_view split_label(const split_plan& plan, const label_state& state) noexcept {
+  return plan.device_items() > 0 && plan.host_items() > 0 ? std::string_view(state.device_kernel)
+                                                          : std::string_view();
+}
+
 /// Records one run of `label` in its state and tells the observers.
 inline void finish_run(label_state& state, std::string_view label, const split_sample& sample, double step_seconds,
                        bool tune, std::string_view decision) {
