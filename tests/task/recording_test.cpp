@@ -96,6 +96,7 @@ TEST_CASE("replay and record refuse what they cannot do", "[task]") {
   hetero::task_graph graph({.workers = 1, .comm = MPI_COMM_SELF});
   hetero::task_graph other({.workers = 1, .comm = MPI_COMM_SELF});
   auto e = graph.event("E");
+  auto values = graph.data("values", Kokkos::View<double*, Kokkos::HostSpace>("values", 4));
   const auto recording = graph.record([&] { graph.spawn(hetero::out(e), [] {}); });
   const auto foreign = other.record([&] { other.spawn([] {}); });
   CHECK_THROWS_WITH(graph.replay(hetero::task_recording{}), ContainsSubstring("empty task_recording"));
@@ -108,6 +109,7 @@ TEST_CASE("replay and record refuse what they cannot do", "[task]") {
   CHECK_THROWS_WITH(graph.spawn([] {}), ContainsSubstring("spawn during a replay: call wait() first"));
   // Replayed tasks are not tracked per event: wait(e) returned at once, before the writer ran.
   CHECK_THROWS_WITH(graph.wait(e), ContainsSubstring("wait(event) during a replay: call wait() first"));
+  CHECK_THROWS_WITH(graph.wait(values), ContainsSubstring("wait(data) during a replay: call wait() first"));
   graph.wait();
   CHECK_THROWS_WITH(graph.record([&] { graph.wait(); }), ContainsSubstring("wait inside record()"));
   CHECK_THROWS_WITH(graph.record([&] { (void)graph.record([] {}); }), ContainsSubstring("recordings do not nest"));

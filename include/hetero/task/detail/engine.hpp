@@ -297,6 +297,7 @@ class graph_engine {
                               s.owner,
                               " owns; allowed: wait(data) on the owner of a tile, or of data local to each rank "
                               "(graph.data)");
+    HETERO_EXPECTS(!m_replaying, "task_graph::wait(data) during a replay: call wait() first");
     wait(s.event());
     m_data.read_back(s);
   }
