@@ -199,32 +199,27 @@ TEST_CASE("a split loop inside a part of another split loop is refused", "[exec]
   // The same from the threads of a part's OpenMP kernel (the host part's chunks run there):
   // each is refused, where before it waited for ever for the outer loop's lock.
   using host_openmp = hetero::split_policy<Kokkos::Serial, Kokkos::OpenMP>;
+  // Starts the inner split loop, counting its refusal in `refusals`.
+  const auto start_inner = [](std::atomic<int>& refusals) {
+    try {
+      hetero::parallel_for("inner", host_openmp(0, 4).weight(0.5), [](std::int64_t) {});
+    } catch (const hetero::runtime_error&) {
+      ++refusals;
+      throw;
+    }
+  };
   std::atomic<int> refused{0}, chunks{0};
   CHECK_THROWS_WITH(hetero::split_for("outer", host_openmp(0, 8).weight(0.5).host_chunks(4),
                                       [&](const auto&, std::int64_t, std::int64_t) {
                                         ++chunks;
-                                        try {
-                                          hetero::parallel_for("inner", host_openmp(0, 4).weight(0.5),
-                                                               [](std::int64_t) {});
-                                        } catch (const hetero::runtime_error&) {
-                                          ++refused;
-                                          throw;
-                                        }
+                                        start_inner(refused);
                                       }),
                     ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
   CHECK(refused.load() == chunks.load());
   // And from the blocks of a parallel_for body that may throw, on every host thread.
   std::atomic<int> inner_refused{0};
   CHECK_THROWS_WITH(hetero::parallel_for("outer", host_openmp(0, 64).weight(0.5),
-                                         [&](std::int64_t) {
-                                           try {
-                                             hetero::parallel_for("inner", host_openmp(0, 4).weight(0.5),
-                                                                  [](std::int64_t) {});
-                                           } catch (const hetero::runtime_error&) {
-                                             ++inner_refused;
-                                             throw;
-                                           }
-                                         }),
+                                         [&](std::int64_t) { start_inner(inner_refused); }),
                     ContainsSubstring("'inner' was started inside a part of split loop 'outer'"));
   CHECK(inner_refused.load() >= 1);
   // Refused before its arrays are touched: the device copy stays the current one.

@@ -94,8 +94,7 @@ void split_for(const work_sharing& sharing, std::string_view label, const Range&
               [&](int chunk) {
                 if (error.failed()) return;
                 // This chunk's thread runs a part of the split loop: a split loop here is refused.
-                const std::string_view split = detail::split_label(plan, state);
-                const detail::running_split_scope part(split.empty() ? detail::t_running_split : split);
+                const detail::running_split_scope part(detail::split_label(plan, state));
                 try {
                   run_chunk(chunk);
                 } catch (...) {

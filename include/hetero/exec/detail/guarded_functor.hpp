@@ -147,7 +147,7 @@ struct guarded_blocks {
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k, Value& update) const {
     if (error->failed()) return;
-    const running_split_scope part(split.empty() ? t_running_split : split);
+    const running_split_scope part(split);
     const std::int64_t first = begin + k * block,
                        last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {
@@ -167,7 +167,7 @@ struct guarded_blocks<Body, void> {
 
   HETERO_IMPL_ALIGNED_LOOPS void operator()(const std::int64_t k) const {
     if (error->failed()) return;
-    const running_split_scope part(split.empty() ? t_running_split : split);
+    const running_split_scope part(split);
     const std::int64_t first = begin + k * block,
                        last = first + std::min(block, end - first);  // no overflow at INT64_MAX
     try {

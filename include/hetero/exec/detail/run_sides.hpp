@@ -9,7 +9,6 @@
 #include <mutex>
 #include <string_view>
 
-#include "hetero/core/error.hpp"
 #include "hetero/core/timer.hpp"
 #include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/helper_thread.hpp"
@@ -17,17 +16,6 @@
 #include "hetero/exec/spaces.hpp"
 
 namespace hetero::detail {
-
-/// Raises `runtime_error` where a split loop that runs both sides, `label`, is started inside a
-/// part of another (on a thread marked by `running_split_scope`: the part's own thread, a host
-/// chunk of `split_for`, a guarded block of `parallel_for`): it would wait for ever for the
-/// helper thread and the lock that the other one holds.
-inline void refuse_nested_split(std::string_view label) {
-  if (!t_running_split.empty())
-    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
-                         "'; split loops do not nest (both would need the helper thread): run the inner loop "
-                         "with a plain Kokkos::parallel_for on the part's execution space");
-}
 
 /// Seconds of each side of one run.
 struct side_seconds {
@@ -67,7 +55,6 @@ side_seconds run_sides(helper_thread* helper, std::string_view label, DevicePart
     (device_runs ? seconds.device : seconds.host) = watch.seconds();
     return seconds;
   }
-  refuse_nested_split(label);
   std::scoped_lock lock(split_run_mutex());
   constexpr bool device_on_caller = runs_on_master_thread<Device>;
   std::exception_ptr device_error, host_error;

@@ -7,16 +7,19 @@
 
 #include <string_view>
 
+#include "hetero/core/error.hpp"
+
 namespace hetero::detail {
 
 /// The label of the split loop whose part this thread is running (empty outside one).
 inline thread_local std::string_view t_running_split;
 
-/// Marks this thread as running a part of split loop `label` while in scope.
+/// Marks this thread as running a part of split loop `label` while in scope (an empty `label`,
+/// a loop that does not split, keeps the thread's mark as it is).
 class running_split_scope {
  public:
   explicit running_split_scope(std::string_view label) noexcept : m_previous(t_running_split) {
-    t_running_split = label;
+    if (!label.empty()) t_running_split = label;
   }
   ~running_split_scope() { t_running_split = m_previous; }
   running_split_scope(const running_split_scope&) = delete;
@@ -25,6 +28,17 @@ class running_split_scope {
  private:
   std::string_view m_previous;
 };
+
+/// Raises `runtime_error` where a split loop that runs both sides, `label`, is started inside a
+/// part of another (on a thread marked by `running_split_scope`: the part's own thread, a host
+/// chunk of `split_for`, a guarded block of `parallel_for`): it would wait for ever for the
+/// helper thread and the lock that the other one holds.
+inline void refuse_nested_split(std::string_view label) {
+  if (!t_running_split.empty())
+    raise<runtime_error>("split loop '", label, "' was started inside a part of split loop '", t_running_split,
+                         "'; split loops do not nest (both would need the helper thread): run the inner loop "
+                         "with a plain Kokkos::parallel_for on the part's execution space");
+}
 
 }  // namespace hetero::detail
 

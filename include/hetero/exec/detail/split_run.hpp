@@ -16,6 +16,7 @@
 #include "hetero/exec/access.hpp"
 #include "hetero/exec/detail/disjoint_cores.hpp"
 #include "hetero/exec/detail/run_sides.hpp"
+#include "hetero/exec/detail/running_split.hpp"
 #include "hetero/exec/split_policy.hpp"
 #include "hetero/exec/work_sharing.hpp"
 
@@ -111,7 +112,7 @@ void split_run(const work_sharing& sharing, std::string_view label, const Policy
     split_plan plan = make_split_plan(policy.begin(), policy.end(), weight, chunks);
     if (plan.device_items() > 0 && plan.host_items() > 0) {
       plan.device_threads = device_threads;
-      refuse_nested_split(label);  // before any copy is marked current (run_sides checks it too)
+      refuse_nested_split(label);  // before any copy is marked current
     }
     const move_seconds moved = prepare_accesses(access, plan);
     auto device_part = [&] {
