@@ -35,6 +35,28 @@ TEST_CASE("evenly spaced tables round their frequencies", "[power][table]") {
                   hetero::invalid_argument);
 }
 
+TEST_CASE("evenly spaced tables refuse infinite bounds and steps and too many steps", "[power][table]") {
+  // An infinite bound made the number of steps infinite, converted to an integer (undefined: a
+  // one-entry table here, a loop until memory ran out where the conversion saturates).
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto flat = [](double) { return 1.0; };
+  CHECK_THROWS_WITH(frequency_table::evenly_spaced(1.0, inf, 0.1, flat), ContainsSubstring("need finite values"));
+  CHECK_THROWS_WITH(frequency_table::evenly_spaced(-inf, 2.0, 0.1, flat), ContainsSubstring("need finite values"));
+  CHECK_THROWS_WITH(frequency_table::evenly_spaced(1.0, 2.0, inf, flat), ContainsSubstring("need finite values"));
+  for (const double value : {1.0, 2.0, 0.1}) {  // each argument NaN in turn
+    CHECK_THROWS_AS(frequency_table::evenly_spaced(value == 1.0 ? nan : 1.0, value == 2.0 ? nan : 2.0,
+                                                   value == 0.1 ? nan : 0.1, flat),
+                    hetero::invalid_argument);
+  }
+  CHECK_THROWS_WITH(frequency_table::evenly_spaced(-1e308, 1e308, 1.0, flat),  // max - min overflows
+                    ContainsSubstring("would have more than 1000000 entries, the most allowed"));
+  const double step = 1.0 / 1024;  // exact in binary: 999999 steps exactly
+  CHECK(frequency_table::evenly_spaced(1.0, 1.0 + 999999 * step, step, flat).size() == 1000000);  // the most
+  CHECK_THROWS_WITH(frequency_table::evenly_spaced(1.0, 1.0 + 1000000 * step, step, flat),
+                    ContainsSubstring("more than 1000000 entries"));
+}
+
 TEST_CASE("bad tables and budgets are refused with the value seen and the value allowed", "[power][table]") {
   using V = std::vector<double>;
   CHECK_THROWS_WITH(frequency_table(V{}, V{}), ContainsSubstring("empty"));

@@ -61,11 +61,17 @@ class frequency_table {
   /// power given by `power_of(f)`.
   template <class PowerOf>
   static frequency_table evenly_spaced(double min_ghz, double max_ghz, double step_ghz, PowerOf power_of) {
-    HETERO_EXPECTS(step_ghz > 0 && max_ghz >= min_ghz, "evenly spaced table from ", min_ghz, " to ", max_ghz,
-                   " GHz by ", step_ghz, " GHz; need step > 0 and max >= min");
+    HETERO_EXPECTS(std::isfinite(min_ghz) && std::isfinite(max_ghz) && std::isfinite(step_ghz) && step_ghz > 0 &&
+                       max_ghz >= min_ghz,
+                   "evenly spaced table from ", min_ghz, " to ", max_ghz, " GHz by ", step_ghz,
+                   " GHz; need finite values, step > 0 and max >= min");
+    constexpr std::size_t most_entries = 1000000;
+    const double steps = std::floor((max_ghz - min_ghz) / step_ghz + 1e-9);  // +inf where max - min overflows
+    HETERO_EXPECTS(steps < static_cast<double>(most_entries), "evenly spaced table from ", min_ghz, " to ",
+                   max_ghz, " GHz by ", step_ghz, " GHz would have more than ", most_entries,
+                   " entries, the most allowed (take a larger step)");
     std::vector<double> f, p;
-    const auto steps = static_cast<std::size_t>(std::floor((max_ghz - min_ghz) / step_ghz + 1e-9));
-    for (std::size_t i = 0; i <= steps; ++i) {
+    for (std::size_t i = 0; i <= static_cast<std::size_t>(steps); ++i) {
       // Rounded to 1 kHz so that 1.2 + 3 * 0.1 prints and compares as 1.5.
       f.push_back(std::round((min_ghz + static_cast<double>(i) * step_ghz) * 1e6) / 1e6);
       p.push_back(power_of(f.back()));
