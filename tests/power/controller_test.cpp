@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -264,6 +265,24 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD,
                                {.budget_watts = size_of() * table.power(4), .detection = {.min_frames = 0}}),
                     ContainsSubstring("min_frames is 0"));
+  // What the monitor keeps (4096 frames by default) bounds the frames between two wake-ups and,
+  // for phases learnt from frames, the learning series and the phase: beyond it they were read
+  // after being dropped (a learning series padded with zeros, a phase's work summed short).
+  const double budget = size_of() * table.power(4);
+  CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD, {.budget_watts = budget, .tick_frames = 4097}),
+                    ContainsSubstring("tick_frames is 4097; allowed: 0 (automatic) to 4096"));
+  CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD, {.budget_watts = budget, .learning_frames = 4096}),
+                    ContainsSubstring("learning_frames is 4096; allowed: 16 to 4095"));
+  CHECK_THROWS_WITH(
+      controller(m, log, MPI_COMM_WORLD,
+                 {.budget_watts = budget, .learning_frames = std::numeric_limits<std::size_t>::max()}),
+      ContainsSubstring("learning_frames is 18446744073709551615"));
+  CHECK_THROWS_WITH(controller(m, log, MPI_COMM_WORLD,
+                               {.budget_watts = budget, .fallback_phase_frames = 4000, .tick_frames = 100}),
+                    ContainsSubstring("fallback_phase_frames is 4000; allowed: 1 to 3996"));
+  CHECK_THROWS_WITH(
+      controller(m, log, MPI_COMM_WORLD, {.budget_watts = budget, .detection = {.min_frames = 5000}}),
+      ContainsSubstring("detection.min_frames is 5000; allowed: 1 to 4095"));
 
   // An actuator that fails on rank 0 after its first setting: the loop goes on (the other
   // ranks wait for rank 0's part), and stop() tells rank 0.
@@ -291,4 +310,28 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
     CHECK_NOTHROW(c.stop());
   }
   m.uninstall();
+}
+
+TEST_CASE("phases whose start the monitor no longer keeps are skipped and counted, not waited for",
+          "[power][controller]") {
+  // The controller waited for phase 0's mark for ever once it had been dropped: no setting came
+  // after, and nothing said why.
+  const auto table = hetero::testing::modelled_cpu_table();
+  monitor m({.frames_kept = 16});  // and 16 marks
+  m.install();
+  // Marks made before the controller (a warm-up's) are not its phases: they were taken as
+  // phases 0 to 99 (and made 100 more skipped below).
+  for (int i = 0; i < 100; ++i) hetero::mark_phase();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // over a frame: merged by the next update
+  emulated_actuator cpu(table);
+  controller c(m, cpu, MPI_COMM_WORLD,
+               {.budget_watts = size_of() * table.power(4), .phases = phase_source::markers});
+  for (int i = 0; i < 200; ++i) hetero::mark_phase();  // faster than any exchange: 184 are dropped
+  imbalanced_steps(cpu, 0.4, true);                    // then one mark a step, which it keeps up with
+  c.stop();
+  m.uninstall();
+  const auto status = c.status();
+  CHECK(status.skipped_phases >= 184);
+  CHECK(status.skipped_phases < 200);
+  CHECK(status.settings > 2);
 }

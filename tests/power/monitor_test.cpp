@@ -5,6 +5,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -53,7 +54,6 @@ TEST_CASE("monitors install beside each other and beside other observers", "[pow
 }
 
 TEST_CASE("a monitor and a tracer both see the same waits", "[power][monitor]") {
-  // A monitor binds each thread to one monitor at a time, so the second listener is a tracer.
   struct tracer : hetero::observer {
     std::atomic<int> begins{0}, ends{0};
     void wait_begin(hetero::wait_kind, std::string_view) noexcept override { begins.fetch_add(1); }
@@ -69,6 +69,31 @@ TEST_CASE("a monitor and a tracer both see the same waits", "[power][monitor]") 
   CHECK(m.accounted_seconds() - m.active_seconds() == Catch::Approx(waited).margin(slack));
   CHECK(traced.begins.load() == 2);
   CHECK(traced.ends.load() == 2);
+}
+
+TEST_CASE("monitors installed at once all see the same waits and marks", "[power][monitor]") {
+  // A thread was bound to one monitor at a time: each report moved it to the other, so the first
+  // saw no wait, slots ran out, and marks were lost.
+  monitor_options options;
+  options.max_threads = 1;                   // one reporting thread: one slot in each monitor suffices
+  for (int round = 0; round < 2; ++round) {  // the second round reuses the first one's entries
+    monitor first(options), second(options), third(options), fourth(options), fifth(options);
+    std::array<monitor*, 5> all = {&first, &second, &third, &fourth, &fifth};
+    for (monitor* m : all) m->install();
+    busy_for(0.005);
+    const double waited = wait_for(0.01) + wait_for(0.01);
+    hetero::mark_phase();
+    for (monitor* m : all) m->uninstall();
+    for (monitor* m : {&first, &second, &third, &fourth}) {
+      flush(*m);
+      CHECK(m->accounted_seconds() - m->active_seconds() == Catch::Approx(waited).margin(slack));
+      CHECK(m->marks_since(0).size() == 1);
+      CHECK(m->untracked_threads() == 0);
+    }
+    flush(fifth);  // one monitor too many for the thread: each of its 5 reports counted, nothing seen
+    CHECK(fifth.untracked_threads() == 5);
+    CHECK(fifth.marks_since(0).empty());
+  }
 }
 
 TEST_CASE("wait scopes count as waiting, everything else as active", "[power][monitor]") {

@@ -5,6 +5,8 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cmath>
+#include <cstddef>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -66,6 +68,33 @@ TEST_CASE("the seed's case: a 12-frame period yields a 24-frame phase at min_fra
   CHECK(detect_phase_length(series, options).frames == 12);
 }
 
+TEST_CASE("the phase is the smallest multiple of the period of at least min_frames, up to 2^32 frames",
+          "[power][phase]") {
+  auto rng = hetero::testing::rng(16);
+  std::uniform_real_distribution<double> period_of(5.0, 40.0);
+  std::uniform_int_distribution<std::size_t> least_of(1, 5000);
+  for (int round = 0; round < 20; ++round) {
+    const auto series = square_wave(256, period_of(rng), 0.5, 0.0, 0.02, rng);
+    auto estimate = detect_phase_length(series, {.min_frames = 1});
+    REQUIRE(estimate.found);
+    const double period = estimate.period_frames;
+    for (const std::size_t least : {least_of(rng), least_of(rng) * 1000}) {
+      std::size_t expected = 0;  // the multiples one by one
+      for (double k = 1; expected < least; ++k) expected = static_cast<std::size_t>(std::llround(k * period));
+      INFO("period " << period << ", min_frames " << least);
+      CHECK(detect_phase_length(series, {.min_frames = least}).frames == expected);
+    }
+    // The longest allowed: a rounded multiple of the period, and the one before it is too short.
+    const std::size_t most = hetero::power::most_phase_frames;
+    const std::size_t frames = detect_phase_length(series, {.min_frames = most}).frames;
+    const double k = std::round(static_cast<double>(frames) / period);
+    INFO("period " << period << ", min_frames 2^32: " << frames);
+    CHECK(frames >= most);
+    CHECK(frames == static_cast<std::size_t>(std::llround(k * period)));
+    CHECK(static_cast<std::size_t>(std::llround((k - 1) * period)) < most);
+  }
+}
+
 TEST_CASE("series without a period are reported as such", "[power][phase]") {
   const std::vector<double> constant(200, 0.004);
   CHECK_FALSE(detect_phase_length(constant).found);
@@ -92,6 +121,10 @@ TEST_CASE("detection options it cannot use are refused, not searched for ever", 
   CHECK_THROWS_WITH(detect_phase_length(periodic, {.peak_tolerance = std::nan("")}),
                     ContainsSubstring("peak_tolerance is nan"));
   CHECK_THROWS_WITH(hetero::power::phase_detector(64, {.min_frames = 0}), ContainsSubstring("min_frames is 0"));
+  // A huge min_frames stepped through the multiples of the period one at a time (for ever near
+  // 2^64, where k + 1 == k in a double).
+  CHECK_THROWS_WITH(detect_phase_length(periodic, {.min_frames = std::numeric_limits<std::size_t>::max()}),
+                    ContainsSubstring("min_frames is 18446744073709551615; allowed: 1 to 4294967296"));
   CHECK(detect_phase_length(periodic, {.peak_tolerance = 1.0}).found);  // the highest peak itself
 }
 

@@ -71,6 +71,10 @@ struct controller_status {
   double period_frames = 0.0;    ///< the detected period (0: none found)
   std::uint64_t settings = 0;    ///< settings received from the leader
   power_setting setting = {};    ///< the setting in effect on this rank
+  /// Phases never measured: they began before the oldest frame or mark the monitor keeps
+  /// (`monitor_options::frames_kept`), the controller having fallen that far behind (marks
+  /// made faster than the group exchanges); it went on from the oldest phase still kept.
+  std::uint64_t skipped_phases = 0;
 };
 
 /// Runs the power-shifting loop for the ranks of `comm` (collective construction and `stop()`):
@@ -106,6 +110,7 @@ class controller {
     HETERO_EXPECTS(m_options.phases == phase_source::markers || m_options.learning_frames >= 16,
                    "controller_options::learning_frames is ", m_options.learning_frames, "; need at least 16");
     HETERO_EXPECTS(m_options.fallback_phase_frames >= 1, "controller_options::fallback_phase_frames is 0");
+    check_frame_counts();
     check_detection_options(m_options.detection);  // used on the leader's helper thread, where it could not raise
     if (m_options.mode == policy::dynamic)
       ::hetero::detail::require_thread_multiple("the dynamic power policy calls MPI from a helper thread and");
@@ -116,6 +121,7 @@ class controller {
     m_channel->synchronize();
     m_origin = std::chrono::steady_clock::now();
     m_monitor.align_frames(std::chrono::duration<double>(m_origin.time_since_epoch()).count());
+    m_monitor.update();  // marks made before (a warm-up's) are not this controller's phases
     m_first_mark = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
     const std::size_t even = m_table.even_step(m_options.budget_watts, static_cast<std::size_t>(ranks));
     m_history.push_back({even, m_table.frequency(even), m_options.budget_watts / ranks});
@@ -188,6 +194,27 @@ class controller {
  private:
   static constexpr int plan_values = 4;  // markers?, phase frames, first mark, period
 
+  // What the monitor keeps bounds the frames between two wake-ups (else frames are dropped
+  // before they are read) and, where phases are learnt from frames, the learning series and the
+  // phase length (each must still be kept when it is read). Written so that no sum wraps.
+  void check_frame_counts() const {
+    const std::size_t kept = m_monitor.frames_kept();
+    HETERO_EXPECTS(m_options.tick_frames <= kept, "controller_options::tick_frames is ", m_options.tick_frames,
+                   "; allowed: 0 (automatic) to ", kept,
+                   " (monitor_options::frames_kept: the frames finished between two wake-ups must still be kept)");
+    if (m_options.mode != policy::dynamic || m_options.phases == phase_source::markers) return;
+    const std::size_t tick = m_options.tick_frames > 0 ? m_options.tick_frames : 1;
+    const std::size_t most = kept - tick;  // tick <= kept
+    const auto check = [&](const char* name, std::size_t value, std::size_t least) {
+      HETERO_EXPECTS(value <= most, name, " is ", value, "; allowed: ", least, " to ", most,
+                     " (monitor_options::frames_kept, ", kept, ", less one wake-up of ", tick,
+                     " frames: what is measured must still be kept when it is read); raise frames_kept for more");
+    };
+    check("controller_options::learning_frames", m_options.learning_frames, 16);
+    check("controller_options::fallback_phase_frames", m_options.fallback_phase_frames, 1);
+    check("controller_options::detection.min_frames", m_options.detection.min_frames, 1);
+  }
+
   void run() {
     monitor::ignore_calling_thread();  // its MPI calls are not the application's waits
     const std::size_t frames = m_options.tick_frames > 0           ? m_options.tick_frames
@@ -229,6 +256,7 @@ class controller {
       while (detail::exchange* e = m_channel->next_to_answer()) answer(*e);
     std::vector<double> values;
     while (m_channel->next_answer(values)) receive(values);
+    if (m_status.planned) skip_lost_phases();
     while (m_status.planned && m_channel->pending() < max_pending) {
       const std::optional<double> c = criticality(m_next_phase);
       if (!c) break;
@@ -318,6 +346,29 @@ class controller {
     m_status.phase_frames = markers ? 0 : frames;
     m_status.period_frames = period;
     m_phase_first_mark = m_first_mark + first_mark;
+  }
+
+  // A phase whose start the monitor no longer keeps can never be measured: waiting for it
+  // stopped the control for good. Go on from the oldest phase still kept, and count the others.
+  // (The ranks' posts then pair different phases for a while: an allocation from stale data, as
+  // it was anyway that far behind; the budget holds whatever the values.)
+  void skip_lost_phases() {
+    std::uint64_t oldest = 0;  // the oldest phase that can still be measured
+    if (m_status.markers) {
+      const std::uint64_t first_kept = m_monitor.read(
+          [](const activity_timeline& t) { return t.marks().empty() ? t.mark_count() : t.marks().front().index; });
+      if (first_kept > m_phase_first_mark) oldest = first_kept - m_phase_first_mark;
+    } else {
+      const auto start = static_cast<std::int64_t>(m_options.learning_frames);
+      const auto length = static_cast<std::int64_t>(m_status.phase_frames);  // >= 1 once planned
+      const std::int64_t first_kept =
+          m_monitor.read([](const activity_timeline& t) { return t.first_kept_frame(); });
+      if (first_kept > start) oldest = static_cast<std::uint64_t>((first_kept - start + length - 1) / length);
+    }
+    if (oldest <= m_next_phase) return;
+    std::lock_guard lock(m_status_mutex);
+    m_status.skipped_phases += oldest - m_next_phase;
+    m_next_phase = oldest;
   }
 
   // The criticality of phase k (seconds of activity at f_min), once the phase is over.

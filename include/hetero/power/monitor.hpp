@@ -74,7 +74,10 @@ class monitor final : public observer {
                                                         options.threads == tracked_threads::first)),
         m_timeline(options.frame_seconds, options.frames_kept, options.frequency_ghz) {}
 
-  ~monitor() override { uninstall(); }
+  ~monitor() override {
+    uninstall();
+    m_shared->close();  // the threads' entries bound to its slots may serve other monitors now
+  }
   monitor(const monitor&) = delete;
   monitor& operator=(const monitor&) = delete;
 
@@ -152,6 +155,8 @@ class monitor final : public observer {
   [[nodiscard]] double seconds() const noexcept { return m_shared->seconds_now(); }
   /// The frame length.
   [[nodiscard]] double frame_seconds() const noexcept { return m_options.frame_seconds; }
+  /// Finished frames (and phase marks) kept (`monitor_options::frames_kept`).
+  [[nodiscard]] std::size_t frames_kept() const noexcept { return m_options.frames_kept; }
 
   /// Reads the merged activity under the reader's lock: `fn(const activity_timeline&)`.
   template <class Fn>

@@ -32,12 +32,18 @@ struct phase_detection_options {
   double min_correlation = 0.25;
 };
 
-/// Throws `hetero::invalid_argument` for options the detection cannot use: `min_frames` 0, a
-/// `peak_tolerance` outside (0, 1] or a `min_correlation` outside (0, 1] (at 0 a series with
-/// no peak at all would be taken as periodic), naming the field and what is allowed.
+/// The longest phase `phase_detection_options::min_frames` may ask for: 2^32 frames (about 200
+/// days of 4 ms frames), so that its multiple of a period is exact in a double.
+inline constexpr std::size_t most_phase_frames = std::size_t{1} << 32;
+
+/// Throws `hetero::invalid_argument` for options the detection cannot use: `min_frames` 0 or
+/// above `most_phase_frames`, a `peak_tolerance` outside (0, 1] or a `min_correlation` outside
+/// (0, 1] (at 0 a series with no peak at all would be taken as periodic), naming the field and
+/// what is allowed.
 inline void check_detection_options(const phase_detection_options& options) {
-  HETERO_EXPECTS(options.min_frames >= 1,
-                 "phase_detection_options::min_frames is 0; the shortest phase is 1 frame");
+  HETERO_EXPECTS(options.min_frames >= 1 && options.min_frames <= most_phase_frames,
+                 "phase_detection_options::min_frames is ", options.min_frames, "; allowed: 1 to ",
+                 most_phase_frames);
   HETERO_EXPECTS(options.peak_tolerance > 0 && options.peak_tolerance <= 1,
                  "phase_detection_options::peak_tolerance is ", options.peak_tolerance,
                  "; allowed: (0, 1], a fraction of the highest peak");
@@ -150,8 +156,12 @@ inline phase_estimate detect_phase(std::span<const double> r, const phase_detect
   estimate.period_frames = period;
   estimate.correlation = r[lag];
   // The smallest whole multiple of the period that rounds to at least min_frames.
+  // period >= 1 (a peak at lag 2 or more, interpolated by less than a frame) and min_frames <= 2^32:
+  // start from the multiple just below and step up (one or two steps).
+  const double least = static_cast<double>(options.min_frames);
   std::size_t frames = 0;
-  for (double k = 1; frames < options.min_frames; ++k) frames = static_cast<std::size_t>(std::lround(k * period));
+  for (double k = std::max(1.0, std::floor(least / period) - 1); frames < options.min_frames; ++k)
+    frames = static_cast<std::size_t>(std::llround(k * period));
   estimate.frames = frames;
   return estimate;
 }

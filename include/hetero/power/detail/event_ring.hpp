@@ -17,7 +17,7 @@ namespace hetero::power::detail {
 /// What happened to one thread.
 enum class activity_event_type : std::uint32_t {
   attach,      ///< the thread joined the rank's tracked threads
-  detach,      ///< the thread left (exited, or moved to another monitor)
+  detach,      ///< the thread left (exited, or its entry was taken after the monitor was destroyed)
   wait_begin,  ///< the thread started waiting (outermost wait scope)
   wait_end,    ///< the thread stopped waiting
   phase_mark   ///< the application marked the end of a phase

@@ -6,6 +6,7 @@
 #define HETERO_POWER_DETAIL_THREAD_SLOTS_HPP
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -35,7 +36,7 @@ struct thread_slot {
 
 class thread_slots;
 
-/// The calling thread's slot in the monitor it reports to. Holding the slots alive through a
+/// The calling thread's slot in one monitor it reports to. Holding the slots alive through a
 /// shared_ptr lets a thread that outlives its monitor hand back its slot safely at exit.
 struct thread_binding {
   std::shared_ptr<thread_slots> owner;
@@ -44,7 +45,13 @@ struct thread_binding {
   ~thread_binding() { release(); }
 };
 
-inline thread_local thread_binding t_binding;
+/// Monitors one thread reports to at once (monitors installed beside each other); a further
+/// one does not track the thread, and counts each of its reports in `untracked_threads()`.
+inline constexpr std::size_t monitors_per_thread = 4;
+
+/// The calling thread's slots, one per monitor it reports to: each is handed back when the
+/// thread exits, or when its entry is taken for another monitor after its own was destroyed.
+inline thread_local std::array<thread_binding, monitors_per_thread> t_bindings;
 
 /// All slots of one monitor, and its clock.
 class thread_slots {
@@ -73,10 +80,22 @@ class thread_slots {
   /// not tracked. `self` is the shared_ptr owning *this.
   thread_slot* slot_of_this_thread(const std::shared_ptr<thread_slots>& self) noexcept {
     if (t_thread_ignored) return nullptr;
-    thread_binding& binding = t_binding;
-    if (binding.owner.get() == this) return binding.slot;
-    return bind(binding, self);
+    thread_binding* vacant = nullptr;
+    for (thread_binding& binding : t_bindings) {
+      if (binding.owner.get() == this) return binding.slot;
+      if (!vacant && (!binding.owner || binding.owner->closed())) vacant = &binding;
+    }
+    if (!vacant) {  // the thread reports to monitors_per_thread other live monitors already
+      m_untracked.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    return bind(*vacant, self);
   }
+
+  /// The monitor is gone: the threads' entries bound to these slots may serve other monitors.
+  void close() noexcept { m_closed.store(true, std::memory_order_release); }
+  /// Whether the monitor is gone.
+  [[nodiscard]] bool closed() const noexcept { return m_closed.load(std::memory_order_acquire); }
 
   /// Appends a transition of the calling thread, stamped now.
   void record(thread_slot& slot, activity_event_type type, std::uint32_t kind) noexcept {
@@ -140,7 +159,7 @@ class thread_slots {
   };
 
   thread_slot* bind(thread_binding& binding, const std::shared_ptr<thread_slots>& self) noexcept {
-    binding.release();  // the thread moves from another monitor to this one
+    binding.release();  // the entry held a slot of a monitor that is gone
     binding.owner = self;
     if (m_first_only && m_first_taken.exchange(true)) return nullptr;
     for (auto& candidate : m_slots) {
@@ -158,6 +177,7 @@ class thread_slots {
 
   bool m_first_only;
   std::atomic<bool> m_first_taken{false};
+  std::atomic<bool> m_closed{false};
   std::chrono::steady_clock::time_point m_epoch;
   std::vector<std::unique_ptr<thread_slot>> m_slots;
   std::atomic<std::uint64_t> m_lost{0};
