@@ -331,7 +331,9 @@ TEST_CASE("phases whose start the monitor no longer keeps are skipped and counte
   c.stop();
   m.uninstall();
   const auto status = c.status();
-  CHECK(status.skipped_phases >= 184);
+  // 184 are dropped; up to 64 (the exchanges in flight) may be measured first where the first
+  // update took in only part of the burst.
+  CHECK(status.skipped_phases >= 120);
   CHECK(status.skipped_phases < 200);
   CHECK(status.settings > 2);
 }

@@ -197,6 +197,12 @@ class controller {
   // What the monitor keeps bounds the frames between two wake-ups (else frames are dropped
   // before they are read) and, where phases are learnt from frames, the learning series and the
   // phase length (each must still be kept when it is read). Written so that no sum wraps.
+  // The longest phase (or learning series) that is still whole in the monitor when the helper
+  // reads it: frames_kept less one wake-up (tick_frames <= frames_kept, checked first).
+  [[nodiscard]] std::size_t longest_phase() const noexcept {
+    return m_monitor.frames_kept() - (m_options.tick_frames > 0 ? m_options.tick_frames : 1);
+  }
+
   void check_frame_counts() const {
     const std::size_t kept = m_monitor.frames_kept();
     HETERO_EXPECTS(m_options.tick_frames <= kept, "controller_options::tick_frames is ", m_options.tick_frames,
@@ -204,7 +210,7 @@ class controller {
                    " (monitor_options::frames_kept: the frames finished between two wake-ups must still be kept)");
     if (m_options.mode != policy::dynamic || m_options.phases == phase_source::markers) return;
     const std::size_t tick = m_options.tick_frames > 0 ? m_options.tick_frames : 1;
-    const std::size_t most = kept - tick;  // tick <= kept
+    const std::size_t most = longest_phase();
     const auto check = [&](const char* name, std::size_t value, std::size_t least) {
       HETERO_EXPECTS(value <= most, name, " is ", value, "; allowed: ", least, " to ", most,
                      " (monitor_options::frames_kept, ", kept, ", less one wake-up of ", tick,
@@ -302,7 +308,10 @@ class controller {
       const bool markers = m_options.phases == phase_source::automatic && fewest_marks >= 2;
       const phase_estimate found =
           detect_phase(normalized(std::move(c), m_monitor.frame_seconds()), m_options.detection);
-      const double frames = found.found ? static_cast<double>(found.frames) : m_options.fallback_phase_frames;
+      // A phase longer than the monitor keeps could never be measured whole (every one skipped):
+      // the fallback then, which is within it (check_frame_counts).
+      const bool usable = found.found && found.frames <= longest_phase();
+      const double frames = usable ? static_cast<double>(found.frames) : m_options.fallback_phase_frames;
       m_channel->answer(e, {markers ? 1.0 : 0.0, frames, most_marks, found.period_frames});
       return;
     }

@@ -45,8 +45,9 @@ struct thread_binding {
   ~thread_binding() { release(); }
 };
 
-/// Monitors one thread reports to at once (monitors installed beside each other); a further
-/// one does not track the thread, and counts each of its reports in `untracked_threads()`.
+/// Monitors one thread reports to at once (monitors installed beside each other, or installed
+/// before and not yet destroyed); a further one does not track the thread, and counts each of its
+/// reports in `untracked_threads()`.
 inline constexpr std::size_t monitors_per_thread = 4;
 
 /// The calling thread's slots, one per monitor it reports to: each is handed back when the
@@ -83,7 +84,8 @@ class thread_slots {
     thread_binding* vacant = nullptr;
     for (thread_binding& binding : t_bindings) {
       if (binding.owner.get() == this) return binding.slot;
-      if (!vacant && (!binding.owner || binding.owner->closed())) vacant = &binding;
+      if (binding.owner && binding.owner->closed()) binding.release();  // its monitor is gone: free its slots
+      if (!vacant && !binding.owner) vacant = &binding;
     }
     if (!vacant) {  // the thread reports to monitors_per_thread other live monitors already
       m_untracked.fetch_add(1, std::memory_order_relaxed);
@@ -159,7 +161,6 @@ class thread_slots {
   };
 
   thread_slot* bind(thread_binding& binding, const std::shared_ptr<thread_slots>& self) noexcept {
-    binding.release();  // the entry held a slot of a monitor that is gone
     binding.owner = self;
     if (m_first_only && m_first_taken.exchange(true)) return nullptr;
     for (auto& candidate : m_slots) {
