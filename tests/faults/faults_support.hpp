@@ -124,6 +124,9 @@ inline bool holds(const std::vector<int>& v, int x) { return std::find(v.begin()
 /// other call passes through).
 void fail_next_isend(int min_count = 0);
 
+/// The same for this rank's next `MPI_Irecv` of at least `min_count` elements (nothing posted).
+void fail_next_irecv(int min_count = 0);
+
 /// Makes this rank's next `MPI_Testall` fail with `MPI_ERR_OTHER`, its requests left as they were
 /// (interposed by main.cpp as `MPI_Isend` is).
 void fail_next_testall();

@@ -1,7 +1,7 @@
 // The main of the fault-injection tests: hetero's test main with a short wait timeout, set
 // through the runtime option (so every hetero wait in these tests gives up after 1 s), and an
-// MPI_Isend and an MPI_Testall that a test can make fail once (faults::fail_next_isend,
-// faults::fail_next_testall).
+// MPI_Isend, an MPI_Irecv and an MPI_Testall that a test can make fail once
+// (faults::fail_next_isend, faults::fail_next_irecv, faults::fail_next_testall).
 #include <hetero/core/runtime.hpp>
 
 #include <mpi.h>
@@ -13,10 +13,12 @@
 
 namespace {
 std::atomic<int> g_fail_next_isend{-1};  // the least count of the MPI_Isend to fail; -1: none
+std::atomic<int> g_fail_next_irecv{-1};  // the same for MPI_Irecv
 std::atomic<bool> g_fail_next_testall{false};
 }  // namespace
 
 void faults::fail_next_isend(int min_count) { g_fail_next_isend.store(min_count); }
+void faults::fail_next_irecv(int min_count) { g_fail_next_irecv.store(min_count); }
 void faults::fail_next_testall() { g_fail_next_testall.store(true); }
 
 // The profiling interface: this program's MPI_Isend, which fails once when armed (for a count
@@ -27,6 +29,15 @@ extern "C" int MPI_Isend(const void* buffer, int count, MPI_Datatype type, int d
   while (armed >= 0 && count >= armed)
     if (g_fail_next_isend.compare_exchange_weak(armed, -1)) return MPI_ERR_OTHER;
   return PMPI_Isend(buffer, count, type, dest, tag, comm, request);
+}
+
+// Its MPI_Irecv, the same way.
+extern "C" int MPI_Irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Request* request) {
+  int armed = g_fail_next_irecv.load(std::memory_order_relaxed);
+  while (armed >= 0 && count >= armed)
+    if (g_fail_next_irecv.compare_exchange_weak(armed, -1)) return MPI_ERR_OTHER;
+  return PMPI_Irecv(buffer, count, type, source, tag, comm, request);
 }
 
 // And its MPI_Testall, which fails once when armed (its requests untouched).

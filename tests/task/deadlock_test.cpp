@@ -6,6 +6,8 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -54,6 +56,26 @@ TEST_CASE("an adopted operation that never completes: wait() raises deadlock_err
                                         "dependency"));
   CHECK_THROWS_WITH(graph.spawn([] {}), ContainsSubstring("raised hetero::deadlock_error"));
   CHECK_THROWS_AS(graph.wait(), hetero::runtime_error);
+}
+
+// The report said "while wait() was waiting" for a spawn held by the window.
+TEST_CASE("a spawn held by a full window names where it waited", "[task][deadlock]") {
+  const std::size_t window = 1 + static_cast<std::size_t>(std::random_device{}() % 4);
+  hetero::task_graph graph(
+      {.workers = 2, .comm = MPI_COMM_SELF, .window = window, .no_progress_timeout = short_timeout});
+  auto done = graph.events("done", window);
+  for (std::size_t i = 0; i < window; ++i) graph.adopt(hetero::out(done(i)), never{}, "halo transfer");  // fill it
+  std::string message;
+  try {
+    graph.spawn("next", [] {});
+  } catch (const hetero::deadlock_error& e) {
+    message = e.what();
+  }
+  INFO("window " << window);
+  CHECK_THAT(message, ContainsSubstring("while a spawn, adopt or wait(event) held by a full insertion window "
+                                        "(task_options::window) was waiting"));
+  CHECK_THAT(message, ContainsSubstring(std::to_string(window) + " node(s) pending, none running or ready"));
+  CHECK_THAT(message, ContainsSubstring("adopted operation 'halo transfer'"));
 }
 
 TEST_CASE("an adopted operation whose test throws ends the graph at once with its error", "[task][deadlock]") {

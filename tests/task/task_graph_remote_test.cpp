@@ -11,12 +11,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <thread>
 
 #include "random.hpp"
 #include "rounds_program.hpp"
 #include "shared_slots.hpp"
+#include "uncopyable.hpp"
 #include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -33,6 +35,28 @@ int sum_over_ranks(int x) {
 }
 
 }  // namespace
+
+// Only the rank running the task copied its body: it alone threw, the others had declared the
+// write and waited for its notification, and every rank ended in deadlock_error.
+TEST_CASE("a body whose copy throws is refused on every rank alike and the graph goes on", "[task][mpi]") {
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  auto rng = hetero::testing::rng(404);  // the same draws on every rank
+  const int writer = static_cast<int>(rng() % static_cast<std::uint64_t>(world_size()));
+  hetero::testing::shared_slots slots(1);
+  hetero::task_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
+  auto ea = graph.remote_event("EA");
+  CHECK_THROWS_WITH(graph.spawn("uncopyable", hetero::on(writer), hetero::out(ea).to(hetero::rank_set::all()),
+                                [c = hetero::testing::uncopyable(1)] { (void)c; }),
+                    "copying the body failed");  // on every rank, not only the writer's
+  const auto value = static_cast<std::int64_t>(1 + rng() % 1000000);
+  std::int64_t seen = -1;
+  graph.spawn("write", hetero::on(writer), hetero::out(ea).to(hetero::rank_set::all()), [&] {
+    for (int r = 0; r < world_size(); ++r) slots.slot(0, r).store(value, std::memory_order_release);
+  });
+  graph.spawn("read", hetero::in(ea), [&] { seen = slots.slot(0, world_rank()).load(std::memory_order_acquire); });
+  REQUIRE_NOTHROW(graph.wait());
+  CHECK(seen == value);
+}
 
 TEST_CASE("the seed's Figure 6: taskD on the last rank waits for taskA's put and notification", "[task][mpi]") {
   if (world_size() < 2) SKIP("needs 2 or more ranks");

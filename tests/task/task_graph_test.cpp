@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <numeric>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,7 @@
 #include "local_options.hpp"
 #include "random.hpp"
 #include "random_program.hpp"
+#include "uncopyable.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -61,6 +64,14 @@ bool eventually(Condition&& condition) {
   }
   return true;
 }
+
+// An operation to adopt whose move throws (its copy too).
+struct refusing_source {
+  refusing_source() = default;
+  refusing_source(const refusing_source&) { throw std::runtime_error("copying the body failed"); }
+  refusing_source& operator=(const refusing_source&) = delete;
+  [[nodiscard]] bool test() const noexcept { return true; }
+};
 
 }  // namespace
 
@@ -266,6 +277,106 @@ TEST_CASE("idle workers sleep instead of spinning, and wake up for new work", "[
     graph.wait();
     CHECK(met.load() == 3);
     CHECK(eventually([&] { return watcher.sleeping() == 2; }));
+  }
+  hetero::set_observer(nullptr);
+}
+
+// The body was copied into a node already taken: the node stayed in the insertion window for
+// ever (a later spawn ended in deadlock_error), a recording kept it (its composed run never
+// ended), and a piece of task data stayed in use.
+TEST_CASE("a body whose copy throws leaves the graph as it was and usable", "[task]") {
+  const int workers = GENERATE(1, 2);
+  const std::size_t window = GENERATE(std::size_t{1}, std::size_t{2}, std::size_t{64});
+  auto rng = hetero::testing::rng(static_cast<std::uint64_t>(700 + workers * 100 + static_cast<int>(window)));
+  hetero::task_options options = local(workers, window);
+  options.no_progress_timeout = std::chrono::seconds(5);  // a node left behind fills the window: fail, not hang
+  hetero::task_graph<Kokkos::Serial> graph(options);
+  hetero::testing::random_program program(rng, 400, 8);
+  const auto e = graph.events("E", static_cast<std::size_t>(program.events()));
+  std::uniform_int_distribution<int> pick(0, program.events() - 1);
+  const auto refused = [](auto&& spawn) { CHECK_THROWS_WITH(spawn(), "copying the body failed"); };
+  // More refusals than the window holds nodes, of each kind of body, on random events.
+  for (int k = 0; k < static_cast<int>(window) + 2; ++k) {
+    const hetero::event x = e(static_cast<std::size_t>(pick(rng))), y = e(static_cast<std::size_t>(pick(rng)));
+    refused([&] {
+      graph.spawn("cpu", hetero::in(x), hetero::out(y), [c = hetero::testing::uncopyable(k)] { (void)c; });
+    });
+    refused([&] {
+      graph.spawn("inner", hetero::inout(x),
+                  [c = hetero::testing::uncopyable(k)](hetero::subgraph<Kokkos::Serial>&) { (void)c; });
+    });
+    refused([&] {
+      graph.spawn("device", hetero::device(), hetero::out(y),
+                  [c = hetero::testing::uncopyable(k)](const Kokkos::Serial&) { (void)c; });
+    });
+    refused([&] { graph.adopt(hetero::out(y), refusing_source{}, "uncopyable operation"); });
+  }
+  program.declare(graph, e, [](int) { return false; });
+  graph.wait();
+  CHECK(program.wrong_run_counts() == 0);
+  CHECK(program.violated_dependencies() == 0);
+  CHECK(program.bad_reads() == 0);
+  CHECK(program.final_values_match());
+
+  // Task data: no use of the piece is left behind, so its handle may go before the next wait.
+  const std::size_t n = 1 + rng() % 64;
+  Kokkos::View<double*, Kokkos::HostSpace> xv(Kokkos::view_alloc("x", Kokkos::WithoutInitializing), n);
+  std::vector<double> expected(n);
+  std::uniform_real_distribution<double> value(-1, 1);
+  for (std::size_t i = 0; i < n; ++i) expected[i] = 2 * (xv(i) = value(rng));
+  {
+    auto x = graph.data("x", xv);
+    refused(
+        [&] { graph.spawn("data", hetero::updates(x), [c = hetero::testing::uncopyable(0)](auto) { (void)c; }); });
+    graph.spawn("double", hetero::updates(x), [](auto v) {
+      for (std::size_t i = 0; i < v.extent(0); ++i) v(i) *= 2;
+    });
+    graph.wait();
+  }
+  CHECK_NOTHROW(graph.wait());  // before: task data 'x' was destroyed while 1 task(s) had not finished
+  for (std::size_t i = 0; i < n; ++i) CHECK(xv(i) == expected[i]);
+
+  // Recordings: the refused task is no node of the recording, and its composed run ends.
+  std::atomic<int> runs{0};
+  const auto step = graph.record([&] {
+    graph.spawn("count", hetero::inout(e(0)), [&] { ++runs; });
+    refused([&] {
+      graph.spawn("uncopyable", hetero::inout(e(0)), [c = hetero::testing::uncopyable(0)] { (void)c; });
+    });
+  });
+  CHECK(step.nodes() == 1);
+  graph.spawn("composed", hetero::inout(e(1)), hetero::compose(step));
+  graph.wait();  // before: deadlock_error (the composed run waited for the node left behind)
+  CHECK(runs.load() == 1);
+}
+
+// A task pinned to a busy device is no work for a worker while another device idles: the workers
+// spun until the busy device freed.
+TEST_CASE("idle workers sleep while a task pinned to a busy device waits for it", "[task][device]") {
+  idle_watcher watcher;
+  hetero::set_observer(&watcher);
+  {
+    hetero::task_graph<Kokkos::Serial> graph(local(3), {Kokkos::Serial(), Kokkos::Serial()});
+    auto rng = hetero::testing::rng(131);
+    const int queued = 1 + static_cast<int>(rng() % 6);
+    std::atomic<bool> started{false}, release{false};
+    std::vector<int> order;  // device 0 runs one task at a time (its busy flag orders them)
+    graph.spawn("long", hetero::device(0), [&](const Kokkos::Serial&) {
+      started = true;
+      (void)eventually([&] { return release.load(); });
+      order.push_back(0);
+    });
+    for (int t = 1; t <= queued; ++t)
+      graph.spawn("pinned", hetero::device(0), [&order, t](const Kokkos::Serial&) { order.push_back(t); });
+    REQUIRE(eventually([&] { return started.load(); }));
+    // One worker thread holds device 0; the other has nothing it may run (device 1 is idle, but
+    // no task is for it): it sleeps. The declaring thread is not in wait().
+    CHECK(eventually([&] { return watcher.sleeping() == 1; }));
+    release = true;
+    graph.wait();
+    std::vector<int> expected(static_cast<std::size_t>(queued) + 1);
+    std::iota(expected.begin(), expected.end(), 0);  // device 0's queue, in declaration order
+    CHECK(order == expected);
   }
   hetero::set_observer(nullptr);
 }

@@ -34,7 +34,7 @@ namespace detail {
 /// Stores `body`, of kind `Kind`, as the body of `n` (a task of a graph or of a subgraph):
 /// `runner`, `graph` and `devices` are the graph's, for a subgraph the body declares.
 template <class Space, body_kind Kind, class Body>
-void set_task_body(node& n, scheduler& runner, const void* graph, int devices, Body&& body);
+auto prepare_task_body(scheduler& runner, const void* graph, int devices, Body&& body);
 
 }  // namespace detail
 
@@ -100,10 +100,10 @@ class subgraph {
               "hetero: an inner task of a subgraph takes no data clauses (reads, writes, updates) and no "
               "host_or_device body; give the data clauses to the enclosing task, whose inner tasks then "
               "use its data");
-          m_state->declare(spec, [&](detail::node& n) {
-            detail::set_task_body<Space, Kind>(n, m_state->runner(), m_state->graph(), m_state->devices(),
-                                               std::forward<Body>(body));
-          });
+          // Copied before the inner task is declared: a copy that throws leaves the subgraph as it was.
+          auto prepared = detail::prepare_task_body<Space, Kind>(m_state->runner(), m_state->graph(),
+                                                                 m_state->devices(), std::forward<Body>(body));
+          m_state->declare(spec, [&](detail::node& n) noexcept { prepared.store(n); });
         },
         std::forward<Args>(args)...);
   }
@@ -143,15 +143,16 @@ struct subgraph_task {
 };
 
 template <class Space, body_kind Kind, class Body>
-void set_task_body(node& n, scheduler& runner, const void* graph, int devices, Body&& body) {
+auto prepare_task_body(scheduler& runner, const void* graph, int devices, Body&& body) {
   if constexpr (Kind == body_kind::cpu) {
-    set_body<void>(n, std::forward<Body>(body));
+    return prepare_body<void>(std::forward<Body>(body));
   } else if constexpr (Kind == body_kind::device) {
-    set_body<Space>(n, std::forward<Body>(body));
+    return prepare_body<Space>(std::forward<Body>(body));
   } else if constexpr (Kind == body_kind::subgraph) {
-    set_node_body(n, subgraph_task<Space, std::decay_t<Body>>{&runner, graph, devices, std::forward<Body>(body)});
+    return prepare_node_body(
+        subgraph_task<Space, std::decay_t<Body>>{&runner, graph, devices, std::forward<Body>(body)});
   } else {
-    set_node_body(n, composed_task{&runner, body.plan()});
+    return prepare_node_body(composed_task{&runner, body.plan()});
   }
 }
 

@@ -153,17 +153,18 @@ class task_graph {
         [this]<detail::body_kind Kind, class Data, class Body>(detail::task_spec& spec,
                                                                std::integral_constant<detail::body_kind, Kind>,
                                                                std::type_identity<Data>, Body&& body) {
-          if constexpr (Kind == detail::body_kind::composed) m_engine->add_composition(spec, *body.plan());
+          // The body is copied before anything is declared, on every rank (also where the task
+          // does not run): a copy that throws leaves the graph as it was, on every rank alike.
           if constexpr (Data::size > 0 || Kind == detail::body_kind::either) {
             constexpr int form = Kind == detail::body_kind::cpu ? 0 : Kind == detail::body_kind::device ? 1 : 2;
-            m_engine->declare(spec, [&](detail::node& n) {
-              detail::set_data_body<DeviceSpace, form, Data>(n, spec.data_args, std::forward<Body>(body));
-            });
+            auto prepared =
+                detail::prepare_data_body<DeviceSpace, form, Data>(spec.data_args, std::forward<Body>(body));
+            m_engine->declare(spec, [&](detail::node& n) noexcept { prepared.store(n); });
           } else {
-            m_engine->declare(spec, [&](detail::node& n) {
-              detail::set_task_body<DeviceSpace, Kind>(n, m_engine->runner(), m_engine.get(), devices(),
-                                                       std::forward<Body>(body));
-            });
+            auto prepared = detail::prepare_task_body<DeviceSpace, Kind>(m_engine->runner(), m_engine.get(),
+                                                                         devices(), std::forward<Body>(body));
+            if constexpr (Kind == detail::body_kind::composed) m_engine->add_composition(spec, *body.plan());
+            m_engine->declare(spec, [&](detail::node& n) noexcept { prepared.store(n); });
           }
         },
         std::forward<Args>(args)...);
@@ -347,8 +348,10 @@ class task_graph {
     HETERO_EXPECTS(
         !written.targets(), "adopt(out(", written.events()[0].name(),
         ").to(...), ...): an adopted operation cannot notify other ranks; a task reading the event can");
+    // Moved before the node is taken: a move that throws leaves the graph as it was.
+    auto source = detail::prepare_source(std::move(operation));
     m_engine->adopt(written.events()[0].state(), label, completion_source_calls_mpi<Operation>,
-                    [&](detail::node& n) { detail::set_source(n, std::move(operation)); });
+                    [&](detail::node& n) noexcept { detail::set_source(n, source); });
   }
 
   /// Runs tasks until every task of every rank finished (XcalableMP's `taskletwait`;

@@ -7,6 +7,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -116,23 +117,28 @@ struct data_task {
   }
 };
 
-/// Stores `body` as the body of `n`, receiving the Views of the node's data uses (argument `a`
-/// made of `counts[a]` of them).
+/// Calls a `data_task` as `b(n, device)`.
+struct data_call {
+  template <class B>
+  void operator()(B& b, node& self, const void* device) const {
+    b(self, device);
+  }
+};
+
+/// `body` made ready to be the body of a node, receiving the Views of the node's data uses
+/// (argument `a` made of `counts[a]` of them): copied here, before the node is taken.
 template <class Space, int Kind, class Args, class Body, std::size_t N>
-void set_data_body(node& n, const std::array<std::uint32_t, N>& counts, Body&& body) {
+auto prepare_data_body(const std::array<std::uint32_t, N>& counts, Body&& body) {
   using task_type = data_task<Space, Kind, Args, std::decay_t<Body>>;
-  struct call {
-    void operator()(task_type& b, node& self, const void* device) const { b(self, device); }
-  };
   task_type t{std::forward<Body>(body), {}};
   std::size_t total = 0;
   for (std::size_t a = 0; a < Args::size; ++a) {
     total += counts[a];
-    HETERO_EXPECTS(total <= max_data_uses, "a task names ", total, " pieces of task data; allowed: at most ",
-                   max_data_uses);  // checked before the task was declared (graph_engine::declare_with_data)
-    t.first[a + 1] = static_cast<std::uint16_t>(total);
+    // More than max_data_uses: graph_engine::declare_with_data refuses the task, naming it, before
+    // this body is stored.
+    t.first[a + 1] = static_cast<std::uint16_t>(std::min<std::size_t>(total, max_data_uses));
   }
-  store_body<call>(n, std::move(t));
+  return prepared_body<data_call, task_type>(std::move(t));
 }
 
 }  // namespace hetero::detail

@@ -55,7 +55,10 @@ class device_queues {
     } else {
       std::lock_guard lock(m_shared_mutex);
       m_shared.push_back(n);
+      m_shared_count.fetch_add(1, std::memory_order_relaxed);
     }
+    // After the count above: a sleeper whose visible() reads this increment sees that count too;
+    // one that read an earlier value is woken below (idle_event's waiter count).
     m_queued.fetch_add(1, std::memory_order_seq_cst);
     wake();
   }
@@ -93,12 +96,17 @@ class device_queues {
     if (m_queued.load(std::memory_order_seq_cst) > 0) wake();
   }
 
-  /// Whether worker `w` (any worker: -1) could take a device task now. A task that only the
-  /// declaring thread may start is work for worker 0 alone (the others sleep, not spin).
+  /// Whether worker `w` (any worker: -1) could take a device task now: an idle device it may
+  /// start has a task pinned to it, or a task any device may run is queued. A task pinned to a
+  /// busy device is no work for the others (they sleep, not spin; `complete` wakes one when the
+  /// device frees), nor is a task that only the declaring thread may start, for the other workers.
   [[nodiscard]] bool visible(int w) const noexcept {
     if (m_queued.load(std::memory_order_seq_cst) == 0) return false;
+    const bool shared = m_shared_count.load(std::memory_order_seq_cst) > 0;
     for (const auto& d : m_devices)
-      if (!d->busy.load(std::memory_order_seq_cst) && (w <= 0 || !d->master_only)) return true;
+      if ((w <= 0 || !d->master_only) && !d->busy.load(std::memory_order_seq_cst) &&
+          (shared || d->pinned_count.load(std::memory_order_seq_cst) > 0))
+        return true;
     return false;
   }
 
@@ -111,7 +119,12 @@ class device_queues {
       device_slot& d = *m_devices[(static_cast<std::size_t>(w) + i) % count];
       if (d.busy.load(std::memory_order_relaxed) || d.busy.exchange(true, std::memory_order_acquire)) continue;
       if (node* n = take_from(d)) return {n, &d};
-      d.busy.store(false, std::memory_order_release);
+      // Nothing for d: idle again. A task pushed while it was held here woke a worker that saw d
+      // busy and may sleep again (visible()): this thread wakes one, having seen the task.
+      d.busy.store(false, std::memory_order_seq_cst);
+      if (m_queued.load(std::memory_order_seq_cst) > 0 && (d.pinned_count.load(std::memory_order_seq_cst) > 0 ||
+                                                           m_shared_count.load(std::memory_order_seq_cst) > 0))
+        wake();
     }
     return {nullptr, nullptr};
   }
@@ -141,6 +154,7 @@ class device_queues {
     if (m_shared.empty()) return nullptr;
     node* n = m_shared.front();
     m_shared.pop_front();
+    m_shared_count.fetch_sub(1, std::memory_order_relaxed);
     m_queued.fetch_sub(1, std::memory_order_relaxed);
     return n;
   }
@@ -149,7 +163,8 @@ class device_queues {
   idle_event& m_idle;
   alignas(64) std::atomic<int> m_queued{0};
   std::mutex m_shared_mutex;
-  std::deque<node*> m_shared;  // tasks any device may run
+  std::deque<node*> m_shared;          // tasks any device may run
+  std::atomic<int> m_shared_count{0};  // its size, read without the lock (visible)
 };
 
 }  // namespace hetero::detail

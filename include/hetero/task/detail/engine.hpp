@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -220,6 +221,8 @@ class graph_engine {
   /// rank runs it.
   template <class SetBody>
   void declare(task_spec& spec, SetBody&& set_body) {
+    static_assert(std::is_nothrow_invocable_v<SetBody&, node&>,
+                  "hetero: set_body runs once the node is taken and counted: it must not throw (prepared_body)");
     if (spec.data == 0 && !spec.either) [[likely]] {
       const declared_task t = begin_task(spec);
       if (t.n) std::forward<SetBody>(set_body)(*t.n);
@@ -306,6 +309,8 @@ class graph_engine {
   /// `calls_mpi`: its `test()` calls MPI.
   template <class SetSource>
   void adopt(event_state* e, std::string_view label, bool calls_mpi, SetSource&& set_source) {
+    static_assert(std::is_nothrow_invocable_v<SetSource&, node&>,
+                  "hetero: set_source runs once the node is taken and counted: it must not throw (prepared_body)");
     check_declaring("task_graph::adopt");
     check_event(e, "adopt");
     if (calls_mpi && m_scheduler.workers() > 1) check_workers_may_call_mpi(label);
@@ -386,7 +391,8 @@ class graph_engine {
     m_scheduler.arm_marker();
     node* writer = dependency_tracker::unfinished_writer(e->live);
     release(marker, writer && writer->add_successor(marker) ? 1 : 0);
-    expect(m_scheduler.help_until([&] { return m_scheduler.marker_done(); }, m_timeout), false);
+    expect(m_scheduler.help_until([&] { return m_scheduler.marker_done(); }, m_timeout), false,
+           "wait(event) or wait(data)");
   }
 
   /// Declares the tasks of `build()` into a recording instead of running them.
@@ -660,7 +666,8 @@ class graph_engine {
     m_declared_since_wait = true;
     node* n = m_pool.acquire(outside_window, room);
     while (!n) {
-      expect(m_scheduler.help_until([&] { return m_pool.has_released(room); }, m_timeout, true), false);
+      expect(m_scheduler.help_until([&] { return m_pool.has_released(room); }, m_timeout, true), false,
+             "a spawn, adopt or wait(event) held by a full insertion window (task_options::window)");
       n = m_pool.acquire(false, room);
     }
     return n;
@@ -678,8 +685,9 @@ class graph_engine {
     return outcome;
   }
 
-  void expect(scheduler::outcome outcome, bool in_barrier) {
-    if (outcome != scheduler::outcome::done) deadlock(outcome, in_barrier);
+  // `where`: what this thread was waiting in, for the message.
+  void expect(scheduler::outcome outcome, bool in_barrier, const char* where = "wait()") {
+    if (outcome != scheduler::outcome::done) deadlock(outcome, in_barrier, where);
   }
 
   void check_same_on_every_rank(const event_block& block) {
@@ -935,10 +943,16 @@ class graph_engine {
       try {
         request = post_transfer(receive, buffer(*data, *piece), piece->bytes, peer, tile_tag(piece->id), comm);
       } catch (...) {
-        // The reader's receive would wait for this version until its timeout: an empty message
-        // ends it, and its move, cancelled.
-        if (!receive) (void)send_cancelled(peer, tile_tag(piece->id), comm);
-        channel->add_transfer(done, MPI_REQUEST_NULL, receive);
+        if (receive) {
+          // The owner sends this version anyway (or its empty message, where its send failed
+          // too): drained here, it cannot wait in MPI for this tile's next receive from it.
+          channel->drain_tile(done, peer, tile_tag(piece->id), piece->bytes, comm);
+        } else {
+          // The reader's receive would wait for this version until its timeout: an empty message
+          // ends it, and its move, cancelled.
+          (void)send_cancelled(peer, tile_tag(piece->id), comm);
+          channel->add_transfer(done, MPI_REQUEST_NULL, receive);
+        }
         throw;
       }
       channel->add_transfer(done, request, receive, false, receive ? piece->bytes : 0);
@@ -994,7 +1008,7 @@ class graph_engine {
     release(done, done_edges + 1);  // + the operation
   }
 
-  [[noreturn]] void deadlock(scheduler::outcome outcome, bool in_barrier);
+  [[noreturn]] void deadlock(scheduler::outcome outcome, bool in_barrier, const char* where);
 
   remote_channel m_channel;
   std::chrono::nanoseconds m_timeout;
@@ -1020,7 +1034,7 @@ class graph_engine {
 };
 
 // Builds this rank's report, exchanges reports with the other ranks, and throws.
-inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) {
+inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier, const char* where) {
   const double seconds = std::chrono::duration<double>(m_timeout).count();
   pending_report mine(rank(), m_channel);
   m_pool.for_each_live([&](node& n) {
@@ -1057,7 +1071,7 @@ inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) 
                  ? "no task ran, finished or arrived for " + std::to_string(seconds) + " s on rank " +
                        std::to_string(rank())
                  : "another rank found that its tasks made no progress";
-  message += " while wait() was waiting";
+  message += std::string(" while ") + where + " was waiting";
   message += no_progress_advice(m_timeout_inherited);
   message += ". Pending work on each rank:\n";
   for (int r = 0; r < size(); ++r) {
@@ -1066,7 +1080,9 @@ inline void graph_engine::deadlock(scheduler::outcome outcome, bool in_barrier) 
     } else if (auto it = reports.find(r); it != reports.end()) {
       message += it->second;
     } else {
-      message += "rank " + std::to_string(r) + ": no report (it is not in task_graph::wait)\n";
+      message += "rank " + std::to_string(r) +
+                 ": no report (it is not waiting on the graph in wait(), wait(event) or a spawn held by the "
+                 "insertion window, or its waiting thread is running a long task body)\n";
     }
   }
   throw deadlock_error(message);

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -249,64 +250,106 @@ struct alignas(64) node {
   }
 };
 
-/// Stores `f` as the body of `n`; `Call` (stateless) runs it as `Call{}(f, n, device)`.
+/// A body made before its node is taken: the copy (or move) of `F`, which may throw, happens
+/// here, so that a spawn whose body cannot be copied leaves the graph as it was; `store`, which
+/// puts it into a node, cannot throw. Kept here where it fits a node and moves without throwing,
+/// else on the heap. `Call` (stateless) runs it as `Call{}(f, n, device)`.
 template <class Call, class F>
-void store_body(node& n, F&& f) {
+class prepared_body {
   using body_type = std::decay_t<F>;
-  constexpr bool fits = sizeof(body_type) <= body_capacity && alignof(body_type) <= alignof(std::max_align_t) &&
-                        std::is_nothrow_move_constructible_v<body_type>;
-  if constexpr (fits) {
-    ::new (static_cast<void*>(n.body)) body_type(std::forward<F>(f));
-    n.invoke = [](node& self, const void* device) {
-      Call{}(*std::launder(reinterpret_cast<body_type*>(self.body)), self, device);
-    };
-    n.destroy = [](node& self) noexcept { std::launder(reinterpret_cast<body_type*>(self.body))->~body_type(); };
-  } else {
-    auto* heap = new body_type(std::forward<F>(f));
-    ::new (static_cast<void*>(n.body)) body_type*(heap);
-    n.invoke = [](node& self, const void* device) {
-      Call{}(**std::launder(reinterpret_cast<body_type**>(self.body)), self, device);
-    };
-    n.destroy = [](node& self) noexcept { delete *std::launder(reinterpret_cast<body_type**>(self.body)); };
-  }
-}
+  static constexpr bool fits = sizeof(body_type) <= body_capacity &&
+                               alignof(body_type) <= alignof(std::max_align_t) &&
+                               std::is_nothrow_move_constructible_v<body_type>;
 
-/// Stores `f` as the body of `n`. With `Device` void the body is called as `f()`, otherwise as
+ public:
+  explicit prepared_body(F&& f) {
+    if constexpr (fits) {
+      m_body.emplace(std::forward<F>(f));
+    } else {
+      m_body = std::make_unique<body_type>(std::forward<F>(f));
+    }
+  }
+  prepared_body(const prepared_body&) = delete;
+  prepared_body& operator=(const prepared_body&) = delete;
+
+  /// Moves the body into `n` (once).
+  void store(node& n) noexcept {
+    if constexpr (fits) {
+      ::new (static_cast<void*>(n.body)) body_type(std::move(*m_body));
+      n.invoke = [](node& self, const void* device) {
+        Call{}(*std::launder(reinterpret_cast<body_type*>(self.body)), self, device);
+      };
+      n.destroy = [](node& self) noexcept { std::launder(reinterpret_cast<body_type*>(self.body))->~body_type(); };
+    } else {
+      ::new (static_cast<void*>(n.body)) body_type*(m_body.release());
+      n.invoke = [](node& self, const void* device) {
+        Call{}(**std::launder(reinterpret_cast<body_type**>(self.body)), self, device);
+      };
+      n.destroy = [](node& self) noexcept { delete *std::launder(reinterpret_cast<body_type**>(self.body)); };
+    }
+  }
+
+ private:
+  std::conditional_t<fits, std::optional<body_type>, std::unique_ptr<body_type>> m_body;
+};
+
+/// Calls a body as `f()` (`Device` void) or as `f(device_instance)`.
+template <class Device>
+struct device_call {
+  template <class B>
+  void operator()(B& b, node&, const void* device) const {
+    if constexpr (std::is_void_v<Device>) {
+      (void)device;
+      std::invoke(b);
+    } else {
+      std::invoke(b, *static_cast<const Device*>(device));
+    }
+  }
+};
+
+/// Calls a body as `f(n)` (tasks that stand for a group of nodes).
+struct node_call {
+  template <class B>
+  void operator()(B& b, node& self, const void*) const {
+    b(self);
+  }
+};
+
+/// `f` made ready to be the body of a node, called as `f()` (`Device` void) or as
 /// `f(device_instance)`.
 template <class Device, class F>
-void set_body(node& n, F&& f) {
-  struct call {
-    void operator()(std::decay_t<F>& b, node&, const void* device) const {
-      if constexpr (std::is_void_v<Device>) {
-        (void)device;
-        std::invoke(b);
-      } else {
-        std::invoke(b, *static_cast<const Device*>(device));
-      }
-    }
-  };
-  store_body<call>(n, std::forward<F>(f));
+prepared_body<device_call<Device>, F> prepare_body(F&& f) {
+  return prepared_body<device_call<Device>, F>(std::forward<F>(f));
 }
 
-/// Stores `f` as the body of `n`, called as `f(n)` (tasks that stand for a group of nodes).
+/// `f` made ready to be the body of a node, called as `f(n)`.
 template <class F>
-void set_node_body(node& n, F&& f) {
-  struct call {
-    void operator()(std::decay_t<F>& b, node& self, const void*) const { b(self); }
-  };
-  store_body<call>(n, std::forward<F>(f));
+prepared_body<node_call, F> prepare_node_body(F&& f) {
+  return prepared_body<node_call, F>(std::forward<F>(f));
 }
 
-/// Stores the operation `s` in `n`: `n.poll` tests it (`s.test()`), `n.destroy` destroys it.
+/// Stores `f` as the body of `n` (the runtime's own nodes; a user's body is prepared before its
+/// node is taken). With `Device` void the body is called as `f()`, otherwise as `f(device_instance)`.
+template <class Device, class F>
+void set_body(node& n, F&& f) {
+  prepare_body<Device>(std::forward<F>(f)).store(n);
+}
+
+/// An operation completing outside the graph, made before its node is taken (its move may throw).
 template <class Source>
-void set_source(node& n, Source&& s) {
-  using source_type = std::decay_t<Source>;
-  static_assert(sizeof(source_type*) <= body_capacity, "hetero: a pointer fits a node's body storage");
-  ::new (static_cast<void*>(n.body)) source_type*(new source_type(std::forward<Source>(s)));
+std::unique_ptr<std::decay_t<Source>> prepare_source(Source&& s) {
+  return std::make_unique<std::decay_t<Source>>(std::forward<Source>(s));
+}
+
+/// Stores the operation `s` in `n`: `n.poll` tests it (`s->test()`), `n.destroy` destroys it.
+template <class Source>
+void set_source(node& n, std::unique_ptr<Source>& s) noexcept {
+  static_assert(sizeof(Source*) <= body_capacity, "hetero: a pointer fits a node's body storage");
+  ::new (static_cast<void*>(n.body)) Source*(s.release());
   n.poll = [](node& self) {
-    return static_cast<bool>((*std::launder(reinterpret_cast<source_type**>(self.body)))->test());
+    return static_cast<bool>((*std::launder(reinterpret_cast<Source**>(self.body)))->test());
   };
-  n.destroy = [](node& self) noexcept { delete *std::launder(reinterpret_cast<source_type**>(self.body)); };
+  n.destroy = [](node& self) noexcept { delete *std::launder(reinterpret_cast<Source**>(self.body)); };
 }
 
 }  // namespace hetero::detail

@@ -234,6 +234,23 @@ class remote_channel {
     add_transfer(done, MPI_REQUEST_NULL, true, cancelled);  // arrives at the next round
   }
 
+  /// Any thread: this rank could not post its receive of a version of a tile that `peer` sends
+  /// it with `tag` on `comm` through MPI. The message that comes anyway (the tile, or the owner's
+  /// empty one where its send failed too) is received into a buffer thrown away, so that no later
+  /// receive of the tile from `peer` (the next version's, or the next run's) takes it; `done`
+  /// arrives with it, cancelled. Where even this cannot be posted, `done` arrives at the next
+  /// round and the message stays unmatched (MPI itself failing twice).
+  void drain_tile(node* done, int peer, int tag, std::size_t bytes, MPI_Comm comm) noexcept {
+    MPI_Request request = MPI_REQUEST_NULL;
+    try {
+      std::lock_guard lock(m_mutex);
+      m_drains.push_back(std::make_unique<std::byte[]>(bytes));
+      request = post_transfer(true, m_drains.back().get(), bytes, peer, tag, comm);
+    } catch (...) {  // the first error is the one raised
+    }
+    add_transfer(done, request, true, true, bytes);
+  }
+
   /// Any thread: this rank owns `move`'s tile, whose version is at `from` (null: it could not be
   /// made current, and the move ends cancelled on both ranks), and `move.peer` of its node
   /// reads it there itself (`expect_tile_pull`): the reader is told at once; `done` arrives with

@@ -402,8 +402,9 @@ class scheduler {
       n = finish(w, n, !was_device);
       // Notifications other ranks wait for are not left waiting behind a long chain of tasks.
       if (m_progress.active()) (void)poll(w, false);
-      // A queued device task on an idle device goes first: give up the continuation.
-      if (n && m_devices.queued() && m_devices.may_start(w)) {
+      // A queued device task on an idle device goes first: give up the continuation (not for
+      // tasks that wait behind busy devices: the continuation would go back and forth).
+      if (n && m_devices.queued() && m_devices.may_start(w) && m_devices.visible(w)) {
         m_ready.push_own(w, n);
         n = nullptr;
       }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -85,6 +86,8 @@ class subgraph_state : public node_group {
   /// Declares one inner task in program order: `set_body(node&)` stores its body.
   template <class SetBody>
   void declare(const task_spec& spec, SetBody&& set_body) {
+    static_assert(std::is_nothrow_invocable_v<SetBody&, node&>,
+                  "hetero: set_body runs once the node is taken and counted: it must not throw (prepared_body)");
     check(spec);
     node* n = new_node();
     start_node(*n, spec, ++m_declared);
