@@ -9,8 +9,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "random.hpp"
@@ -119,6 +121,38 @@ TEST_CASE("a manual weight is obeyed on a CPU-only node and never overwritten", 
     CHECK(sharing.cpu_weight("manual cores") == w);
   }
   for (std::int64_t i = 0; i < n; ++i) REQUIRE(x(i) == 3.0);
+}
+
+// Before, the run that used reset_weight's weight marked it used before running: when that run
+// threw, the next one took the weight for the tuner's, found no core beside the host part, ran
+// unsplit and overwrote the user's weight with 0. And a run whose policy carried its own weight
+// left the mark on the tuner's next weight, which the run after then obeyed as the user's.
+TEST_CASE("a reset weight holds until a run is recorded: not used up by a run that threw", "[exec][cores]") {
+  hetero::work_sharing sharing(hetero::split_config{.host_cores = 1});  // nothing left beside the host part
+  auto gen = hetero::testing::rng(7);
+  const double w = std::uniform_real_distribution<double>(0.3, 0.7)(gen);
+  const std::int64_t n = std::uniform_int_distribution<std::int64_t>(5000, 40000)(gen);
+  Kokkos::View<double*, Kokkos::HostSpace> x("x", n);
+  sharing.reset_weight("throws first", w);
+  CHECK_THROWS_WITH(hetero::parallel_for(sharing, "throws first", policy(0, n),
+                                         [=](std::int64_t i) {
+                                           if (i == n - 1) throw std::runtime_error("the last element failed");
+                                           x(i) += 1.0;
+                                         }),
+                    ContainsSubstring("the last element failed"));
+  CHECK(sharing.cpu_weight("throws first") == w);
+  hetero::parallel_for(sharing, "throws first", policy(0, n), [=](std::int64_t i) { x(i) += 1.0; });
+  const auto stats = sharing.statistics("throws first");
+  CHECK(stats.last_weight == w);  // before: 0
+  CHECK(stats.host_items == static_cast<std::int64_t>(std::llround(w * static_cast<double>(n))));
+  CHECK_THAT(stats.decision, !ContainsSubstring("not split"));
+
+  // A run with its own weight is recorded: reset_weight's mark is gone, and the next plain run
+  // is the tuner's, which does not split here.
+  sharing.reset_weight("own weight", w);
+  hetero::parallel_for(sharing, "own weight", policy(0, n).weight(0.6), [=](std::int64_t i) { x(i) += 1.0; });
+  hetero::parallel_for(sharing, "own weight", policy(0, n), [=](std::int64_t i) { x(i) += 1.0; });
+  CHECK_THAT(sharing.statistics("own weight").decision, ContainsSubstring("not split"));
 }
 
 // Before, the device side's threads were its OpenMP pool less the host part's cores: a rank of 2

@@ -37,7 +37,8 @@ struct label_state {
   std::string device_kernel;  ///< the Kokkos label of the device part (the loop's label)
   std::string host_kernel;    ///< the Kokkos label of the host part
   double weight;
-  bool weight_from_user = false;  ///< `reset_weight` set `weight` and no run has used it yet
+  /// `reset_weight` set `weight` and no run has been recorded since (one that threw was not)
+  bool weight_from_user = false;
   std::unique_ptr<hetero::tuner> tuner;
   split_stats stats;  ///< the runs recorded under `mutex` (all timed)
   /// The untimed runs of a loop on one space, counted without the mutex (a loop of 1e3 elements
@@ -193,8 +194,10 @@ inline void record_run(label_state& state, const split_sample& sample, double st
                               "stays ",
                               state.weight);
     state.weight = std::clamp(next, 0.0, 1.0);
+    state.weight_from_user = false;  // the tuner's weight now, gone on from the user's
   } else if (!decision.empty()) {
     state.weight = sample.weight;  // hetero chose the weight, and says why
+    state.weight_from_user = false;
   }
   s.weight = state.weight;
   if (tune) {

@@ -94,8 +94,9 @@ void split_run(const work_sharing& sharing, std::string_view label, const Policy
     } else {
       std::scoped_lock lock(state.mutex);
       weight = state.weight;
+      // reset_weight's weight stays the user's until a run is recorded (record_run): a run that
+      // throws leaves it for the next one.
       users_weight = state.weight_from_user || state.tuner->keeps_user_weight();
-      state.weight_from_user = false;  // this run uses it; the tuner goes on from it
     }
     const split_config config = sharing.config();
     const int chunks = host_chunk_count(policy, config);
