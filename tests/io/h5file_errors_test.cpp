@@ -9,13 +9,59 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <dlfcn.h>
+
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <utility>
 
 #include "io_support.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using dist_test::world_rank;
+using dist_test::world_size;
+
+namespace {
+std::atomic<bool> g_fail_open_here{false};  // this rank's next H5Fopen reports failure, the file kept open
+std::atomic<bool> g_watch_closes{false};
+std::atomic<int> g_closed_unlocked{0};  // H5Fclose calls made without hetero's HDF5 lock
+hid_t g_kept_file = H5I_INVALID_HID;
+
+herr_t real_H5Fclose(hid_t id) {
+  static const auto next = reinterpret_cast<herr_t (*)(hid_t)>(::dlsym(RTLD_NEXT, "H5Fclose"));
+  return next(id);
+}
+}  // namespace
+
+// This program's H5Fopen: when armed, the file opens (MPI-IO's collective open completes on
+// every rank) but this rank reports failure, as if HDF5 had refused it here only.
+extern "C" hid_t H5Fopen(const char* name, unsigned flags, hid_t access) {
+  static const auto next =
+      reinterpret_cast<hid_t (*)(const char*, unsigned, hid_t)>(::dlsym(RTLD_NEXT, "H5Fopen"));
+  const hid_t id = next(name, flags, access);
+  if (id >= 0 && g_fail_open_here.exchange(false)) {
+    g_kept_file = id;
+    return H5I_INVALID_HID;
+  }
+  return id;
+}
+
+// This program's H5Fclose: while watched, counts the closes made without hetero's HDF5 lock
+// (another thread can take a recursive mutex only when the closing thread does not hold it).
+extern "C" herr_t H5Fclose(hid_t id) {
+  if (g_watch_closes.load()) {
+    const bool unlocked = std::async(std::launch::async, [] {
+                            auto& lock = hetero::detail::h5_lock();
+                            if (!lock.try_lock()) return false;
+                            lock.unlock();
+                            return true;
+                          }).get();
+    if (unlocked) ++g_closed_unlocked;
+  }
+  return real_H5Fclose(id);
+}
 
 namespace {
 
@@ -99,6 +145,24 @@ TEST_CASE("files that cannot be opened raise io_error on every rank", "[io][erro
     overwrite(dir.file("superblock.h5"), 0, "garbage!");
   });
   CHECK_THROWS_AS(hetero::h5file(dir.file("superblock.h5"), hetero::file_mode::read), hetero::io_error);
+}
+
+// Before, a file that opened on some ranks only was closed by the member's destructor after the
+// constructor's HDF5 scope had ended: outside hetero's HDF5 lock, beside the I/O thread.
+TEST_CASE("a file that opened on some ranks only is closed under the HDF5 lock", "[io][errors]") {
+  if (world_size() < 2) SKIP("needs a rank whose open fails beside one whose open succeeds");
+  const io_test::scratch dir("io-errors-partial-open");
+  const auto salt = hetero::testing::rng(32)();
+  write_file(dir.file("whole.h5"), 100, salt);
+  if (world_rank() == 1) g_fail_open_here = true;
+  g_watch_closes = true;
+  CHECK_THROWS_WITH(hetero::h5file(dir.file("whole.h5"), hetero::file_mode::read),
+                    ContainsSubstring(world_rank() == 1 ? "opening for reading" : "failed on another rank"));
+  if (world_rank() == 1) real_H5Fclose(std::exchange(g_kept_file, H5I_INVALID_HID));  // its part of the close
+  g_watch_closes = false;
+  CHECK(g_closed_unlocked.load() == 0);                                 // before: 1 on every rank but rank 1
+  hetero::h5file again(dir.file("whole.h5"), hetero::file_mode::read);  // the file still opens
+  CHECK(again.get<std::uint64_t>("salt") == salt);
 }
 
 TEST_CASE("corrupted data is refused, not read as data", "[io][errors]") {

@@ -131,6 +131,30 @@ TEST_CASE("an asynchronous write's error reaches wait() on every rank", "[io][as
   CHECK(handle.done());
 }
 
+// Before, the rank whose copy failed threw from write_async, while the other ranks' I/O
+// threads went on into the collective write without it (a hang).
+TEST_CASE("a copy that fails on one rank is an error on every rank and not a hang", "[io][async][errors]") {
+  const io_test::scratch dir("io-async-copy");
+  auto rng = hetero::testing::rng(57);
+  auto u = random_array(rng);
+  const auto salt = rng();
+  io_test::fill(u, salt);
+  hetero::h5file out(dir.file("copy.h5"), hetero::file_mode::create);
+  const bool failing = dist_test::world_rank() == dist_test::world_size() - 1;
+  if (failing) hetero::detail::refuse_next_copy_memory() = true;
+  auto saved = out.write_async("u", u);
+  CHECK_THROWS_WITH(saved.wait(), ContainsSubstring(failing ? "copying this rank's block failed"
+                                                            : "copying the array failed on another rank") &&
+                                      ContainsSubstring("nothing was written"));
+  CHECK_FALSE(out.contains("u"));
+  out.write("u", u);  // the file still works
+  out.close();
+  hetero::h5file in(dir.file("copy.h5"), hetero::file_mode::read);
+  auto back = same_shape_block(u);
+  in.read("u", back);
+  CHECK(io_test::wrong_elements(back, salt) == 0);
+}
+
 TEST_CASE("the I/O thread hands each hetero error back as its own type, with its facts", "[io][async][errors]") {
   // A deadlock_error (a collective write whose ranks did not all come) reached wait() as a plain
   // hetero::error, and an mpi_error lost its call and code.

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -154,15 +155,27 @@ class h5file {
     detail::require_thread_multiple("hetero::h5file::write_async writes from the io module's I/O thread and",
                                     " or use write()");
     // The copy and its checksum are made here: host kernels may only be launched from this
-    // thread, not from the I/O thread.
-    auto copy = [&] {
-      const region copying("io", "copy");
-      return detail::snapshot(array);
-    }();
-    const auto local_sum = [&] {
+    // thread, not from the I/O thread. A copy that fails on one rank (no memory for it) is not
+    // thrown here, where the other ranks' jobs would go on into the collective write alone:
+    // every rank's job first agrees that all copies were made (on the I/O thread, in the jobs'
+    // order, beside no other collective on the file's communicator), and wait() raises on all.
+    detail::block_copy<T, Rank> copy;
+    std::uint64_t local_sum = 0;
+    std::string copy_error;  // this rank's copy failure, for its message; empty: copied
+    try {
+      {
+        const region copying("io", "copy");
+        copy = detail::snapshot(array);
+      }
       const region summing("io", "checksum");
-      return detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
-    }();
+      local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
+    } catch (const std::exception& e) {
+      copy = {};  // freed now, not held by the job
+      copy_error = std::string("copying this rank's block failed: ") + e.what();
+    } catch (...) {
+      copy = {};
+      copy_error = "copying this rank's block failed: an exception that is not a std::exception";
+    }
     // The job releases the copy and the handles it holds before its future is ready: once
     // wait() returns, nothing of it is left for the I/O thread to free (after Kokkos or MPI
     // may have been finalised). (A constructor, not C++20's parenthesised aggregate
@@ -175,7 +188,7 @@ class h5file {
       detail::block_copy<T, Rank> block;
     };
     auto job = [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower,
-                local_sum, early = m_writebacks, failed = m_async_failed,
+                local_sum, copy_error, early = m_writebacks, failed = m_async_failed,
                 state =
                     std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
       struct release {
@@ -186,6 +199,11 @@ class h5file {
       const detail::h5_scope scope;
       auto& [comm, space, block] = **state;
       try {
+        if (!detail::all_ranks(comm.get(), copy_error.empty(), "hetero::io: write_async of '" + key + "'"))
+          detail::raise_io(
+              path, "writing dataset '", key, "' asynchronously: ",
+              copy_error.empty() ? "copying the array failed on another rank (its error says why)" : copy_error,
+              "; nothing was written");
         detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
                                            [local_sum] { return local_sum; });
       } catch (...) {
@@ -333,7 +351,14 @@ class h5file {
         break;
     }
     m_file = detail::h5_id(id, H5Fclose);
-    detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, m_file.valid(), std::string(doing) + " " + m_path);
+    try {
+      detail::agree({H5I_INVALID_HID, m_comm.get(), m_path}, m_file.valid(), std::string(doing) + " " + m_path);
+    } catch (...) {
+      // Open here but not on every rank (or a rank never came): closed now, under this scope's
+      // HDF5 lock, not by m_file's destructor once the failed constructor has left the scope.
+      m_file.reset();
+      throw;
+    }
   }
 
   void check_open(const std::string& doing) const {

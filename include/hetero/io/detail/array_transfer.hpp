@@ -88,6 +88,7 @@ inline std::byte* staging_bytes(std::size_t bytes) {
   thread_local std::size_t size = 0;
   if (bytes > size) {
     buffer.reset();
+    size = 0;  // a failed allocation below leaves no buffer, and no size that says there is one
     buffer.reset(new std::byte[bytes]);
     size = bytes;
   }

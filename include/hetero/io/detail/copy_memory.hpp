@@ -14,6 +14,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -37,11 +38,20 @@ inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 /// to a whole huge page, or be one page's worth of faults anyway).
 inline constexpr std::size_t huge_block_bytes = 2 * huge_page_bytes;
 
+/// For tests: set, the next allocate_copy_memory of this process fails as if there were no
+/// memory (std::bad_alloc), and clears it.
+inline std::atomic<bool>& refuse_next_copy_memory() noexcept {
+  static std::atomic<bool> refuse{false};
+  return refuse;
+}
+
 /// Uninitialised memory for `count` elements of `T` (arithmetic or std::complex: the elements
 /// need no construction), aligned to 2 MiB and backed by huge pages where the kernel gives them
 /// when it is huge_block_bytes or more. Throws std::bad_alloc when there is no memory.
 template <class T>
 [[nodiscard]] copy_memory<T> allocate_copy_memory(std::size_t count) {
+  if (refuse_next_copy_memory().load(std::memory_order_relaxed) && refuse_next_copy_memory().exchange(false))
+    throw std::bad_alloc();
   const std::size_t bytes = std::max<std::size_t>(count * sizeof(T), 1);
   void* memory = nullptr;
   if (bytes >= huge_block_bytes) {
