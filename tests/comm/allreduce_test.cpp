@@ -279,6 +279,48 @@ TEST_CASE("min and max of elements equal by their order but not the same keep ra
   }
 }
 
+// Two enumerators that compare equal are the same value: min and max may take them in any
+// order. Before, only arithmetic types could, and ring or recursive_halving forced on an enum
+// was refused as not commutative.
+namespace {
+enum class level : std::int32_t { low = -3, mid = 0, high = 7 };
+}  // namespace
+
+TEST_CASE("min and max of enumerations take their operands in any order", "[comm][allreduce]") {
+  STATIC_REQUIRE(hetero::detail::commutative_for<hetero::detail::reduction<ops::min, true>, level>);
+  STATIC_REQUIRE(hetero::detail::commutative_for<hetero::detail::reduction<ops::max, true>, const level>);
+  STATIC_REQUIRE(
+      hetero::detail::commutative_for<hetero::detail::reduction<ops::max, true>, Kokkos::Experimental::half_t>);
+  STATIC_REQUIRE_FALSE(hetero::detail::commutative_for<hetero::detail::reduction<ops::min, true>, ranked_value>);
+  auto gen = rng(35);
+  constexpr level levels[] = {level::low, level::mid, level::high};
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    for (comm_algorithm a : algorithms_of(collective::allreduce)) {
+      const std::size_t n = 1 + gen() % 64;
+      const std::uint64_t salt = gen();
+      const auto inputs = [&](int r) {
+        std::vector<level> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = levels[(salt + static_cast<std::uint64_t>(r) * 7 + i * 5) % 3];
+        return v;
+      };
+      std::vector<level> expected = inputs(0);  // a serial fold, in rank order
+      for (int r = 1; r < comm.size(); ++r) {
+        const auto x = inputs(r);
+        for (std::size_t i = 0; i < n; ++i) expected[i] = std::min(expected[i], x[i]);
+      }
+      if (!runnable(comm, collective::allreduce, a, n * sizeof(level), true, false)) continue;
+      INFO("algorithm " << to_string(a) << ", n = " << n);
+      const auto mine = inputs(comm.rank());
+      std::vector<level> got(n);
+      comm.allreduce(send_buf(mine), recv_buf(got), op(ops::min{}), force_algorithm(a));
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < n; ++i) wrong += got[i] == expected[i] ? 0 : 1;
+      CHECK(wrong == 0);
+    }
+  }
+}
+
 TEST_CASE("allreduce and reduce of elements whose size does not divide the agreement's slot",
           "[comm][allreduce]") {
   for (auto& [name, comm] : comm_cases()) {

@@ -69,8 +69,8 @@ class communicator {
   /// The nodes the ranks run on.
   [[nodiscard]] int nodes() const noexcept { return m_state->nodes(); }
   /// The duplicated MPI communicator (errors returned, not fatal), for calls hetero does not
-  /// wrap. Messages on it do not mix with hetero's collectives only if their tags differ from
-  /// 1000 to 1009; a separate `MPI_Comm_dup` is safer.
+  /// wrap. Messages on it do not mix with hetero's only if their tags are not 999, 1000 to 1009
+  /// or 16384 to 32767 (docs/comm.md); a separate `MPI_Comm_dup` is safer.
   [[nodiscard]] MPI_Comm mpi_comm() const noexcept { return m_state->comm(); }
   /// True when small messages go through the node's shared-memory window.
   [[nodiscard]] bool has_shared_memory() const noexcept { return m_state->shm() != nullptr; }

@@ -128,10 +128,6 @@ struct reduction {
 template <class F>
 constexpr bool is_builtin_op_v = builtin_op_of<std::remove_cvref_t<F>>() != builtin_op::none;
 
-/// Whether reduction `R` may reorder the operands of elements `T`: `ops::min` and `ops::max`
-/// keep `a` of two equal operands, which is the same element either way only for arithmetic
-/// types (a struct ordered by a key, two equal keys with other fields: an argmin), so for other
-/// types they are taken in rank order, as a user functor not tagged commutative is.
 /// Whether reduction `R` over elements `T` gives the same bits in any order and grouping of its
 /// operands: the built-in operations on integers (sums and products wrap alike, min and max
 /// choose by value). Floating-point sums round by grouping, min and max of signed zeros keep
@@ -139,9 +135,22 @@ constexpr bool is_builtin_op_v = builtin_op_of<std::remove_cvref_t<F>>() != buil
 template <class R, class T>
 inline constexpr bool regroups_exactly = std::is_integral_v<T>&& R::builtin != builtin_op::none;
 
+/// Element types whose `<` orders values alone, so that two that compare equal are the same
+/// element (up to the sign of a zero, as for float): numbers, enumerations and Kokkos' half
+/// type (a class on GPU backends, `float` elsewhere).
+template <class T>
+inline constexpr bool ordered_by_value =
+    std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, Kokkos::Experimental::half_t>;
+
+/// Whether reduction `R` may reorder the operands of elements `T`: `ops::min` and `ops::max`
+/// keep `a` of two equal operands, which is the same element either way only for types ordered
+/// by value (a struct ordered by a key, two equal keys with other fields: an argmin), so for
+/// other types they are taken in rank order, as a user functor not tagged commutative is.
+/// `ops::sum` and `ops::prod` are taken as commutative on every type (as MPI's predefined
+/// operations are): a type whose `+` or `*` does not commute needs a functor (docs/comm.md).
 template <class R, class T>
 inline constexpr bool commutative_for = R::commutative &&
-                                        (std::is_arithmetic_v<T> ||
+                                        (ordered_by_value<std::remove_cv_t<T>> ||
                                          (R::builtin != builtin_op::min && R::builtin != builtin_op::max));
 
 }  // namespace detail

@@ -198,8 +198,8 @@ class comm_state {
     ++m_settles;
     return tag;
   }
-  /// Tags of the settling messages: above every algorithm's (1000 + collective) and the root's
-  /// status (999), below the 32767 every MPI allows.
+  /// Tags of the settling messages: above every algorithm's (1000 + collective) and the argument
+  /// agreement's (999, agreement_record.hpp), below the 32767 every MPI allows.
   static constexpr int settle_tag_base = 16384;
   static constexpr unsigned settle_tags = 16384;
   /// The non-blocking reductions whose settling has not started (`request_settle`, held weakly).

@@ -120,8 +120,7 @@ struct host_ops {
   template <class T, class R>
   static void fold(T* acc, const T* vectors, std::size_t count, std::size_t stride, std::size_t n,
                    const R& reduction) {
-    copy(acc, vectors, n);
-    for (std::size_t j = 1; j < count; ++j) combine(acc, vectors + j * stride, n, reduction, false);
+    fold_bytes(acc, reinterpret_cast<const std::byte*>(vectors), count, stride * sizeof(T), n, reduction);
   }
 
   /// The same over vectors spaced `stride` bytes apart (the agreement's records: a stride that
