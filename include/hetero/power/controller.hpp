@@ -194,22 +194,27 @@ class controller {
  private:
   static constexpr int plan_values = 4;  // markers?, phase frames, first mark, period
 
+  // Frames between two wake-ups of the helper thread (controller_options::tick_frames).
+  [[nodiscard]] std::size_t wake_up_frames() const noexcept {
+    if (m_options.tick_frames > 0) return m_options.tick_frames;
+    return m_options.mode == policy::dynamic ? 1 : 16;
+  }
+
+  // The longest phase (or learning series) that is still whole in the monitor when the helper
+  // reads it under the dynamic policy: frames_kept less one wake-up (tick_frames <= frames_kept,
+  // checked first).
+  [[nodiscard]] std::size_t longest_phase() const noexcept { return m_monitor.frames_kept() - wake_up_frames(); }
+
   // What the monitor keeps bounds the frames between two wake-ups (else frames are dropped
   // before they are read) and, where phases are learnt from frames, the learning series and the
   // phase length (each must still be kept when it is read). Written so that no sum wraps.
-  // The longest phase (or learning series) that is still whole in the monitor when the helper
-  // reads it: frames_kept less one wake-up (tick_frames <= frames_kept, checked first).
-  [[nodiscard]] std::size_t longest_phase() const noexcept {
-    return m_monitor.frames_kept() - (m_options.tick_frames > 0 ? m_options.tick_frames : 1);
-  }
-
   void check_frame_counts() const {
     const std::size_t kept = m_monitor.frames_kept();
     HETERO_EXPECTS(m_options.tick_frames <= kept, "controller_options::tick_frames is ", m_options.tick_frames,
                    "; allowed: 0 (automatic) to ", kept,
                    " (monitor_options::frames_kept: the frames finished between two wake-ups must still be kept)");
     if (m_options.mode != policy::dynamic || m_options.phases == phase_source::markers) return;
-    const std::size_t tick = m_options.tick_frames > 0 ? m_options.tick_frames : 1;
+    const std::size_t tick = wake_up_frames();
     const std::size_t most = longest_phase();
     const auto check = [&](const char* name, std::size_t value, std::size_t least) {
       HETERO_EXPECTS(value <= most, name, " is ", value, "; allowed: ", least, " to ", most,
@@ -223,9 +228,7 @@ class controller {
 
   void run() {
     monitor::ignore_calling_thread();  // its MPI calls are not the application's waits
-    const std::size_t frames = m_options.tick_frames > 0           ? m_options.tick_frames
-                               : m_options.mode == policy::dynamic ? 1
-                                                                   : 16;
+    const std::size_t frames = wake_up_frames();
     const auto tick_period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(m_monitor.frame_seconds() * static_cast<double>(frames)));
     auto next = m_origin;

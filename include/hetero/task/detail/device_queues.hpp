@@ -102,11 +102,8 @@ class device_queues {
   /// device frees), nor is a task that only the declaring thread may start, for the other workers.
   [[nodiscard]] bool visible(int w) const noexcept {
     if (m_queued.load(std::memory_order_seq_cst) == 0) return false;
-    const bool shared = m_shared_count.load(std::memory_order_seq_cst) > 0;
     for (const auto& d : m_devices)
-      if ((w <= 0 || !d->master_only) && !d->busy.load(std::memory_order_seq_cst) &&
-          (shared || d->pinned_count.load(std::memory_order_seq_cst) > 0))
-        return true;
+      if ((w <= 0 || !d->master_only) && !d->busy.load(std::memory_order_seq_cst) && has_task_for(*d)) return true;
     return false;
   }
 
@@ -122,11 +119,16 @@ class device_queues {
       // Nothing for d: idle again. A task pushed while it was held here woke a worker that saw d
       // busy and may sleep again (visible()): this thread wakes one, having seen the task.
       d.busy.store(false, std::memory_order_seq_cst);
-      if (m_queued.load(std::memory_order_seq_cst) > 0 && (d.pinned_count.load(std::memory_order_seq_cst) > 0 ||
-                                                           m_shared_count.load(std::memory_order_seq_cst) > 0))
-        wake();
+      if (m_queued.load(std::memory_order_seq_cst) > 0 && has_task_for(d)) wake();
     }
     return {nullptr, nullptr};
+  }
+
+  // Whether a queued task may run on `d`: one pinned to it, or one any device may run (read
+  // after m_queued, seq_cst, whose increment follows the counts' in push).
+  [[nodiscard]] bool has_task_for(const device_slot& d) const noexcept {
+    return d.pinned_count.load(std::memory_order_seq_cst) > 0 ||
+           m_shared_count.load(std::memory_order_seq_cst) > 0;
   }
 
   // Where only the declaring thread may start device tasks, wake every sleeper, so that it is
