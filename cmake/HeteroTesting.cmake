@@ -14,10 +14,11 @@
 # the first test of the group creates and which every test of the group shares (with all their
 # LIBRARIES; all with CUSTOM_MAIN or all without), and each run selects its own test cases by
 # their file's name: `mpiexec -n R <executable> ARGS -# "[#<src name>]~[.]"` (Catch2's file-name
-# tags; hidden cases stay hidden). A group compiles its sources in unity units of
-# HETERO_TEST_UNITY_BATCH files: the test programs of one folder instantiate the same templates
-# of hetero, Kokkos and Catch2, and one unit compiles them once (tests/comm's gather and scatter
-# tests under ASan + UBSan at -O0: 43.3 s and 34.6 s alone, 51.0 s as one unit). Each run is still
+# tags; hidden cases stay hidden). A group compiles its sources as one unity unit (or in units of
+# HETERO_TEST_UNITY_BATCH files where that is above 1): the test programs of one folder
+# instantiate the same templates of hetero, Kokkos and Catch2, and one unit compiles them once
+# (tests/comm's gather and scatter tests under ASan + UBSan at -O0: 43.3 s and 34.6 s alone,
+# 51.0 s as one unit; its 12 files 111 s as one unit, 167 s as units of 8 and 4). Each run is still
 # its own process that runs only its file's cases. Per-target settings (compile definitions,
 # dependencies) go on the group's target; a test that needs its own keeps its own executable.
 # Sets HETERO_TEST_PROGRAM_<name> (the program and its arguments) for runs registered by hand.
@@ -40,8 +41,8 @@
 find_package(Catch2 3 REQUIRED)
 
 set(HETERO_TEST_TIMEOUT 300 CACHE STRING "Default timeout of one MPI test run, in seconds")
-set(HETERO_TEST_UNITY_BATCH 8 CACHE STRING
-    "Source files per unity unit of a test group (hetero_add_mpi_test GROUP); 1 compiles each on its own")
+set(HETERO_TEST_UNITY_BATCH 0 CACHE STRING
+    "Source files per unity unit of a test group (hetero_add_mpi_test GROUP); 0: all in one, 1: each on its own")
 
 add_library(hetero_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")
 target_link_libraries(hetero_test_main PUBLIC hetero::hetero Catch2::Catch2 hetero_warnings)
@@ -106,7 +107,7 @@ function(hetero_add_mpi_test)
     if(NOT arg_CUSTOM_MAIN)
       target_link_libraries(${executable} PRIVATE hetero_test_main)
     endif()
-    if(arg_GROUP AND HETERO_TEST_UNITY_BATCH GREATER 1)
+    if(arg_GROUP AND NOT HETERO_TEST_UNITY_BATCH EQUAL 1)
       set_target_properties(${executable} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${HETERO_TEST_UNITY_BATCH})
     endif()
     set_property(TARGET ${executable} PROPERTY HETERO_CUSTOM_MAIN ${arg_CUSTOM_MAIN})

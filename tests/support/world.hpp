@@ -29,6 +29,14 @@ inline int world_rank() {
   return r;
 }
 
+/// The sum of `x` over the ranks of MPI_COMM_WORLD (MPI's own allreduce: a reference, or a count
+/// of failures that every rank must agree on).
+inline int sum_over_ranks(int x) {
+  int total = 0;
+  MPI_Allreduce(&x, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
 /// How many times longer the wait limits that tests set themselves (the fault tests' 1 s) and
 /// the runs they time (the power controller's 0.7 s) are to be: HETERO_TEST_TIME_SCALE, a whole
 /// number from 1 to 1000, 1 where unset. CTest leaves it unset; tools/nodes/scale.sh sets it

@@ -17,6 +17,7 @@
 #include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using hetero::testing::sum_over_ranks;
 using hetero::testing::world_rank;
 using hetero::testing::world_size;
 
@@ -24,12 +25,6 @@ namespace {
 
 using graph_type = hetero::task_graph<Kokkos::Serial>;
 using subgraph_type = graph_type::subgraph_type;
-
-int sum_over_ranks(int x) {
-  int total = 0;
-  MPI_Allreduce(&x, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
 
 // Every rank r runs a task with a subgraph writing ea(r) and notifying every other rank; its
 // last inner task (after a slow one) puts `value(r)` into every rank's slot r. Every rank then

@@ -23,18 +23,9 @@
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::MessageMatches;
+using hetero::testing::sum_over_ranks;
 using hetero::testing::world_rank;
 using hetero::testing::world_size;
-
-namespace {
-
-int sum_over_ranks(int x) {
-  int total = 0;
-  MPI_Allreduce(&x, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  return total;
-}
-
-}  // namespace
 
 // Only the rank running the task copied its body: it alone threw, the others had declared the
 // write and waited for its notification, and every rank ended in deadlock_error.
