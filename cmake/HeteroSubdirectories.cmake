@@ -7,8 +7,13 @@
 function(hetero_add_subdirectories)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "" "FIRST;EXCLUDE")
   file(GLOB children LIST_DIRECTORIES true "${CMAKE_CURRENT_SOURCE_DIR}/*")
+  list(REMOVE_DUPLICATES arg_FIRST)
   set(ordered)
   foreach(name IN LISTS arg_FIRST)
+    if(NOT EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${name}/CMakeLists.txt")
+      message(FATAL_ERROR "hetero_add_subdirectories: FIRST names '${name}', which is not a folder with a "
+                          "CMakeLists.txt in ${CMAKE_CURRENT_SOURCE_DIR}")
+    endif()
     list(APPEND ordered "${CMAKE_CURRENT_SOURCE_DIR}/${name}")
   endforeach()
   foreach(dir IN LISTS children)

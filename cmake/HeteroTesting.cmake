@@ -43,6 +43,10 @@ find_package(Catch2 3 REQUIRED)
 set(HETERO_TEST_TIMEOUT 300 CACHE STRING "Default timeout of one MPI test run, in seconds")
 set(HETERO_TEST_UNITY_BATCH 0 CACHE STRING
     "Source files per unity unit of a test group (hetero_add_mpi_test GROUP); 0: all in one, 1: each on its own")
+if(NOT HETERO_TEST_UNITY_BATCH MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "HETERO_TEST_UNITY_BATCH is '${HETERO_TEST_UNITY_BATCH}': it must be a whole number "
+                      "(0: a test group's files in one unity unit, 1: each file on its own, N: units of N files)")
+endif()
 
 add_library(hetero_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")
 target_link_libraries(hetero_test_main PUBLIC hetero::hetero Catch2::Catch2 hetero_warnings)

@@ -1,4 +1,5 @@
-// This rank and the number of ranks of MPI_COMM_WORLD, for tests that check per-rank results;
+// This rank and the number of ranks of MPI_COMM_WORLD, for tests that check per-rank results; a
+// sum over the ranks by MPI's own allreduce;
 // the scale of the short wait limits tests set themselves; a wait for an MPI request that leaves
 // the cores to the ranks still working.
 #ifndef HETERO_TESTS_SUPPORT_WORLD_HPP
