@@ -10,9 +10,9 @@
 //         returns once image 1 wakes (nothing ends the job, nothing is reported).
 // The set-up (the runtime, the coarray, its sync_all) waits with a limit of 5 s (its watched MPI
 // calls reported after 10 s, within CTest's 15 s); the limit of 1 s holds from after the
-// sync_all, for the call under test only. With 1 s throughout, a rank
-// more than a second ahead in the set-up on busy cores would give up there (a deadlock_error,
-// not the report), which may be how faults_blocked_call.free failed once beside other tests.
+// sync_all, for the call under test only. With 1 s throughout, a rank more than a second ahead
+// in the set-up on busy cores would give up there (a deadlock_error, not the report), which may
+// be how faults_blocked_call.free failed once beside other tests.
 #include <hetero/core/runtime.hpp>
 #include <hetero/core/wait_timeout.hpp>
 #include <hetero/distarray/coarray.hpp>
