@@ -181,6 +181,40 @@ TEST_CASE("allreduce with user functors keeps rank order", "[comm][allreduce]") 
   }
 }
 
+// ops::prod on a class whose * does not commute: taken as commutative on every type before, it
+// gave M1 M0 for M0 M1 on the ring, and MPI's call was told it may reorder. Numbers and complex
+// numbers still reorder; a class only when tagged.
+TEST_CASE("ops::prod of 2x2 matrices keeps rank order for every algorithm", "[comm][allreduce]") {
+  using hetero::detail::commutative_for;
+  using hetero::detail::reduction;
+  STATIC_REQUIRE_FALSE(commutative_for<reduction<ops::prod, true>, matrix2>);
+  STATIC_REQUIRE_FALSE(commutative_for<reduction<ops::sum, true>, const matrix2>);
+  STATIC_REQUIRE(commutative_for<reduction<ops::prod, true, true>, matrix2>);  // op(ops::prod{}, ops::commutative)
+  STATIC_REQUIRE_FALSE(commutative_for<reduction<ops::prod, false, true>, double>);  // ops::non_commutative
+  STATIC_REQUIRE(commutative_for<reduction<ops::prod, true>, std::complex<double>>);
+  STATIC_REQUIRE(commutative_for<reduction<ops::sum, true>, Kokkos::complex<float>>);
+  STATIC_REQUIRE(commutative_for<reduction<ops::sum, true>, const std::int32_t>);
+  auto gen = rng(36);
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    for (comm_algorithm a : algorithms_of(collective::allreduce)) {
+      const std::size_t n = random_count(gen, sizeof(matrix2));
+      const std::uint64_t stream = gen();
+      const auto expected = serial_fold<matrix2>(stream, comm.size(), n, matrix_product{});
+      const auto mine = values_of<matrix2>(stream, comm.rank(), n);
+      std::vector<matrix2> got(n);
+      INFO("algorithm " << to_string(a) << ", n = " << n);
+      const auto run = [&] { comm.allreduce(send_buf(mine), recv_buf(got), op(ops::prod{}), force_algorithm(a)); };
+      if (!runnable(comm, collective::allreduce, a, n * sizeof(matrix2), false, false)) {
+        if (n > 0) CHECK_THROWS_AS(run(), invalid_argument);
+        continue;
+      }
+      run();
+      check_equal(as_span(got), as_span(expected), "allreduce of ops::prod on 2x2 matrices");
+    }
+  }
+}
+
 namespace {
 
 // Elements of 24 and 20 bytes: sizes that divide neither the agreement's slot by message (1088

@@ -45,11 +45,13 @@ struct pair_max {
 struct matrix2 {
   std::int64_t a, b, c, d;
   friend bool operator==(const matrix2&, const matrix2&) = default;
-};
-struct matrix_product {
-  KOKKOS_INLINE_FUNCTION matrix2 operator()(const matrix2& x, const matrix2& y) const {
+  /// The product, so that `ops::prod` applies: it must keep rank order as the functor does.
+  KOKKOS_INLINE_FUNCTION friend matrix2 operator*(const matrix2& x, const matrix2& y) {
     return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c, x.c * y.b + x.d * y.d};
   }
+};
+struct matrix_product {
+  KOKKOS_INLINE_FUNCTION matrix2 operator()(const matrix2& x, const matrix2& y) const { return x * y; }
 };
 
 /// Small integers, stored in T, so that sums and products are exact in any order.

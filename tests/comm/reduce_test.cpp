@@ -88,6 +88,34 @@ TEST_CASE("reduce with user functors keeps rank order at any root", "[comm][redu
   }
 }
 
+// A commutative reduce roots its tree at the root, which rotates the order of the operands: a
+// product of matrices by ops::prod must not be taken as commutative there (it was, at root != 0).
+TEST_CASE("reduce of ops::prod on 2x2 matrices keeps rank order at every root", "[comm][reduce]") {
+  for (auto& [name, comm] : comm_cases()) {
+    INFO("communicator: " << name);
+    auto gen = rng(53);
+    for (comm_algorithm a : algorithms_of(collective::reduce)) {
+      for (int to = 0; to < comm.size(); ++to) {
+        const std::size_t n = random_count(gen, sizeof(matrix2));
+        const std::uint64_t stream = gen();
+        const auto expected = serial_fold<matrix2>(stream, comm.size(), n, matrix_product{});
+        const auto mine = values_of<matrix2>(stream, comm.rank(), n);
+        std::vector<matrix2> got(n);
+        INFO("algorithm " << to_string(a) << ", n = " << n << ", root " << to);
+        const auto run = [&] {
+          comm.reduce(send_buf(mine), recv_buf(got), op(ops::prod{}), root(to), force_algorithm(a));
+        };
+        if (!runnable(comm, collective::reduce, a, n * sizeof(matrix2), false)) {
+          if (n > 0) CHECK_THROWS_AS(run(), invalid_argument);
+          continue;
+        }
+        run();
+        if (comm.rank() == to) check_equal(as_span(got), as_span(expected), "reduce of ops::prod on 2x2 matrices");
+      }
+    }
+  }
+}
+
 using execution_spaces = std::tuple<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;
 
 TEMPLATE_LIST_TEST_CASE("reduce on Views (host- and device-side paths) and its result forms", "[comm][reduce]",

@@ -149,24 +149,25 @@ auto send_recv_buf(B&& buffer) {
 inline auto root(int rank) { return detail::named_parameter<parameter::root, int>{rank}; }
 
 /// The reduction: `op(hetero::ops::sum{})`, or a user functor, taken as non-commutative unless
-/// tagged: `op(f, hetero::ops::commutative)`.
+/// tagged: `op(f, hetero::ops::commutative)`. `ops::sum` and `ops::prod` reorder operands of
+/// numbers only; on a class type tag them `ops::commutative` if its operator commutes.
 template <class F>
 auto op(F&& f) {
   using reduction = detail::reduction<std::remove_cvref_t<F>, detail::is_builtin_op_v<F>>;
   return detail::named_parameter<parameter::op, reduction>{reduction{std::forward<F>(f)}};
 }
 
-/// A user reduction whose operands may be reordered (enables more algorithms).
+/// A reduction whose operands may be reordered (enables more algorithms).
 template <class F>
 auto op(F&& f, ops::commutative_t) {
-  using reduction = detail::reduction<std::remove_cvref_t<F>, true>;
+  using reduction = detail::reduction<std::remove_cvref_t<F>, true, true>;
   return detail::named_parameter<parameter::op, reduction>{reduction{std::forward<F>(f)}};
 }
 
-/// A user reduction whose operands must stay in rank order.
+/// A reduction whose operands must stay in rank order.
 template <class F>
 auto op(F&& f, ops::non_commutative_t) {
-  using reduction = detail::reduction<std::remove_cvref_t<F>, false>;
+  using reduction = detail::reduction<std::remove_cvref_t<F>, false, true>;
   return detail::named_parameter<parameter::op, reduction>{reduction{std::forward<F>(f)}};
 }
 

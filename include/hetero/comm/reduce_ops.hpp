@@ -100,12 +100,14 @@ constexpr builtin_op builtin_op_of() {
 }
 
 /// An operation together with whether its operands may be reordered. Built-in operations are
-/// commutative; a user functor is taken as non-commutative unless tagged `ops::commutative`
-/// (always correct, only some algorithms are then excluded).
-template <class F, bool Commutative>
+/// commutative on the types whose operators are known to commute (`commutative_for`); a user
+/// functor is taken as non-commutative unless tagged `ops::commutative` (always correct, only
+/// some algorithms are then excluded). `Declared`: the user tagged it, either way.
+template <class F, bool Commutative, bool Declared = false>
 struct reduction {
   using function_type = F;
   static constexpr bool commutative = Commutative;
+  static constexpr bool declared = Declared;
   static constexpr builtin_op builtin = builtin_op_of<F>();
 
   F function;
@@ -142,16 +144,40 @@ template <class T>
 inline constexpr bool ordered_by_value =
     std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, Kokkos::Experimental::half_t>;
 
-/// Whether reduction `R` may reorder the operands of elements `T`: `ops::min` and `ops::max`
-/// keep `a` of two equal operands, which is the same element either way only for types ordered
-/// by value (a struct ordered by a key, two equal keys with other fields: an argmin), so for
-/// other types they are taken in rank order, as a user functor not tagged commutative is.
-/// `ops::sum` and `ops::prod` are taken as commutative on every type (as MPI's predefined
-/// operations are): a type whose `+` or `*` does not commute needs a functor (docs/comm.md).
+/// `Kokkos::complex<T>`, whose sums and products commute as `std::complex`'s do.
+template <class T>
+inline constexpr bool is_kokkos_complex = false;
+template <class T>
+inline constexpr bool is_kokkos_complex<Kokkos::complex<T>> = true;
+
+/// Element types whose `+` and `*` are known to commute: numbers and complex numbers. A class's
+/// operators may not (matrices, quaternions).
+template <class T>
+inline constexpr bool commutes_by_type = ordered_by_value<T> || is_std_complex<T> || is_kokkos_complex<T>;
+
 template <class R, class T>
-inline constexpr bool commutative_for = R::commutative &&
-                                        (ordered_by_value<std::remove_cv_t<T>> ||
-                                         (R::builtin != builtin_op::min && R::builtin != builtin_op::max));
+constexpr bool reorderable() {
+  if constexpr (!R::commutative) {
+    return false;
+  } else if constexpr (R::builtin == builtin_op::none) {
+    return true;  // a user functor tagged ops::commutative
+  } else if constexpr (R::builtin == builtin_op::min || R::builtin == builtin_op::max) {
+    return ordered_by_value<T>;
+  } else {
+    return commutes_by_type<T> || R::declared;
+  }
+}
+
+/// Whether reduction `R` may reorder the operands of elements `T`:
+/// - `ops::min` and `ops::max` keep `a` of two equal operands, which is the same element either
+///   way only for types ordered by value (a struct ordered by a key, two equal keys with other
+///   fields: an argmin), so for other types they are taken in rank order;
+/// - `ops::sum` and `ops::prod` on numbers and complex numbers; on a class only when tagged
+///   `op(ops::sum{}, ops::commutative)`, since its `+` or `*` may not commute (a product of
+///   matrices folded out of rank order is silently wrong);
+/// - a user functor when tagged `ops::commutative`.
+template <class R, class T>
+inline constexpr bool commutative_for = reorderable<R, std::remove_cv_t<T>>();
 
 }  // namespace detail
 }  // namespace hetero

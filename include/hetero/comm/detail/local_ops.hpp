@@ -62,6 +62,7 @@ template <class R>
 struct guarded_reduction {
   using function_type = typename R::function_type;
   static constexpr bool commutative = R::commutative;
+  static constexpr bool declared = R::declared;
   static constexpr builtin_op builtin = R::builtin;
 
   R inner;
