@@ -312,6 +312,26 @@ TEST_CASE("the controller refuses bad options and reports actuator failures at s
   m.uninstall();
 }
 
+TEST_CASE("marks made just before the controller is built are not its phases", "[power][controller]") {
+  // The constructor merged only the marks older than a frame: a warm-up's last marks (all 100
+  // here, made within microseconds) became phases 0 to 99, more than the monitor keeps, and
+  // were counted as skipped (84 of them on one rank, where the start barrier takes less than a
+  // frame); on a rank last into the barrier its phase k then met the others' later phases.
+  const auto table = hetero::testing::modelled_cpu_table();
+  monitor m({.frames_kept = 16});  // and 16 marks
+  m.install();
+  for (int i = 0; i < 100; ++i) hetero::mark_phase();
+  emulated_actuator cpu(table);
+  controller c(m, cpu, MPI_COMM_WORLD,
+               {.budget_watts = size_of() * table.power(4), .phases = phase_source::markers});
+  imbalanced_steps(cpu, 0.4, true);  // one mark a step, which it keeps up with
+  c.stop();
+  m.uninstall();
+  const auto status = c.status();
+  CHECK(status.skipped_phases == 0);
+  CHECK(status.settings > 2);
+}
+
 TEST_CASE("phases whose start the monitor no longer keeps are skipped and counted, not waited for",
           "[power][controller]") {
   // The controller waited for phase 0's mark for ever once it had been dropped: no setting came

@@ -121,7 +121,10 @@ class controller {
     m_channel->synchronize();
     m_origin = std::chrono::steady_clock::now();
     m_monitor.align_frames(std::chrono::duration<double>(m_origin.time_since_epoch()).count());
-    m_monitor.update();  // marks made before (a warm-up's) are not this controller's phases
+    // Marks made before now (a warm-up's) are not this controller's phases: all of them merged,
+    // not only those older than a frame (update()), or the last frame's would become phases 0,
+    // 1, ... here and pair with the other ranks' later phases for the whole run.
+    m_monitor.update_until(m_monitor.seconds());
     m_first_mark = m_monitor.read([](const activity_timeline& t) { return t.mark_count(); });
     const std::size_t even = m_table.even_step(m_options.budget_watts, static_cast<std::size_t>(ranks));
     m_history.push_back({even, m_table.frequency(even), m_options.budget_watts / ranks});
