@@ -204,6 +204,29 @@ TEST_CASE("datasets that do not fit the array raise io_error on every rank", "[i
   CHECK(io_test::wrong_elements(part, salt, {80}) == 0);
 }
 
+TEST_CASE("a section refused on one rank alone raises on every rank, none waits in the read", "[io][errors]") {
+  // The section was checked on each rank alone: the rank whose box was wrong raised, and the
+  // others went on into the collective read and waited there for it for ever.
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-errors-one-section");
+  const auto salt = hetero::testing::rng(34)();
+  write_file(dir.file("f.h5"), 100, salt);
+  hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+  auto part = block_array(20);
+  const bool last = world_rank() == world_size() - 1;
+  const hetero::index_box<1> box = last ? hetero::index_box<1>{{90}, {110}} : hetero::index_box<1>{{10}, {30}};
+  if (last) {
+    CHECK_THROWS_AS(in.read("u", part, box), hetero::invalid_argument);
+    CHECK_THROWS_WITH(in.read("u", part, box), ContainsSubstring("outside the dataset's [0, 100)"));
+  } else {
+    CHECK_THROWS_AS(in.read("u", part, box), hetero::io_error);
+    CHECK_THROWS_WITH(in.read("u", part, box),
+                      ContainsSubstring("reading dataset 'u'") && ContainsSubstring("failed on another rank"));
+  }
+  in.read("u", part, hetero::index_box<1>{{80}, {100}});  // the file still works, the section is right
+  CHECK(io_test::wrong_elements(part, salt, {80}) == 0);
+}
+
 TEST_CASE("writes that cannot be done raise on every rank", "[io][errors]") {
   const io_test::scratch dir("io-errors-write");
   write_file(dir.file("f.h5"), 100, 1);

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -176,6 +177,32 @@ inline void agree(const h5_target& at, bool ok, const std::string& what) {
   raise_io(at.path, what, " failed on another rank (that rank's error says why)");
 }
 
+/// Runs `step`, a part of a collective call that may fail on one rank alone (a section that
+/// rank got wrong, no memory for its staging buffer), and agrees on its outcome before any
+/// rank goes on into the collective transfer, where the others would wait for it for ever. The
+/// failing rank raises its own error (a `hetero::error` as it is, anything else as an
+/// `io_error` naming `what`), the others an `io_error` saying that it failed elsewhere.
+template <class Step>
+void agreed_step(const h5_target& at, const std::string& what, Step&& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (all_ranks(at.comm, failure == nullptr, "hetero::io: " + what) && failure == nullptr) return;
+  if (failure == nullptr) raise_io(at.path, what, " failed on another rank (that rank's error says why)");
+  try {
+    std::rethrow_exception(failure);
+  } catch (const error&) {
+    throw;
+  } catch (const std::exception& e) {
+    raise_io(at.path, what, ": ", e.what());
+  } catch (...) {
+    raise_io(at.path, what, ": an exception that is not a std::exception");
+  }
+}
+
 template <class T, int Rank, class MemorySpace>
 void check_same_ranks(const h5_target& at, const distributed_array<T, Rank, MemorySpace>& array,
                       const char* what) {
@@ -267,7 +294,13 @@ template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
   check_same_ranks(at, array, "writing");
-  const auto host = host_storage(array);
+  // Staging a device array's block in host memory may fail on one rank (no memory): agreed
+  // before the collective write. A host array is its own storage, nothing to agree.
+  decltype(host_storage(array)) host;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
+    host = host_storage(array);
+  else
+    agreed_step(at, "staging dataset '" + name + "' in host memory", [&] { host = host_storage(array); });
   // Called once the data went out, on this thread (it may run host kernels).
   const auto sum = [&] {
     const region summing("io", "checksum");
@@ -362,29 +395,40 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   std::array<hsize_t, Rank> wanted{};
   std::array<std::int64_t, Rank> origin{};
   for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
-  if (from) {
-    for (int d = 0; d < Rank; ++d) {
-      const bool inside = from->begin[d] >= 0 && from->end[d] <= static_cast<std::int64_t>(dims[d]) &&
-                          from->begin[d] <= from->end[d];
-      if (!inside)
-        raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ", d,
-                                " of the section is [", from->begin[d], ", ", from->end[d],
-                                "), outside the dataset's [0, ", dims[d], ")");
-      if (static_cast<hsize_t>(from->extent(d)) != wanted[d])
-        raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ", d,
-                                " of the section has ", from->extent(d), " indices, but the array has ", wanted[d],
-                                "; the section's shape must be the array's");
-      origin[d] = from->begin[d];
+  // A section, and the staging of a device array, may be refused on one rank alone (a `from`
+  // that differs between ranks, no memory): agreed before the collective read, where the other
+  // ranks would wait for that one for ever.
+  decltype(host_storage(array)) host;
+  const std::array<hsize_t, Rank> extents = dims;  // not the structured binding: nvcc's lambdas
+  const auto prepare = [&] {
+    if (from) {
+      for (int d = 0; d < Rank; ++d) {
+        const bool inside = from->begin[d] >= 0 && from->end[d] <= static_cast<std::int64_t>(extents[d]) &&
+                            from->begin[d] <= from->end[d];
+        if (!inside)
+          raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ",
+                                  d, " of the section is [", from->begin[d], ", ", from->end[d],
+                                  "), outside the dataset's [0, ", extents[d], ")");
+        if (static_cast<hsize_t>(from->extent(d)) != wanted[d])
+          raise<invalid_argument>("hetero::io: reading a section of dataset '", name, "' of ", at.path, ": axis ",
+                                  d, " of the section has ", from->extent(d), " indices, but the array has ",
+                                  wanted[d], "; the section's shape must be the array's");
+        origin[d] = from->begin[d];
+      }
     }
-  } else if (dims != wanted) {
+    // The staged copy needs the storage's values only where the block does not fill it (shadows).
+    std::size_t owned = 1;
+    for (int d = 0; d < Rank; ++d) owned *= static_cast<std::size_t>(space.local_extents()[d]);
+    host = host_storage(array, owned != array.local_with_shadow().span());
+  };
+  if (!from && dims != wanted)
     raise_io(at.path, "dataset '", name, "' has shape ", format_array(dims), ", but the array's is ",
              format_array(wanted),
              "; read a section of it (read(name, array, box)) or into an array of its shape");
-  }
-  // The staged copy needs the storage's values only where the block does not fill it (shadows).
-  std::size_t owned = 1;
-  for (int d = 0; d < Rank; ++d) owned *= static_cast<std::size_t>(space.local_extents()[d]);
-  const auto host = host_storage(array, owned != array.local_with_shadow().span());
+  if (from || !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
+    agreed_step(at, "reading dataset '" + name + "'", prepare);
+  else
+    prepare();
   const auto memory = block_selection<Rank>(host, array.shadow().lower, space.local_extents(), at.path);
   h5_id file_space(H5Dget_space(dataset.get()), H5Sclose);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);

@@ -12,8 +12,10 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "hetero/core/mpi.hpp"
+#include "hetero/core/mpi/wait.hpp"
 #include "hetero/distarray/index_space.hpp"
 #include "hetero/io/detail/checksum_run.hpp"
 
@@ -82,11 +84,16 @@ std::uint64_t local_checksum(const HostView& storage, const std::array<std::int6
   return sum;
 }
 
-/// The whole array's checksum (collective over `comm`).
+/// The whole array's checksum (collective over `comm`), waited with the communicator's policy:
+/// a rank that failed before it and never comes leaves the others a `deadlock_error`, not a
+/// hang in `MPI_Allreduce`.
 inline std::uint64_t sum_checksum(std::uint64_t local, MPI_Comm comm) {
-  std::uint64_t total = 0;
-  HETERO_MPI_CHECK(MPI_Allreduce, &local, &total, 1, MPI_UINT64_T, MPI_SUM, comm);
-  return total;
+  request_buffer<std::uint64_t, 2> buffer;  // in: [0], out: [1]
+  buffer[0] = local;
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 1, 1, MPI_UINT64_T, MPI_SUM, comm, &request);
+  buffer.wait(std::span(&request, 1), {}, make_wait_policy(comm), "hetero::io: the array's checksum");
+  return buffer[1];
 }
 
 }  // namespace hetero::detail

@@ -76,6 +76,9 @@ class writebacks {
     forget_finished();
     try {
       auto state = std::make_shared<shared>();
+      // Room first: a push_back that threw after the thread started would join a thread that
+      // waits for a written() that never comes.
+      m_running.reserve(m_running.size() + 1);
       std::jthread thread([path, state] { write_back_until_written(path, *state); });
       m_running.push_back({std::move(thread), std::move(state)});
     } catch (...) {
