@@ -201,6 +201,39 @@ TEST_CASE("a task writing a tile on a rank that does not own it is refused there
   }
 }
 
+TEST_CASE("a data task that every rank refuses moves no tile", "[task][data][mpi]") {
+  // The tile moves were declared before the refusals that every rank makes (a null event, a
+  // device the graph does not have): the refused task's reader still received the tile.
+  const int ranks = hetero::testing::world_size();
+  if (ranks < 2) SKIP("needs 2 or more ranks");
+  const int last = ranks - 1, me = hetero::testing::world_rank();
+  tile_graph graph({.workers = 2, .no_progress_timeout = std::chrono::seconds(10)});
+  data_test::host_view mine;
+  if (me == 0) mine = data_test::host_view("tile", 4);
+  auto tiles = graph.tiles(
+      "R", {1}, {4}, [](std::int64_t) { return 0; }, [&](std::int64_t) { return mine; });
+  graph.spawn("write", hetero::writes(tiles(0)), [](auto v) {
+    for (std::size_t i = 0; i < v.extent(0); ++i) v(i) = 9;
+  });
+  graph.wait();
+  graph.reset_statistics();
+  CHECK_THROWS_WITH(
+      graph.spawn("refused", hetero::on(last), hetero::in(hetero::event{}), hetero::reads(tiles(0)), [](auto) {}),
+      ContainsSubstring("null hetero::event"));
+  CHECK_THROWS_WITH(graph.spawn("refused", hetero::on(last), hetero::device(7), hetero::reads(tiles(0)),
+                                [](const auto&, auto) {}),
+                    ContainsSubstring("device(7) pins a task") || ContainsSubstring("without devices"));
+  CHECK_NOTHROW(graph.wait());
+  const auto stats = graph.statistics();
+  CHECK(stats.moves.to_ranks.moves == 0);
+  CHECK(stats.moves.from_ranks.moves == 0);
+  // The graph goes on: a task that is not refused gets the tile.
+  data_test::word seen = 0;
+  graph.spawn("read", hetero::on(last), hetero::reads(tiles(0)), [&](auto v) { seen = v(3); });
+  graph.wait();
+  if (me == last) CHECK(seen == 9);
+}
+
 TEST_CASE("a tile pulled for a task that its rank then refused still ends its owner's move", "[task][data][mpi]") {
   const int ranks = hetero::testing::world_size();
   if (ranks < 2) SKIP("needs 2 or more ranks");

@@ -483,7 +483,10 @@ class graph_engine {
     bool receives_outside = false;
   };
 
-  declared_task begin_task(const task_spec& spec) {
+  // The refusals of a task that every rank makes alike: before anything of the task is
+  // declared (a data task's tile moves too, which would otherwise stay declared, and run, for a
+  // task that was refused).
+  void check_task(const task_spec& spec) {
     check_declaring("task_graph::spawn");
     HETERO_EXPECTS(!m_replaying || m_recording,
                    "task_graph::spawn during a replay: call wait() first (tasks declared now would not be ordered "
@@ -506,6 +509,10 @@ class graph_engine {
                      ") pins a task to a device the graph does not have; allowed: -1 (any) or 0 to ",
                      devices() - 1);
     }
+  }
+
+  declared_task begin_task(const task_spec& spec) {
+    check_task(spec);
     ++m_spawned;
     if (spec.on && !spec.on->contains(rank())) return {};
     check_remote_reads(spec);
@@ -737,8 +744,10 @@ class graph_engine {
       raise<invalid_argument>("task '", spec.label,
                               "' has data clauses (reads, writes, updates) or a host_or_device body, which "
                               "record() cannot record yet; declare such tasks outside record()");
-    // Every refusal comes before anything is declared (on every rank alike where it can):
-    // a node taken and then left without a body would never finish.
+    // Every refusal comes before anything is declared (on every rank alike where it can;
+    // check_task's too): a node taken and then left without a body would never finish. Only
+    // the running rank's check of its remote reads (begin_task) comes after the tile moves,
+    // which are declared on both ends alike.
     if (spec.data > max_data_uses)
       raise<invalid_argument>("task '", spec.label, "' names ", spec.data,
                               " pieces of task data; allowed: at most ", max_data_uses, " per task");
@@ -788,6 +797,7 @@ class graph_engine {
                                 " bytes of task data, more than a device memory may hold (",
                                 m_data.device_capacity(), " bytes, task_options::device_memory)");
     }
+    check_task(spec);
     declare_tile_moves(spec);
     const declared_task t = begin_task(spec);
     node* n = t.n;
