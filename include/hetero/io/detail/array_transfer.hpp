@@ -10,10 +10,12 @@
 #include <Kokkos_Core.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -84,6 +86,13 @@ inline void write_text_attribute(const h5_target& at, hid_t object, const char* 
 /// array: staging a block costs one copy, not an allocation whose pages are then faulted in
 /// one by one (a third of a 64 MiB write's time on an H200 node). It holds the largest block
 /// this thread has staged until the thread ends.
+/// For tests: set, the next host_storage of this process fails as if there were no memory for
+/// its staging buffer (std::bad_alloc; host arrays too, which need none), and clears it.
+inline std::atomic<bool>& refuse_next_staging() noexcept {
+  static std::atomic<bool> refuse{false};
+  return refuse;
+}
+
 inline std::byte* staging_bytes(std::size_t bytes) {
   thread_local std::unique_ptr<std::byte[]> buffer;
   thread_local std::size_t size = 0;
@@ -102,6 +111,8 @@ inline std::byte* staging_bytes(std::size_t bytes) {
 /// copies the whole back).
 template <class T, int Rank, class MemorySpace>
 auto host_storage(const distributed_array<T, Rank, MemorySpace>& array, bool with_values = true) {
+  if (refuse_next_staging().load(std::memory_order_relaxed) && refuse_next_staging().exchange(false))
+    throw std::bad_alloc();
   const auto& storage = array.local_with_shadow();
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible) {
     return storage;
@@ -177,21 +188,29 @@ inline void agree(const h5_target& at, bool ok, const std::string& what) {
   raise_io(at.path, what, " failed on another rank (that rank's error says why)");
 }
 
-/// Runs `step`, a part of a collective call that may fail on one rank alone (a section that
-/// rank got wrong, no memory for its staging buffer), and agrees on its outcome before any
-/// rank goes on into the collective transfer, where the others would wait for it for ever. The
-/// failing rank raises its own error (a `hetero::error` as it is, anything else as an
-/// `io_error` naming `what`), the others an `io_error` saying that it failed elsewhere.
+/// Runs `step`, a part of a collective call that may fail on one rank alone (no memory for its
+/// staging buffer), and agrees on its outcome, and on `same` (a hash of the arguments every
+/// rank must pass alike), before any rank goes on into the collective transfer, where the others
+/// would wait for it for ever: one `MPI_Iallreduce`, waited with the communicator's policy.
+/// Arguments that differ are an `invalid_argument` on every rank; else the failing rank raises
+/// its own error (a `hetero::error` as it is, anything else as an `io_error` naming `what`) and
+/// the others an `io_error` saying that it failed elsewhere.
 template <class Step>
-void agreed_step(const h5_target& at, const std::string& what, Step&& step) {
+void agreed_step(const h5_target& at, const std::string& what, Step&& step, const same_arguments& same = {}) {
   std::exception_ptr failure;
   try {
     step();
   } catch (...) {
     failure = std::current_exception();
   }
-  if (all_ranks(at.comm, failure == nullptr, "hetero::io: " + what) && failure == nullptr) return;
-  if (failure == nullptr) raise_io(at.path, what, " failed on another rank (that rank's error says why)");
+  const std::uint64_t h = same.what.empty() ? 0 : same.hash;
+  const auto all =
+      allreduce_max<3>({failure ? 1U : 0U, h, ~h}, at.comm, make_wait_policy(at.comm), "hetero::io: " + what);
+  if (all[1] != ~all[2])
+    raise<invalid_argument>("hetero::io: ", what, " of ", at.path, ": the ranks passed different ", same.what,
+                            "; every rank must pass the same (this rank's may be the one that differs)");
+  if (all[0] == 0) return;
+  if (!failure) raise_io(at.path, what, " failed on another rank (that rank's error says why)");
   try {
     std::rethrow_exception(failure);
   } catch (const error&) {
@@ -295,12 +314,9 @@ void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
   check_same_ranks(at, array, "writing");
   // Staging a device array's block in host memory may fail on one rank (no memory): agreed
-  // before the collective write. A host array is its own storage, nothing to agree.
+  // before the collective write.
   decltype(host_storage(array)) host;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
-    host = host_storage(array);
-  else
-    agreed_step(at, "staging dataset '" + name + "' in host memory", [&] { host = host_storage(array); });
+  agreed_step(at, "staging dataset '" + name + "' in host memory", [&] { host = host_storage(array); });
   // Called once the data went out, on this thread (it may run host kernels).
   const auto sum = [&] {
     const region summing("io", "checksum");
@@ -395,12 +411,23 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   std::array<hsize_t, Rank> wanted{};
   std::array<std::int64_t, Rank> origin{};
   for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
-  // A section, and the staging of a device array, may be refused on one rank alone (a `from`
-  // that differs between ranks, no memory): agreed before the collective read, where the other
-  // ranks would wait for that one for ever.
+  // The section must be the same on every rank (a rank with another box, or with none, would
+  // read something else, or go on into another collective), and staging a device array may fail
+  // on one rank alone (no memory): both agreed before the collective read, where the other ranks
+  // would wait for that one for ever.
+  std::array<std::int64_t, 1 + 2 * Rank> section{};
+  section[0] = from ? 1 : 0;
+  for (int d = 0; from && d < Rank; ++d) {
+    section[static_cast<std::size_t>(1 + d)] = from->begin[d];
+    section[static_cast<std::size_t>(1 + Rank + d)] = from->end[d];
+  }
   decltype(host_storage(array)) host;
   const std::array<hsize_t, Rank> extents = dims;  // not the structured binding: nvcc's lambdas
   const auto prepare = [&] {
+    if (!from && extents != wanted)
+      raise_io(at.path, "dataset '", name, "' has shape ", format_array(extents), ", but the array's is ",
+               format_array(wanted),
+               "; read a section of it (read(name, array, box)) or into an array of its shape");
     if (from) {
       for (int d = 0; d < Rank; ++d) {
         const bool inside = from->begin[d] >= 0 && from->end[d] <= static_cast<std::int64_t>(extents[d]) &&
@@ -421,14 +448,8 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
     for (int d = 0; d < Rank; ++d) owned *= static_cast<std::size_t>(space.local_extents()[d]);
     host = host_storage(array, owned != array.local_with_shadow().span());
   };
-  if (!from && dims != wanted)
-    raise_io(at.path, "dataset '", name, "' has shape ", format_array(dims), ", but the array's is ",
-             format_array(wanted),
-             "; read a section of it (read(name, array, box)) or into an array of its shape");
-  if (from || !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible)
-    agreed_step(at, "reading dataset '" + name + "'", prepare);
-  else
-    prepare();
+  agreed_step(at, "reading dataset '" + name + "'", prepare,
+              {hash_of(section), "sections (read(name, array, box), or no box)"});
   const auto memory = block_selection<Rank>(host, array.shadow().lower, space.local_extents(), at.path);
   h5_id file_space(H5Dget_space(dataset.get()), H5Sclose);
   select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);
@@ -444,8 +465,8 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
     const region checking("io", "checksum");
     std::uint64_t expected = 0;
     h5_id attribute(H5Aopen(dataset.get(), checksum_attribute, H5P_DEFAULT), H5Aclose);
-    if (!attribute.valid() || H5Aread(attribute.get(), H5T_NATIVE_UINT64, &expected) < 0)
-      raise_h5(at.path, "reading the checksum of dataset '", name, "'");
+    agree(at, attribute.valid() && H5Aread(attribute.get(), H5T_NATIVE_UINT64, &expected) >= 0,
+          "reading the checksum of dataset '" + name + "'");
     const auto sum = sum_checksum(local_checksum<T, Rank>(host, array.shadow().lower, space), at.comm);
     if (sum != expected)
       raise_io(at.path, "dataset '", name, "' does not match the checksum written with it (", expected,
