@@ -235,6 +235,7 @@ function(hetero_add_doc_snippets target source_dir)
   # Only whether it compiles matters: no optimisation, no warnings (a fragment's unused names).
   target_compile_options(${target} PRIVATE -O0 -w)
   add_test(NAME ${target} COMMAND ${target})
-  set_tests_properties(${target} PROPERTIES LABELS "style" PASS_REGULAR_EXPRESSION "code blocks")
+  set_tests_properties(${target} PROPERTIES LABELS "style" PASS_REGULAR_EXPRESSION "code blocks"
+                                             ENVIRONMENT "${HETERO_TEST_ENVIRONMENT}")
   message(STATUS "hetero: ${_compiled} code blocks of the docs and headers compiled as ${target}; ${_skipped} not")
 endfunction()

@@ -137,7 +137,8 @@ class monitor final : public observer {
   /// their way) into the frames and marks. One reader at a time; cheap: call it every frame.
   void update() { update_until(m_shared->seconds_now() - m_options.frame_seconds); }
 
-  /// `update()` up to `seconds` on the monitor's clock (tests, and a final flush).
+  /// `update()` up to `seconds` on the monitor's clock (a controller's start, tests, and a final
+  /// flush).
   void update_until(double seconds) {
     std::lock_guard lock(m_reader_mutex);
     std::vector<std::pair<double, double>> frequencies;
