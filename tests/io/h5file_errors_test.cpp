@@ -1,9 +1,10 @@
 // h5file's bad paths: every rank raises a named error, nothing hangs and nothing is read as
 // data, for a missing file, a file that is not HDF5, a truncated file, a corrupted superblock,
 // corrupted data (caught by the checksum), a missing dataset, another element type, rank or
-// shape, a section outside the dataset, a path that cannot be written, a write into a file
-// opened for reading, a dataset name taken by another shape, an array on other ranks than the
-// file's, and a closed file. After each error the file still works.
+// shape, a section outside the dataset, sections that differ between ranks, no memory to stage
+// a block on one rank, a path that cannot be written, a write into a file opened for reading, a
+// dataset name taken by another shape, an array on other ranks than the file's, and a closed
+// file. After each error the file still works.
 #include <hetero/io.hpp>
 
 #include <catch2/catch_test_macros.hpp>
