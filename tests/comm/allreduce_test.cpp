@@ -326,6 +326,9 @@ TEST_CASE("min and max of enumerations take their operands in any order", "[comm
   STATIC_REQUIRE(
       hetero::detail::commutative_for<hetero::detail::reduction<ops::max, true>, Kokkos::Experimental::half_t>);
   STATIC_REQUIRE_FALSE(hetero::detail::commutative_for<hetero::detail::reduction<ops::min, true>, ranked_value>);
+  // op(ops::min{}, ops::commutative): the user says any of the equal ones will do.
+  STATIC_REQUIRE(hetero::detail::commutative_for<hetero::detail::reduction<ops::min, true, true>, ranked_value>);
+  STATIC_REQUIRE_FALSE(hetero::detail::commutative_for<hetero::detail::reduction<ops::max, false, true>, level>);
   auto gen = rng(35);
   constexpr level levels[] = {level::low, level::mid, level::high};
   for (auto& [name, comm] : comm_cases()) {

@@ -162,7 +162,7 @@ constexpr bool reorderable() {
   } else if constexpr (R::builtin == builtin_op::none) {
     return true;  // a user functor tagged ops::commutative
   } else if constexpr (R::builtin == builtin_op::min || R::builtin == builtin_op::max) {
-    return ordered_by_value<T>;
+    return ordered_by_value<T> || R::declared;
   } else {
     return commutes_by_type<T> || R::declared;
   }
@@ -171,7 +171,8 @@ constexpr bool reorderable() {
 /// Whether reduction `R` may reorder the operands of elements `T`:
 /// - `ops::min` and `ops::max` keep `a` of two equal operands, which is the same element either
 ///   way only for types ordered by value (a struct ordered by a key, two equal keys with other
-///   fields: an argmin), so for other types they are taken in rank order;
+///   fields: an argmin), so for other types they are taken in rank order unless tagged
+///   `op(ops::min{}, ops::commutative)` (the keys unique, or any of the equal ones will do);
 /// - `ops::sum` and `ops::prod` on numbers and complex numbers; on a class only when tagged
 ///   `op(ops::sum{}, ops::commutative)`, since its `+` or `*` may not commute (a product of
 ///   matrices folded out of rank order is silently wrong);
