@@ -285,6 +285,15 @@ TEST_CASE("writes that cannot be done raise on every rank", "[io][errors]") {
       array1 local(hetero::index_space<1>({10}, hetero::process_grid<1>({0}, half)));
       hetero::h5file again(dir.file("f.h5"), hetero::file_mode::update);
       CHECK_THROWS_WITH(again.write("l", local), ContainsSubstring("not over the file's ranks"));
+      // Rank 0 alone passes such an array: it raised alone, and the others went on into the
+      // collective write and waited there.
+      auto whole = block_array(10);
+      if (world_rank() == 0) {
+        CHECK_THROWS_WITH(again.write("m", local), ContainsSubstring("not over the file's ranks"));
+      } else {
+        CHECK_THROWS_WITH(again.write("m", whole), ContainsSubstring("failed on another rank"));
+      }
+      CHECK_FALSE(again.contains("m"));
     }
     MPI_Comm_free(&half);
   }

@@ -312,11 +312,14 @@ void write_block_early(const h5_target& at, const std::string& name, const index
 template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
-  check_same_ranks(at, array, "writing");
-  // Staging a device array's block in host memory may fail on one rank (no memory): agreed
-  // before the collective write.
+  // An array on other ranks than the file's (a caller's error that may be one rank's alone), and
+  // staging a device array's block in host memory (no memory on one rank): agreed before the
+  // collective write.
   decltype(host_storage(array)) host;
-  agreed_step(at, "staging dataset '" + name + "' in host memory", [&] { host = host_storage(array); });
+  agreed_step(at, "staging dataset '" + name + "' in host memory", [&] {
+    check_same_ranks(at, array, "writing");
+    host = host_storage(array);
+  });
   // Called once the data went out, on this thread (it may run host kernels).
   const auto sum = [&] {
     const region summing("io", "checksum");
@@ -405,16 +408,15 @@ std::pair<h5_id, std::array<hsize_t, Rank>> open_dataset(const h5_target& at, co
 template <class T, int Rank, class MemorySpace>
 void read_array(const h5_target& at, const std::string& name, const distributed_array<T, Rank, MemorySpace>& array,
                 const std::optional<index_box<Rank>>& from) {
-  check_same_ranks(at, array, "reading into");
   const auto& space = array.space();
   auto [dataset, dims] = open_dataset<T, Rank>(at, name);
   std::array<hsize_t, Rank> wanted{};
   std::array<std::int64_t, Rank> origin{};
   for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
   // The section must be the same on every rank (a rank with another box, or with none, would
-  // read something else, or go on into another collective), and staging a device array may fail
-  // on one rank alone (no memory): both agreed before the collective read, where the other ranks
-  // would wait for that one for ever.
+  // read something else, or go on into another collective), and an array on other ranks than
+  // the file's or staging a device array (no memory) may fail on one rank alone: all agreed
+  // before the collective read, where the other ranks would wait for that one for ever.
   std::array<std::int64_t, 1 + 2 * Rank> section{};
   section[0] = from ? 1 : 0;
   for (int d = 0; from && d < Rank; ++d) {
@@ -424,6 +426,7 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   decltype(host_storage(array)) host;
   const std::array<hsize_t, Rank> extents = dims;  // not the structured binding: nvcc's lambdas
   const auto prepare = [&] {
+    check_same_ranks(at, array, "reading into");
     if (!from && extents != wanted)
       raise_io(at.path, "dataset '", name, "' has shape ", format_array(extents), ", but the array's is ",
                format_array(wanted),
