@@ -316,7 +316,7 @@ void write_array(const h5_target& at, const std::string& name,
   // staging a device array's block in host memory (no memory on one rank): agreed before the
   // collective write.
   decltype(host_storage(array)) host;
-  agreed_step(at, "staging dataset '" + name + "' in host memory", [&] {
+  agreed_step(at, "writing dataset '" + name + "'", [&] {
     check_same_ranks(at, array, "writing");
     host = host_storage(array);
   });
