@@ -82,10 +82,6 @@ inline void write_text_attribute(const h5_target& at, hid_t object, const char* 
   write_attribute(at, object, name, type.get(), scalar.get(), text.c_str());
 }
 
-/// A host buffer of at least `bytes` that this thread keeps for its next transfer of a device
-/// array: staging a block costs one copy, not an allocation whose pages are then faulted in
-/// one by one (a third of a 64 MiB write's time on an H200 node). It holds the largest block
-/// this thread has staged until the thread ends.
 /// For tests: set, the next host_storage of this process fails as if there were no memory for
 /// its staging buffer (std::bad_alloc; host arrays too, which need none), and clears it.
 inline std::atomic<bool>& refuse_next_staging() noexcept {
@@ -93,6 +89,10 @@ inline std::atomic<bool>& refuse_next_staging() noexcept {
   return refuse;
 }
 
+/// A host buffer of at least `bytes` that this thread keeps for its next transfer of a device
+/// array: staging a block costs one copy, not an allocation whose pages are then faulted in
+/// one by one (a third of a 64 MiB write's time on an H200 node). It holds the largest block
+/// this thread has staged until the thread ends.
 inline std::byte* staging_bytes(std::size_t bytes) {
   thread_local std::unique_ptr<std::byte[]> buffer;
   thread_local std::size_t size = 0;
