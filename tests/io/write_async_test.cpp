@@ -1,7 +1,8 @@
 // h5file::write_async: the array may change as soon as the call returns (the file holds the
 // values it had then, every element checked); several writes in flight complete in order and
 // a synchronous call waits for them; a task graph adopts the handle and its task runs after
-// the data is in the file; an error reaches wait() on every rank; a copy of a large block goes
+// the data is in the file; an error reaches wait() on every rank (an array refused on one rank
+// too); a copy of a large block goes
 // into memory aligned for huge pages (io/detail/copy_memory.hpp). And the early write-back
 // thread of write() and write_async (io/detail/writeback.hpp).
 #include <hetero/io.hpp>
@@ -144,12 +145,51 @@ TEST_CASE("a copy that fails on one rank is an error on every rank and not a han
   if (failing) hetero::detail::refuse_next_copy_memory() = true;
   auto saved = out.write_async("u", u);
   CHECK_THROWS_WITH(saved.wait(), ContainsSubstring(failing ? "copying this rank's block failed"
-                                                            : "copying the array failed on another rank") &&
+                                                            : "copying it failed on another rank") &&
                                       ContainsSubstring("nothing was written"));
   CHECK_FALSE(out.contains("u"));
   out.write("u", u);  // the file still works
   out.close();
   hetero::h5file in(dir.file("copy.h5"), hetero::file_mode::read);
+  auto back = same_shape_block(u);
+  in.read("u", back);
+  CHECK(io_test::wrong_elements(back, salt) == 0);
+}
+
+// Before, a rank passing an array on other ranks than the file's threw from write_async alone,
+// while the other ranks' I/O threads waited for it in the job's agreement until their timeout.
+TEST_CASE("an array refused on one rank is an error from wait() on every rank and not a wait",
+          "[io][async][errors]") {
+  if (dist_test::world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-async-refused");
+  auto rng = hetero::testing::rng(59);
+  auto u = random_array(rng);
+  const auto salt = rng();
+  io_test::fill(u, salt);
+  MPI_Comm half = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, dist_test::world_rank() % 2, 0, &half);
+  {
+    array2 part(hetero::index_space<2>({4, 3}, hetero::process_grid<2>({0, 0}, half)));
+    hetero::h5file out(dir.file("refused.h5"), hetero::file_mode::create);
+    // Every rank passes such an array: each raises the check's own error, from wait().
+    hetero::io_handle all = out.write_async("p", part);
+    CHECK_THROWS_AS(all.wait(), hetero::invalid_argument);
+    // Only rank 0 does.
+    const bool refused = dist_test::world_rank() == 0;
+    hetero::io_handle one = refused ? out.write_async("u", part) : out.write_async("u", u);
+    if (refused) {
+      CHECK_THROWS_WITH(one.wait(), ContainsSubstring("not over the file's ranks"));
+    } else {
+      CHECK_THROWS_WITH(one.wait(), ContainsSubstring("writing dataset 'u' asynchronously") &&
+                                        ContainsSubstring("refused or copying it failed on another rank") &&
+                                        ContainsSubstring("nothing was written"));
+    }
+    CHECK_FALSE(out.contains("u"));
+    CHECK_FALSE(out.contains("p"));
+    out.write_async("u", u).wait();  // the file still works
+  }
+  MPI_Comm_free(&half);
+  hetero::h5file in(dir.file("refused.h5"), hetero::file_mode::read);
   auto back = same_shape_block(u);
   in.read("u", back);
   CHECK(io_test::wrong_elements(back, salt) == 0);

@@ -151,30 +151,39 @@ class h5file {
                   "hetero: h5file writes arithmetic elements and std::complex<float/double>; "
                   "write each field of a struct as an array of its own");
     const region running("io", "write_async");
-    detail::check_same_ranks(target("writing"), array, "writing");
+    const detail::h5_target at = target("writing");
     detail::require_thread_multiple("hetero::h5file::write_async writes from the io module's I/O thread and",
                                     " or use write()");
     // The copy and its checksum are made here: host kernels may only be launched from this
-    // thread, not from the I/O thread. A copy that fails on one rank (no memory for it) is not
-    // thrown here, where the other ranks' jobs would go on into the collective write alone:
-    // every rank's job first agrees that all copies were made (on the I/O thread, in the jobs'
+    // thread, not from the I/O thread. An array refused on one rank (its grid not over the
+    // file's ranks) or a copy that fails there (no memory for it) is not thrown here, where the
+    // other ranks' jobs would go on into the collective write alone: every rank's job first
+    // agrees that all ranks checked and copied their blocks (on the I/O thread, in the jobs'
     // order, beside no other collective on the file's communicator), and wait() raises on all.
+    std::exception_ptr refused;  // this rank's check failed: its own error, raised by wait()
+    try {
+      detail::check_same_ranks(at, array, "writing");
+    } catch (const invalid_argument&) {
+      refused = std::current_exception();
+    }
     detail::block_copy<T, Rank> copy;
     std::uint64_t local_sum = 0;
     std::string copy_error;  // this rank's copy failure, for its message; empty: copied
-    try {
-      {
-        const region copying("io", "copy");
-        copy = detail::snapshot(array);
+    if (!refused) {
+      try {
+        {
+          const region copying("io", "copy");
+          copy = detail::snapshot(array);
+        }
+        const region summing("io", "checksum");
+        local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
+      } catch (const std::exception& e) {
+        copy = {};  // freed now, not held by the job
+        copy_error = std::string("copying this rank's block failed: ") + e.what();
+      } catch (...) {
+        copy = {};
+        copy_error = "copying this rank's block failed: an exception that is not a std::exception";
       }
-      const region summing("io", "checksum");
-      local_sum = detail::local_checksum<T, Rank>(copy.view(), array.shadow().lower, array.space());
-    } catch (const std::exception& e) {
-      copy = {};  // freed now, not held by the job
-      copy_error = std::string("copying this rank's block failed: ") + e.what();
-    } catch (...) {
-      copy = {};
-      copy_error = "copying this rank's block failed: an exception that is not a std::exception";
     }
     // The job releases the copy and the handles it holds before its future is ready: once
     // wait() returns, nothing of it is left for the I/O thread to free (after Kokkos or MPI
@@ -188,7 +197,7 @@ class h5file {
       detail::block_copy<T, Rank> block;
     };
     auto job = [file = m_file.get(), path = m_path, key = std::string(name), lower = array.shadow().lower,
-                local_sum, copy_error, early = m_writebacks, failed = m_async_failed,
+                local_sum, copy_error, refused, early = m_writebacks, failed = m_async_failed,
                 state =
                     std::make_shared<std::optional<held>>(std::in_place, m_comm, array.space(), std::move(copy))] {
       struct release {
@@ -199,11 +208,15 @@ class h5file {
       const detail::h5_scope scope;
       auto& [comm, space, block] = **state;
       try {
-        if (!detail::all_ranks(comm.get(), copy_error.empty(), "hetero::io: write_async of '" + key + "'"))
-          detail::raise_io(
-              path, "writing dataset '", key, "' asynchronously: ",
-              copy_error.empty() ? "copying the array failed on another rank (its error says why)" : copy_error,
-              "; nothing was written");
+        if (!detail::all_ranks(comm.get(), copy_error.empty() && !refused,
+                               "hetero::io: write_async of '" + key + "'")) {
+          if (refused) std::rethrow_exception(refused);
+          detail::raise_io(path, "writing dataset '", key, "' asynchronously: ",
+                           copy_error.empty()
+                               ? "the array was refused or copying it failed on another rank (its error says why)"
+                               : copy_error,
+                           "; nothing was written");
+        }
         detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
                                            [local_sum] { return local_sum; });
       } catch (...) {
