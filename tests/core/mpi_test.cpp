@@ -1,10 +1,19 @@
 #include <hetero/core/mpi.hpp>
+#include <hetero/core/mpi/wait.hpp>
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "random.hpp"
+#include "world.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
@@ -63,4 +72,59 @@ TEST_CASE("MPI is asked at run time whether it takes device pointers", "[core][m
   CHECK(cuda != hetero::gpu_support::yes);
 #endif
   CHECK(std::string(hetero::to_string(hetero::gpu_support::unknown)) == "unknown");
+}
+
+using hetero::testing::world_rank;
+using hetero::testing::world_size;
+
+TEST_CASE("a step agreed by every rank names the lowest rank whose step failed", "[core][mpi]") {
+  auto rng = hetero::testing::rng(71);  // the same draws on every rank
+  const int size = world_size(), me = world_rank();
+  const hetero::detail::wait_policy policy = hetero::detail::make_wait_policy(MPI_COMM_WORLD);
+  for (int round = 0; round < 8; ++round) {
+    std::vector<bool> fails(static_cast<std::size_t>(size));
+    for (auto&& f : fails) f = std::bernoulli_distribution(0.4)(rng);
+    const auto first = std::find(fails.begin(), fails.end(), true);
+    const int expected = first == fails.end() ? -1 : static_cast<int>(first - fails.begin());
+    bool ran = false;
+    const auto agreed = hetero::detail::agree_on_step(MPI_COMM_WORLD, policy, "test step", [&] {
+      ran = true;
+      if (fails[static_cast<std::size_t>(me)]) throw std::runtime_error("this rank's step");
+    });
+    CHECK(ran);
+    CHECK(agreed.failed_rank == expected);
+    CHECK(static_cast<bool>(agreed.failure) == fails[static_cast<std::size_t>(me)]);
+    CHECK_FALSE(agreed.arguments_differ);
+  }
+  // Arguments that differ on one rank are seen on every rank, whatever the steps did.
+  const int odd = std::uniform_int_distribution<int>(0, size - 1)(rng);
+  const std::uint64_t hash = rng();
+  const auto agreed = hetero::detail::agree_on_step(MPI_COMM_WORLD, policy, "test step", [] {},
+                                                    {me == odd ? hash + 1 : hash, "test arguments"});
+  CHECK(agreed.arguments_differ == (size > 1));
+  CHECK(agreed.failed_rank == -1);
+  const auto set_up = [&] {
+    hetero::detail::agreed_setup_step(MPI_COMM_WORLD, policy, "test set-up", [] {},
+                                      {me == odd ? hash + 1 : hash, "test arguments"});
+  };
+  if (size > 1) {
+    CHECK_THROWS_WITH(set_up(), ContainsSubstring("the ranks passed different test arguments"));
+  } else {
+    CHECK_NOTHROW(set_up());  // one rank: nothing to differ from
+  }
+}
+
+TEST_CASE("a waited sum over the ranks is the serial sum modulo 2^64", "[core][mpi]") {
+  auto rng = hetero::testing::rng(73);  // every rank draws every rank's values
+  const int size = world_size(), me = world_rank();
+  std::vector<std::array<std::uint64_t, 3>> values(static_cast<std::size_t>(size));
+  std::array<std::uint64_t, 3> serial{};
+  for (auto& v : values)
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      v[i] = rng();  // sums past 2^64 wrap, as unsigned arithmetic does
+      serial[i] += v[i];
+    }
+  const auto sum = hetero::detail::allreduce_sum<3>(values[static_cast<std::size_t>(me)], MPI_COMM_WORLD,
+                                                    hetero::detail::make_wait_policy(MPI_COMM_WORLD), "test sum");
+  CHECK(sum == serial);
 }

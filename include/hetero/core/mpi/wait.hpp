@@ -493,24 +493,42 @@ class request_buffer {
   std::unique_ptr<T[]> m_data;
 };
 
-/// The element-wise maximum of `values` over `comm` (`MPI_Iallreduce`), waited with `policy`:
-/// a `deadlock_error` after its timeout when a rank never joins, instead of a hang. Values are
-/// compared as signed by MPICH 4.0.2 (its MPI_MAX on MPI_UINT64_T: the maximum of 0 and
-/// 2^64 - 2 comes out 0), so callers that need the order keep them below 2^63; the equality
+/// `op` (`MPI_MAX`, `MPI_SUM`, ...) of `values` element-wise over `comm` (`MPI_Iallreduce`),
+/// waited with `policy`: a `deadlock_error` after its timeout when a rank never joins, instead
+/// of a hang.
+template <std::size_t N>
+std::array<std::uint64_t, N> allreduce_waited(const std::array<std::uint64_t, N>& values, MPI_Op op, MPI_Comm comm,
+                                              const wait_policy& policy, std::string_view what,
+                                              wait_kind kind = wait_kind::collective) {
+  request_buffer<std::uint64_t, 2 * N> buffer;  // in: [0, N), out: [N, 2 N)
+  for (std::size_t i = 0; i < N; ++i) buffer[i] = values[i];
+  MPI_Request request = MPI_REQUEST_NULL;
+  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + N, static_cast<int>(N), MPI_UINT64_T, op, comm,
+                   &request);
+  buffer.wait(std::span(&request, 1), {}, policy.on(comm), what, kind);
+  std::array<std::uint64_t, N> all{};
+  for (std::size_t i = 0; i < N; ++i) all[i] = buffer[N + i];
+  return all;
+}
+
+/// The element-wise maximum of `values` over `comm`, waited with `policy` (`allreduce_waited`).
+/// Values are compared as signed by MPICH 4.0.2 (its MPI_MAX on MPI_UINT64_T: the maximum of 0
+/// and 2^64 - 2 comes out 0), so callers that need the order keep them below 2^63; the equality
 /// test of `{h, ~h}` works under either order.
 template <std::size_t N>
 std::array<std::uint64_t, N> allreduce_max(const std::array<std::uint64_t, N>& values, MPI_Comm comm,
                                            const wait_policy& policy, std::string_view what,
                                            wait_kind kind = wait_kind::collective) {
-  request_buffer<std::uint64_t, 2 * N> buffer;  // in: [0, N), out: [N, 2 N)
-  for (std::size_t i = 0; i < N; ++i) buffer[i] = values[i];
-  MPI_Request request = MPI_REQUEST_NULL;
-  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + N, static_cast<int>(N), MPI_UINT64_T, MPI_MAX,
-                   comm, &request);
-  buffer.wait(std::span(&request, 1), {}, policy.on(comm), what, kind);
-  std::array<std::uint64_t, N> all{};
-  for (std::size_t i = 0; i < N; ++i) all[i] = buffer[N + i];
-  return all;
+  return allreduce_waited<N>(values, MPI_MAX, comm, policy, what, kind);
+}
+
+/// The element-wise sum of `values` over `comm` (modulo 2^64), waited with `policy`
+/// (`allreduce_waited`).
+template <std::size_t N>
+std::array<std::uint64_t, N> allreduce_sum(const std::array<std::uint64_t, N>& values, MPI_Comm comm,
+                                           const wait_policy& policy, std::string_view what,
+                                           wait_kind kind = wait_kind::collective) {
+  return allreduce_waited<N>(values, MPI_SUM, comm, policy, what, kind);
 }
 
 /// A duplicate of `comm` made once every rank of it has come: `MPI_Comm_idup`, then a barrier on
@@ -553,37 +571,58 @@ inline std::uint64_t hash_of(std::span<const std::int64_t> values) noexcept {
   return h;
 }
 
-/// Runs `step()`, a part of an object's collective set-up that may fail on some ranks only (an
-/// allocation of this rank's block), and then agrees on the outcome with every rank of `comm`
-/// (one `MPI_Iallreduce`, waited with `policy`) before the set-up's next blocking step: a rank
-/// whose step threw rethrows what it threw, and every other rank raises `runtime_error` naming
-/// the lowest such rank, instead of waiting in that next step for a rank that has left. The
-/// same reduction compares `same.hash` across the ranks: where they differ, every rank raises
-/// `invalid_argument` ("the ranks passed different <same.what>"), whatever its step did (a step
-/// made from other arguments than the other ranks' is no part of a whole).
+/// What the ranks of a collective call agreed on after a step that may fail on some of them
+/// (`agree_on_step`).
+struct step_agreement {
+  std::exception_ptr failure;     ///< what this rank's step threw; null where it did not
+  int failed_rank = -1;           ///< the lowest rank whose step threw; -1: none did
+  bool arguments_differ = false;  ///< the ranks passed different `same_arguments`
+};
+
+/// Runs `step()`, a part of a collective call that may fail on some ranks only (an allocation
+/// of this rank's block, its staging buffer), and agrees with every rank of `comm` on the
+/// outcome and on `same.hash` (one `MPI_Iallreduce`, waited with `policy`) before the call's
+/// next blocking step, where the others would wait for a rank that has left. The callers raise
+/// their errors from the result, on every rank alike.
 template <class Step>
-void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step,
-                       const same_arguments& same = {}) {
-  std::exception_ptr failure;
+step_agreement agree_on_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step,
+                             const same_arguments& same = {}) {
+  step_agreement agreed;
   try {
     step();
   } catch (...) {
-    failure = std::current_exception();
+    agreed.failure = std::current_exception();
   }
   int rank = 0, size = 1;
   HETERO_MPI_CHECK(MPI_Comm_rank, comm, &rank);
   HETERO_MPI_CHECK(MPI_Comm_size, comm, &size);
   // The maximum of (size - rank) over the ranks that failed names the lowest of them; the
   // maxima of h and ~h are equal and complementary only when every rank has the same h.
-  const auto mine = static_cast<std::uint64_t>(failure ? size - rank : 0);
+  const auto mine = static_cast<std::uint64_t>(agreed.failure ? size - rank : 0);
   const std::uint64_t h = same.what.empty() ? 0 : same.hash;
   const auto all = allreduce_max<3>({mine, h, ~h}, comm, policy, what);
-  if (all[1] != ~all[2])
+  agreed.failed_rank = all[0] == 0 ? -1 : size - static_cast<int>(all[0]);
+  agreed.arguments_differ = all[1] != ~all[2];
+  return agreed;
+}
+
+/// Runs `step()`, a part of an object's collective set-up that may fail on some ranks only (an
+/// allocation of this rank's block), and agrees on the outcome before the set-up's next blocking
+/// step (`agree_on_step`): a rank whose step threw rethrows what it threw, and every other rank
+/// raises `runtime_error` naming the lowest such rank, instead of waiting in that next step for
+/// a rank that has left. Where the ranks' `same.hash` differ, every rank raises
+/// `invalid_argument` ("the ranks passed different <same.what>"), whatever its step did (a step
+/// made from other arguments than the other ranks' is no part of a whole).
+template <class Step>
+void agreed_setup_step(MPI_Comm comm, const wait_policy& policy, std::string_view what, Step&& step,
+                       const same_arguments& same = {}) {
+  const step_agreement agreed = agree_on_step(comm, policy, what, std::forward<Step>(step), same);
+  if (agreed.arguments_differ)
     raise<invalid_argument>(what, ": the ranks passed different ", same.what,
                             "; every rank must pass the same (this rank's may be the one that differs)");
-  if (failure) std::rethrow_exception(failure);
-  if (all[0] != 0)
-    raise<runtime_error>(what, ": rank ", size - static_cast<int>(all[0]),
+  if (agreed.failure) std::rethrow_exception(agreed.failure);
+  if (agreed.failed_rank >= 0)
+    raise<runtime_error>(what, ": rank ", agreed.failed_rank,
                          " could not make its part (its own error says why); the object was made on no rank");
 }
 

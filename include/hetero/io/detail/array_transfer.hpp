@@ -191,28 +191,22 @@ inline void agree(const h5_target& at, bool ok, const std::string& what) {
 /// Runs `step`, a part of a collective call that may fail on one rank alone (no memory for its
 /// staging buffer), and agrees on its outcome, and on `same` (a hash of the arguments every
 /// rank must pass alike), before any rank goes on into the collective transfer, where the others
-/// would wait for it for ever: one `MPI_Iallreduce`, waited with the communicator's policy.
+/// would wait for it for ever (`agree_on_step`, waited with the communicator's policy).
 /// Arguments that differ are an `invalid_argument` on every rank; else the failing rank raises
 /// its own error (a `hetero::error` as it is, anything else as an `io_error` naming `what`) and
-/// the others an `io_error` saying that it failed elsewhere.
+/// the others an `io_error` saying that it failed on the lowest failing rank.
 template <class Step>
 void agreed_step(const h5_target& at, const std::string& what, Step&& step, const same_arguments& same = {}) {
-  std::exception_ptr failure;
-  try {
-    step();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  const std::uint64_t h = same.what.empty() ? 0 : same.hash;
-  const auto all =
-      allreduce_max<3>({failure ? 1U : 0U, h, ~h}, at.comm, make_wait_policy(at.comm), "hetero::io: " + what);
-  if (all[1] != ~all[2])
+  const step_agreement agreed =
+      agree_on_step(at.comm, make_wait_policy(at.comm), "hetero::io: " + what, std::forward<Step>(step), same);
+  if (agreed.arguments_differ)
     raise<invalid_argument>("hetero::io: ", what, " of ", at.path, ": the ranks passed different ", same.what,
                             "; every rank must pass the same (this rank's may be the one that differs)");
-  if (all[0] == 0) return;
-  if (!failure) raise_io(at.path, what, " failed on another rank (that rank's error says why)");
+  if (agreed.failed_rank < 0) return;
+  if (!agreed.failure)
+    raise_io(at.path, what, " failed on another rank (rank ", agreed.failed_rank, "; that rank's error says why)");
   try {
-    std::rethrow_exception(failure);
+    std::rethrow_exception(agreed.failure);
   } catch (const error&) {
     throw;
   } catch (const std::exception& e) {

@@ -12,7 +12,6 @@
 
 #include <array>
 #include <cstdint>
-#include <span>
 
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
@@ -88,12 +87,7 @@ std::uint64_t local_checksum(const HostView& storage, const std::array<std::int6
 /// a rank that failed before it and never comes leaves the others a `deadlock_error`, not a
 /// hang in `MPI_Allreduce`.
 inline std::uint64_t sum_checksum(std::uint64_t local, MPI_Comm comm) {
-  request_buffer<std::uint64_t, 2> buffer;  // in: [0], out: [1]
-  buffer[0] = local;
-  MPI_Request request = MPI_REQUEST_NULL;
-  HETERO_MPI_CHECK(MPI_Iallreduce, buffer.data(), buffer.data() + 1, 1, MPI_UINT64_T, MPI_SUM, comm, &request);
-  buffer.wait(std::span(&request, 1), {}, make_wait_policy(comm), "hetero::io: the array's checksum");
-  return buffer[1];
+  return allreduce_sum<1>({local}, comm, make_wait_policy(comm), "hetero::io: the array's checksum")[0];
 }
 
 }  // namespace hetero::detail
