@@ -1,10 +1,11 @@
 // h5file's bad paths: every rank raises a named error, nothing hangs and nothing is read as
 // data, for a missing file, a file that is not HDF5, a truncated file, a corrupted superblock,
 // corrupted data (caught by the checksum), a missing dataset, another element type, rank or
-// shape, a section outside the dataset, sections that differ between ranks, no memory to stage
-// a block on one rank, a path that cannot be written, a write into a file opened for reading, a
-// dataset name taken by another shape, an array on other ranks than the file's, and a closed
-// file. After each error the file still works.
+// shape, a section outside the dataset, sections or dataset names that differ between ranks,
+// selections that fail on one rank, no memory to stage a block on one rank, a path that cannot
+// be written, a write into a file opened for reading, a dataset name taken by another shape, an
+// array on other ranks than the file's, and a closed file. After each error the file still
+// works.
 #include <hetero/io.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <string>
 #include <utility>
 
 #include "io_support.hpp"
@@ -217,7 +219,7 @@ TEST_CASE("sections that differ between ranks are refused on every rank and none
   hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
   auto part = block_array(20);
   const bool last = world_rank() == world_size() - 1;
-  const auto different = ContainsSubstring("the ranks passed different sections");
+  const auto different = ContainsSubstring("the ranks passed different dataset names or sections");
   // One rank's box outside the dataset.
   CHECK_THROWS_WITH(
       in.read("u", part, last ? hetero::index_box<1>{{90}, {110}} : hetero::index_box<1>{{10}, {30}}), different);
@@ -232,6 +234,63 @@ TEST_CASE("sections that differ between ranks are refused on every rank and none
   }
   in.read("u", part, hetero::index_box<1>{{80}, {100}});  // the file still works, the section is right
   CHECK(io_test::wrong_elements(part, salt, {80}) == 0);
+}
+
+TEST_CASE("dataset names that differ between ranks are refused on every rank and none waits", "[io][errors]") {
+  // The name was each rank's own: ranks writing different names went into HDF5's collective
+  // creation with different arguments, and a rank reading a name the file lacks raised alone
+  // while the others went on into the collective read.
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-errors-names");
+  const auto salt = hetero::testing::rng(36)();
+  write_file(dir.file("f.h5"), 100, salt);
+  auto v = block_array(100);
+  io_test::fill(v, salt + 1);
+  const bool last = world_rank() == world_size() - 1;
+  {
+    hetero::h5file out(dir.file("f.h5"), hetero::file_mode::update);
+    CHECK_THROWS_WITH(out.write(last ? "b" : "a", v),
+                      ContainsSubstring("the ranks passed different dataset names or array shapes"));
+    CHECK_THROWS_WITH(out.write_async(last ? "b" : "a", v).wait(),
+                      ContainsSubstring("the ranks passed different dataset names or array shapes"));
+    CHECK_FALSE(out.contains("a"));
+    CHECK_FALSE(out.contains("b"));
+  }
+  hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+  // "w" is in no file: without the agreement its rank raised alone.
+  CHECK_THROWS_WITH(in.read(last ? "w" : "u", v),
+                    ContainsSubstring("the ranks passed different dataset names or sections"));
+  in.read("u", v);  // the file still works, and holds what was written first
+  CHECK(io_test::wrong_elements(v, salt) == 0);
+}
+
+TEST_CASE("selections that fail on one rank raise on every rank and none waits in the transfer", "[io][errors]") {
+  // HDF5's selections of this rank's block were made after the ranks agreed: where they failed
+  // on one rank alone, the others went on into the collective write or read and waited there.
+  // The test's hook fails them as HDF5 would.
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-errors-selection");
+  const auto salt = hetero::testing::rng(37)();
+  write_file(dir.file("f.h5"), 100, salt);
+  auto v = block_array(100);
+  io_test::fill(v, salt + 1);
+  const bool last = world_rank() == world_size() - 1;
+  // The failing rank's own error, or the step the others were in and that it failed elsewhere.
+  const std::string mine = "selecting this rank's block (refused by the test hook)";
+  const auto expected = [&](const std::string& step) { return last ? mine : step + " failed on another rank"; };
+  {
+    hetero::h5file out(dir.file("f.h5"), hetero::file_mode::update);
+    if (last) hetero::detail::refuse_next_selection() = true;
+    CHECK_THROWS_WITH(out.write("u", v), ContainsSubstring(expected("writing dataset 'u'")));
+    if (last) hetero::detail::refuse_next_selection() = true;
+    CHECK_THROWS_WITH(out.write_async("u", v).wait(),
+                      ContainsSubstring(expected("writing dataset 'u' asynchronously")));
+  }
+  hetero::h5file in(dir.file("f.h5"), hetero::file_mode::read);
+  if (last) hetero::detail::refuse_next_selection() = true;
+  CHECK_THROWS_WITH(in.read("u", v), ContainsSubstring(expected("reading dataset 'u'")));
+  in.read("u", v);  // the file still works, and holds what was there before the refused writes
+  CHECK(io_test::wrong_elements(v, salt) == 0);
 }
 
 TEST_CASE("no memory to stage a block on one rank raises on every rank and none waits in the transfer",

@@ -158,8 +158,9 @@ class h5file {
     // thread, not from the I/O thread. An array refused on one rank (its grid not over the
     // file's ranks) or a copy that fails there (no memory for it) is not thrown here, where the
     // other ranks' jobs would go on into the collective write alone: every rank's job first
-    // agrees that all ranks checked and copied their blocks (on the I/O thread, in the jobs'
-    // order, beside no other collective on the file's communicator), and wait() raises on all.
+    // agrees that all ranks checked and copied their blocks and made their selections, and that
+    // they passed the same name and shape (on the I/O thread, in the jobs' order, beside no
+    // other collective on the file's communicator), and wait() raises on all.
     std::exception_ptr refused;  // this rank's check failed: its own error, raised by wait()
     try {
       detail::check_same_ranks(at, array, "writing");
@@ -206,18 +207,23 @@ class h5file {
       } at_end{*state};
       const region writing("io", "write_async");
       const detail::h5_scope scope;
-      auto& [comm, space, block] = **state;
+      held& h = **state;
       try {
-        if (!detail::all_ranks(comm.get(), copy_error.empty() && !refused,
-                               "hetero::io: write_async of '" + key + "'")) {
-          if (refused) std::rethrow_exception(refused);
-          detail::raise_io(path, "writing dataset '", key, "' asynchronously: ",
-                           copy_error.empty()
-                               ? "the array was refused or copying it failed on another rank (its error says why)"
-                               : copy_error,
-                           "; nothing was written");
-        }
-        detail::write_block_early<T, Rank>({file, comm.get(), path}, key, space, lower, block.view(), *early,
+        const detail::h5_target at{file, h.comm.get(), path};
+        const auto host = h.block.view();
+        detail::block_transfer selected;
+        detail::agreed_step(
+            at, "writing dataset '" + key + "' asynchronously",
+            [&] {
+              if (refused) std::rethrow_exception(refused);
+              if (!copy_error.empty())
+                detail::raise_io(path, "writing dataset '", key, "' asynchronously: ", copy_error,
+                                 "; nothing was written");
+              selected =
+                  detail::select_transfer<Rank>(detail::file_space_of(h.space), host, h.space, lower, {}, path);
+            },
+            detail::same_dataset(key, h.space));
+        detail::write_block_early<T, Rank>(at, key, h.space, selected, host, *early,
                                            [local_sum] { return local_sum; });
       } catch (...) {
         failed->store(true);

@@ -172,6 +172,53 @@ memory_block block_selection(const HostView& storage, const std::array<std::int6
   return block;
 }
 
+/// For tests: set, the next select_transfer of this process fails as if HDF5 could not make its
+/// selections (an `io_error`), and clears it.
+inline std::atomic<bool>& refuse_next_selection() noexcept {
+  static std::atomic<bool> refuse{false};
+  return refuse;
+}
+
+/// Both sides of a collective transfer of this rank's block: the block in its host storage, and
+/// the dataset's dataspace with the elements this rank owns selected.
+struct block_transfer {
+  memory_block memory;
+  h5_id file_space;
+};
+
+/// The dataspace of a dataset of `space`'s shape (nothing selected yet).
+template <int Rank>
+h5_id file_space_of(const index_space<Rank>& space) {
+  std::array<hsize_t, Rank> dims{};
+  for (int d = 0; d < Rank; ++d) dims[d] = static_cast<hsize_t>(space.extent(d));
+  return h5_id(H5Screate_simple(Rank, dims.data(), nullptr), H5Sclose);
+}
+
+/// The selections of a transfer of this rank's block of `space` (its storage `host`, the block
+/// past `lower`) from or to `file_space`, the block placed at `origin` of the dataset. Made
+/// before the collective transfer, inside the step the ranks agree on (`agreed_step`): HDF5 may
+/// fail to make them on one rank alone, which would leave the others waiting in the transfer.
+template <int Rank, class HostView>
+block_transfer select_transfer(h5_id file_space, const HostView& host, const index_space<Rank>& space,
+                               const std::array<std::int64_t, Rank>& lower,
+                               const std::array<std::int64_t, Rank>& origin, const std::string& path) {
+  if (refuse_next_selection().load(std::memory_order_relaxed) && refuse_next_selection().exchange(false))
+    raise_io(path, "selecting this rank's block (refused by the test hook)");
+  if (!file_space.valid()) raise_h5(path, "making the dataset's dataspace");
+  select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, path);
+  return {block_selection<Rank>(host, lower, space.local_extents(), path), std::move(file_space)};
+}
+
+/// What every rank writing dataset `name` of `space`'s shape must pass alike (HDF5 creates and
+/// writes datasets collectively): a hash of the name and the extents, for `agreed_step`.
+template <int Rank>
+same_arguments same_dataset(const std::string& name, const index_space<Rank>& space) {
+  std::vector<std::int64_t> key(name.begin(), name.end());
+  key.push_back(static_cast<std::int64_t>(name.size()));
+  for (int d = 0; d < Rank; ++d) key.push_back(space.extent(d));
+  return {hash_of(key), "dataset names or array shapes"};
+}
+
 /// A transfer property list for one collective MPI-IO call per dataset.
 inline h5_id collective_transfer() {
   h5_id list(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
@@ -232,11 +279,11 @@ void check_same_ranks(const h5_target& at, const distributed_array<T, Rank, Memo
 /// computed there can overlap the disk's work (writeback.hpp).
 template <class T, int Rank, class HostView, class LocalSum>
 void write_block(const h5_target& at, const std::string& name, const index_space<Rank>& space,
-                 const std::array<std::int64_t, Rank>& lower, const HostView& host, LocalSum&& local_sum) {
+                 const block_transfer& selected, const HostView& host, LocalSum&& local_sum) {
   const auto type = h5_type_of<T>();
   std::array<hsize_t, Rank> dims{};
   for (int d = 0; d < Rank; ++d) dims[d] = static_cast<hsize_t>(space.extent(d));
-  h5_id file_space(H5Screate_simple(Rank, dims.data(), nullptr), H5Sclose);
+  const hid_t file_space = selected.file_space.get();
   h5_id dataset;
   if (H5Lexists(at.file, name.c_str(), H5P_DEFAULT) > 0) {
     dataset = h5_id(H5Dopen2(at.file, name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -256,18 +303,16 @@ void write_block(const h5_target& at, const std::string& name, const index_space
     h5_id creation(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER);  // every element is written next
     const region creating("io", "create dataset");
-    dataset = h5_id(
-        H5Dcreate2(at.file, name.c_str(), type.get(), file_space.get(), links.get(), creation.get(), H5P_DEFAULT),
-        H5Dclose);
+    dataset =
+        h5_id(H5Dcreate2(at.file, name.c_str(), type.get(), file_space, links.get(), creation.get(), H5P_DEFAULT),
+              H5Dclose);
     agree(at, dataset.valid(), "creating dataset '" + name + "'");
   }
-  const auto memory = block_selection<Rank>(host, lower, space.local_extents(), at.path);
-  select_owned<Rank>(file_space.get(), space, space.grid().rank(), {}, at.path);
   const auto transfer = collective_transfer();
   {
     const region data("io", "data");
-    const bool written = H5Dwrite(dataset.get(), type.get(), memory.space.get(), file_space.get(), transfer.get(),
-                                  host.data() + memory.offset) >= 0;
+    const bool written = H5Dwrite(dataset.get(), type.get(), selected.memory.space.get(), file_space,
+                                  transfer.get(), host.data() + selected.memory.offset) >= 0;
     agree(at, written, "writing dataset '" + name + "'");
   }
   const std::uint64_t mine = local_sum();
@@ -289,14 +334,14 @@ void write_block(const h5_target& at, const std::string& name, const index_space
 /// works.
 template <class T, int Rank, class HostView, class LocalSum>
 void write_block_early(const h5_target& at, const std::string& name, const index_space<Rank>& space,
-                       const std::array<std::int64_t, Rank>& lower, const HostView& host, writebacks& early,
+                       const block_transfer& selected, const HostView& host, writebacks& early,
                        LocalSum&& local_sum) {
   struct data_in {
     writebacks& early;
     ~data_in() { early.written(); }
   } const ends{early};
   early.start(at.path);
-  write_block<T, Rank>(at, name, space, lower, host, [&] {
+  write_block<T, Rank>(at, name, space, selected, host, [&] {
     early.written();
     return local_sum();
   });
@@ -306,20 +351,27 @@ void write_block_early(const h5_target& at, const std::string& name, const index
 template <class T, int Rank, class MemorySpace>
 void write_array(const h5_target& at, const std::string& name,
                  const distributed_array<T, Rank, MemorySpace>& array, writebacks& early) {
-  // An array on other ranks than the file's (a caller's error that may be one rank's alone), and
-  // staging a device array's block in host memory (no memory on one rank): agreed before the
+  // An array on other ranks than the file's (a caller's error that may be one rank's alone),
+  // staging a device array's block in host memory (no memory on one rank), the selections, and
+  // the dataset's name and shape, which every rank must pass alike: agreed before the
   // collective write.
   decltype(host_storage(array)) host;
-  agreed_step(at, "writing dataset '" + name + "'", [&] {
-    check_same_ranks(at, array, "writing");
-    host = host_storage(array);
-  });
+  block_transfer selected;
+  agreed_step(
+      at, "writing dataset '" + name + "'",
+      [&] {
+        check_same_ranks(at, array, "writing");
+        host = host_storage(array);
+        selected = select_transfer<Rank>(file_space_of(array.space()), host, array.space(), array.shadow().lower,
+                                         {}, at.path);
+      },
+      same_dataset(name, array.space()));
   // Called once the data went out, on this thread (it may run host kernels).
   const auto sum = [&] {
     const region summing("io", "checksum");
     return local_checksum<T, Rank>(host, array.shadow().lower, array.space());
   };
-  write_block_early<T, Rank>(at, name, array.space(), array.shadow().lower, host, early, sum);
+  write_block_early<T, Rank>(at, name, array.space(), selected, host, early, sum);
 }
 
 /// A host copy of `array`'s storage that the array's later changes do not reach: the values
@@ -403,23 +455,29 @@ template <class T, int Rank, class MemorySpace>
 void read_array(const h5_target& at, const std::string& name, const distributed_array<T, Rank, MemorySpace>& array,
                 const std::optional<index_box<Rank>>& from) {
   const auto& space = array.space();
-  auto [dataset, dims] = open_dataset<T, Rank>(at, name);
   std::array<hsize_t, Rank> wanted{};
   std::array<std::int64_t, Rank> origin{};
   for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
-  // The section must be the same on every rank (a rank with another box, or with none, would
-  // read something else, or go on into another collective), and an array on other ranks than
-  // the file's or staging a device array (no memory) may fail on one rank alone: all agreed
-  // before the collective read, where the other ranks would wait for that one for ever.
-  std::array<std::int64_t, 1 + 2 * Rank> section{};
-  section[0] = from ? 1 : 0;
+  // The dataset's name and the section must be the same on every rank (a rank with another
+  // name or box, or with no box, would read something else, or go on into another collective),
+  // and opening the dataset, an array on other ranks than the file's, staging a device array
+  // (no memory) and the selections may fail on one rank alone: all agreed before the
+  // collective read, where the other ranks would wait for that one for ever.
+  std::vector<std::int64_t> section(name.begin(), name.end());  // and the dataset's name
+  section.push_back(static_cast<std::int64_t>(name.size()));
+  section.push_back(from ? 1 : 0);
   for (int d = 0; from && d < Rank; ++d) {
-    section[static_cast<std::size_t>(1 + d)] = from->begin[d];
-    section[static_cast<std::size_t>(1 + Rank + d)] = from->end[d];
+    section.push_back(from->begin[d]);
+    section.push_back(from->end[d]);
   }
   decltype(host_storage(array)) host;
-  const std::array<hsize_t, Rank> extents = dims;  // not the structured binding: nvcc's lambdas
+  block_transfer selected;
+  h5_id dataset;
+  std::array<hsize_t, Rank> extents{};
   const auto prepare = [&] {
+    auto opened = open_dataset<T, Rank>(at, name);
+    dataset = std::move(opened.first);
+    extents = opened.second;
     check_same_ranks(at, array, "reading into");
     if (!from && extents != wanted)
       raise_io(at.path, "dataset '", name, "' has shape ", format_array(extents), ", but the array's is ",
@@ -444,18 +502,17 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
     std::size_t owned = 1;
     for (int d = 0; d < Rank; ++d) owned *= static_cast<std::size_t>(space.local_extents()[d]);
     host = host_storage(array, owned != array.local_with_shadow().span());
+    selected = select_transfer<Rank>(h5_id(H5Dget_space(dataset.get()), H5Sclose), host, space,
+                                     array.shadow().lower, origin, at.path);
   };
   agreed_step(at, "reading dataset '" + name + "'", prepare,
-              {hash_of(section), "sections (read(name, array, box), or no box)"});
-  const auto memory = block_selection<Rank>(host, array.shadow().lower, space.local_extents(), at.path);
-  h5_id file_space(H5Dget_space(dataset.get()), H5Sclose);
-  select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, at.path);
+              {hash_of(section), "dataset names or sections (read(name, array, box), or no box)"});
   const auto type = h5_type_of<T>();
   const auto transfer = collective_transfer();
   {
     const region data("io", "data");
-    const bool done = H5Dread(dataset.get(), type.get(), memory.space.get(), file_space.get(), transfer.get(),
-                              host.data() + memory.offset) >= 0;
+    const bool done = H5Dread(dataset.get(), type.get(), selected.memory.space.get(), selected.file_space.get(),
+                              transfer.get(), host.data() + selected.memory.offset) >= 0;
     agree(at, done, "reading dataset '" + name + "'");
   }
   if (!from && H5Aexists(dataset.get(), checksum_attribute) > 0) {
