@@ -161,16 +161,18 @@ class h5file {
     // agrees that all ranks checked and copied their blocks and made their selections, and that
     // they passed the same name and shape (on the I/O thread, in the jobs' order, beside no
     // other collective on the file's communicator), and wait() raises on all.
-    std::exception_ptr refused;  // this rank's check failed: its own error, raised by wait()
+    // This rank's check failed: its own error's text, raised again by the job (as text, not as
+    // an exception_ptr: no exception object is shared with the I/O thread, io_thread.hpp).
+    std::string refused;
     try {
       detail::check_same_ranks(at, array, "writing");
-    } catch (const invalid_argument&) {
-      refused = std::current_exception();
+    } catch (const invalid_argument& e) {
+      refused = e.what();
     }
     detail::block_copy<T, Rank> copy;
     std::uint64_t local_sum = 0;
     std::string copy_error;  // this rank's copy failure, for its message; empty: copied
-    if (!refused) {
+    if (refused.empty()) {
       try {
         {
           const region copying("io", "copy");
@@ -215,7 +217,7 @@ class h5file {
         detail::agreed_step(
             at, "writing dataset '" + key + "' asynchronously",
             [&] {
-              if (refused) std::rethrow_exception(refused);
+              if (!refused.empty()) throw invalid_argument(refused);
               if (!copy_error.empty())
                 detail::raise_io(path, "writing dataset '", key, "' asynchronously: ", copy_error,
                                  "; nothing was written");
@@ -395,8 +397,9 @@ class h5file {
   // Started by write() and by write_async's jobs on the I/O thread, waited for by flush(): one
   // thread at a time uses them, since every synchronous call first waits for the I/O thread.
   std::shared_ptr<detail::writebacks> m_writebacks = std::make_shared<detail::writebacks>();
-  // Set by an asynchronous write that failed: its dataset may hold what was there before, with
-  // no checksum to tell. A checkpoint does not commit such a file (checkpoint_writer::commit).
+  // Set by an asynchronous write that failed, also one refused before anything was written (a
+  // failed copy, arguments that differ): its dataset may hold what was there before, with no
+  // checksum to tell. A checkpoint does not commit such a file (checkpoint_writer::commit).
   std::shared_ptr<std::atomic<bool>> m_async_failed = std::make_shared<std::atomic<bool>>(false);
 
   friend class checkpoint_writer;

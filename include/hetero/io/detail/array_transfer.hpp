@@ -287,6 +287,7 @@ void write_block(const h5_target& at, const std::string& name, const index_space
   h5_id dataset;
   if (H5Lexists(at.file, name.c_str(), H5P_DEFAULT) > 0) {
     dataset = h5_id(H5Dopen2(at.file, name.c_str(), H5P_DEFAULT), H5Dclose);
+    agree(at, dataset.valid(), "opening dataset '" + name + "'");  // may fail on one rank alone
     h5_id old_space(H5Dget_space(dataset.get()), H5Sclose);
     h5_id old_type(H5Dget_type(dataset.get()), H5Tclose);
     std::array<hsize_t, Rank> old{};
@@ -459,10 +460,12 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   std::array<std::int64_t, Rank> origin{};
   for (int d = 0; d < Rank; ++d) wanted[d] = static_cast<hsize_t>(space.extent(d));
   // The dataset's name and the section must be the same on every rank (a rank with another
-  // name or box, or with no box, would read something else, or go on into another collective),
-  // and opening the dataset, an array on other ranks than the file's, staging a device array
-  // (no memory) and the selections may fail on one rank alone: all agreed before the
-  // collective read, where the other ranks would wait for that one for ever.
+  // name or box, or with no box, would read something else, or go on into another collective):
+  // agreed first, since opening the dataset is itself collective (the file's metadata reads
+  // are: rank 0 reads, and broadcasts without a timeout). Then opening it, an array on other
+  // ranks than the file's, staging a device array (no memory) and the selections may fail on
+  // one rank alone: agreed before the collective read, where the other ranks would wait for
+  // that one for ever.
   std::vector<std::int64_t> section(name.begin(), name.end());  // and the dataset's name
   section.push_back(static_cast<std::int64_t>(name.size()));
   section.push_back(from ? 1 : 0);
@@ -505,8 +508,9 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
     selected = select_transfer<Rank>(h5_id(H5Dget_space(dataset.get()), H5Sclose), host, space,
                                      array.shadow().lower, origin, at.path);
   };
-  agreed_step(at, "reading dataset '" + name + "'", prepare,
+  agreed_step(at, "reading dataset '" + name + "'", [] {},
               {hash_of(section), "dataset names or sections (read(name, array, box), or no box)"});
+  agreed_step(at, "reading dataset '" + name + "'", prepare);
   const auto type = h5_type_of<T>();
   const auto transfer = collective_transfer();
   {
