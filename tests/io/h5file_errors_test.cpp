@@ -1,11 +1,11 @@
 // h5file's bad paths: every rank raises a named error, nothing hangs and nothing is read as
 // data, for a missing file, a file that is not HDF5, a truncated file, a corrupted superblock,
 // corrupted data (caught by the checksum), a missing dataset, another element type, rank or
-// shape, a section outside the dataset, sections or dataset names that differ between ranks,
-// selections that fail on one rank, no memory to stage a block on one rank, a path that cannot
-// be written, a write into a file opened for reading, a dataset name taken by another shape, an
-// array on other ranks than the file's, and a closed file. After each error the file still
-// works.
+// shape, a section outside the dataset, sections, dataset names or scalars that differ between
+// ranks, selections that fail on one rank, no memory to stage a block on one rank, a path that
+// cannot be written, a write into a file opened for reading, a dataset name taken by another
+// shape, an array on other ranks than the file's, and a closed file. After each error the file
+// still works.
 #include <hetero/io.hpp>
 
 #include <catch2/catch_test_macros.hpp>
@@ -267,6 +267,28 @@ TEST_CASE("dataset names that differ between ranks are refused on every rank and
   CHECK(io_test::wrong_elements(v, salt + 1) == 0);
   in.read("u", v);  // the file still works, and holds what was written first
   CHECK(io_test::wrong_elements(v, salt) == 0);
+}
+
+TEST_CASE("scalars that differ between ranks are refused on every rank and the stored one kept", "[io][errors]") {
+  // A scalar's name and value were each rank's own: HDF5 stored one rank's value, silently, and
+  // ranks passing different names went into its collective attribute creation with different
+  // arguments.
+  if (world_size() < 2) SKIP("needs 2 or more ranks");
+  const io_test::scratch dir("io-errors-scalars");
+  auto rng = hetero::testing::rng(38);
+  const double stored = std::uniform_real_distribution<double>(0, 1)(rng);
+  const bool last = world_rank() == world_size() - 1;
+  const auto different = ContainsSubstring("the ranks passed different scalar names or values");
+  {
+    hetero::h5file out(dir.file("s.h5"), hetero::file_mode::create);
+    out.set("r", stored);
+    CHECK_THROWS_WITH(out.set("r", last ? stored + 1 : stored), different);
+    CHECK_THROWS_WITH(out.set(last ? "q" : "r", stored), different);
+    CHECK_THROWS_AS(out.set("r", last ? std::int64_t{1} : std::int64_t{2}), hetero::invalid_argument);
+  }
+  hetero::h5file in(dir.file("s.h5"), hetero::file_mode::read);
+  CHECK(in.get<double>("r") == stored);
+  CHECK_THROWS_AS(in.get<double>("q"), hetero::io_error);
 }
 
 TEST_CASE("selections that fail on one rank raise on every rank and none waits in the transfer", "[io][errors]") {

@@ -290,6 +290,14 @@ class h5file {
     const auto type = detail::h5_type_of<T>();
     detail::h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
     const std::string key(name);
+    // Every rank must pass the same name and value (HDF5 writes one of them, silently, where
+    // they differ): a hash of both agreed first.
+    std::vector<std::int64_t> bytes(key.begin(), key.end());
+    bytes.push_back(static_cast<std::int64_t>(key.size()));
+    const auto* raw = reinterpret_cast<const unsigned char*>(&value);
+    bytes.insert(bytes.end(), raw, raw + sizeof(T));
+    detail::agreed_step(at, "storing scalar '" + key + "'", [] {},
+                        {detail::hash_of(bytes), "scalar names or values"});
     detail::write_attribute(at, m_file.get(), key.c_str(), type.get(), scalar.get(), &value);
   }
 

@@ -65,13 +65,18 @@ std::string distribution_text(const index_space<Rank>& space) {
 }
 
 /// Writes attribute `name` of `object` (collective, same value on every rank), replacing it.
+/// Every rank makes every call (HDF5's metadata operations are collective) and the ranks agree
+/// on the outcome: a failure on one rank alone is an error on every rank, not a rank that left
+/// while the others went on into the next collective.
 inline void write_attribute(const h5_target& at, hid_t object, const char* name, hid_t type, hid_t space,
                             const void* value) {
-  if (H5Aexists(object, name) > 0 && H5Adelete(object, name) < 0)
-    raise_h5(at.path, "replacing attribute '", name, "'");
+  const bool replaced = H5Aexists(object, name) <= 0 || H5Adelete(object, name) >= 0;
   h5_id attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!attribute.valid() || H5Awrite(attribute.get(), type, value) < 0)
-    raise_h5(at.path, "writing attribute '", name, "'");
+  const bool ok = replaced && attribute.valid() && H5Awrite(attribute.get(), type, value) >= 0;
+  if (all_ranks(at.comm, ok, std::string("hetero::io: writing attribute '") + name + "'")) return;
+  if (!ok) raise_h5(at.path, "writing attribute '", name, "'");
+  H5Eclear2(H5E_DEFAULT);
+  raise_io(at.path, "writing attribute '", name, "' failed on another rank (that rank's error says why)");
 }
 
 /// Writes a string attribute.
