@@ -11,10 +11,12 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -290,14 +292,21 @@ class h5file {
     const auto type = detail::h5_type_of<T>();
     detail::h5_id scalar(H5Screate(H5S_SCALAR), H5Sclose);
     const std::string key(name);
-    // Every rank must pass the same name and value (HDF5 writes one of them, silently, where
-    // they differ): a hash of both agreed first.
+    // Every rank must pass the same name, type and value (HDF5 writes one rank's value, silently,
+    // where they differ, and creates the attribute collectively): a hash of them agreed first,
+    // the value compared bit for bit (an x87 long double's 10 bytes, not its padding).
     std::vector<std::int64_t> bytes(key.begin(), key.end());
     bytes.push_back(static_cast<std::int64_t>(key.size()));
+    bytes.push_back(static_cast<std::int64_t>(H5Tget_class(type.get())));
+    bytes.push_back(static_cast<std::int64_t>(H5Tget_size(type.get())));
+    if (H5Tget_class(type.get()) == H5T_INTEGER)
+      bytes.push_back(static_cast<std::int64_t>(H5Tget_sign(type.get())));
+    constexpr std::size_t value_bytes =
+        std::is_floating_point_v<T> && std::numeric_limits<T>::digits == 64 ? 10 : sizeof(T);
     const auto* raw = reinterpret_cast<const unsigned char*>(&value);
-    bytes.insert(bytes.end(), raw, raw + sizeof(T));
+    bytes.insert(bytes.end(), raw, raw + value_bytes);
     detail::agreed_step(at, "storing scalar '" + key + "'", [] {},
-                        {detail::hash_of(bytes), "scalar names or values"});
+                        {detail::hash_of(bytes), "scalar names, types or values"});
     detail::write_attribute(at, m_file.get(), key.c_str(), type.get(), scalar.get(), &value);
   }
 

@@ -64,19 +64,29 @@ std::string distribution_text(const index_space<Rank>& space) {
   return text;
 }
 
+/// Raises the same error on every rank when the collective call `ok` (this rank's outcome)
+/// failed somewhere.
+inline void agree(const h5_target& at, bool ok, const std::string& what) {
+  if (all_ranks(at.comm, ok, "hetero::io: " + what)) return;
+  if (!ok) raise_h5(at.path, what);
+  H5Eclear2(H5E_DEFAULT);
+  raise_io(at.path, what, " failed on another rank (that rank's error says why)");
+}
+
 /// Writes attribute `name` of `object` (collective, same value on every rank), replacing it.
-/// Every rank makes every call (HDF5's metadata operations are collective) and the ranks agree
-/// on the outcome: a failure on one rank alone is an error on every rank, not a rank that left
-/// while the others went on into the next collective.
+/// HDF5's attribute calls are collective (and the file's metadata writes too): every rank makes
+/// each of them, and the ranks agree on each outcome before the next, so that a failure on one
+/// rank alone is an error on every rank and no rank skips a call the others make.
 inline void write_attribute(const h5_target& at, hid_t object, const char* name, hid_t type, hid_t space,
                             const void* value) {
-  const bool replaced = H5Aexists(object, name) <= 0 || H5Adelete(object, name) >= 0;
+  const std::string replacing = std::string("replacing attribute '") + name + "'";
+  const std::string writing = std::string("writing attribute '") + name + "'";
+  const htri_t exists = H5Aexists(object, name);
+  agree(at, exists >= 0, replacing);
+  if (exists > 0) agree(at, H5Adelete(object, name) >= 0, replacing);
   h5_id attribute(H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  const bool ok = replaced && attribute.valid() && H5Awrite(attribute.get(), type, value) >= 0;
-  if (all_ranks(at.comm, ok, std::string("hetero::io: writing attribute '") + name + "'")) return;
-  if (!ok) raise_h5(at.path, "writing attribute '", name, "'");
-  H5Eclear2(H5E_DEFAULT);
-  raise_io(at.path, "writing attribute '", name, "' failed on another rank (that rank's error says why)");
+  agree(at, attribute.valid(), writing);
+  agree(at, H5Awrite(attribute.get(), type, value) >= 0, writing);
 }
 
 /// Writes a string attribute.
@@ -229,15 +239,6 @@ inline h5_id collective_transfer() {
   h5_id list(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
   H5Pset_dxpl_mpio(list.get(), H5FD_MPIO_COLLECTIVE);
   return list;
-}
-
-/// Raises the same error on every rank when the collective call `ok` (this rank's outcome)
-/// failed somewhere.
-inline void agree(const h5_target& at, bool ok, const std::string& what) {
-  if (all_ranks(at.comm, ok, "hetero::io: " + what)) return;
-  if (!ok) raise_h5(at.path, what);
-  H5Eclear2(H5E_DEFAULT);
-  raise_io(at.path, what, " failed on another rank (that rank's error says why)");
 }
 
 /// Runs `step`, a part of a collective call that may fail on one rank alone (no memory for its
