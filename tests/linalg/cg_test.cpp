@@ -8,11 +8,17 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <optional>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paired_matrix.hpp"
+#include "random.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using matrix = hetero::distributed_csr<>;
@@ -26,16 +32,17 @@ struct outcome {
 };
 
 // Solves A x = A x* from x = 0 and measures the distance to x*.
-outcome solve(const matrix& a, hetero::cg_options options) {
+template <class Space>
+outcome solve(const hetero::distributed_csr<Space>& a, hetero::cg_options options) {
   auto exact = a.make_halo_vector();
   auto b = a.make_vector(), x = a.make_vector();
   const auto first = a.rows().begin;
   Kokkos::parallel_for(
-      "x*", a.local_rows(), KOKKOS_LAMBDA(const std::size_t i) {
+      "x*", Kokkos::RangePolicy<Space>(0, a.local_rows()), KOKKOS_LAMBDA(const std::size_t i) {
         exact(i) = std::cos(0.05 * static_cast<double>(first + static_cast<long>(i)));
       });
   a.multiply_halo(exact, b);
-  hetero::cg_solver<> cg(a, options);
+  hetero::cg_solver<Space> cg(a, options);
   outcome o{cg.solve(b, x), 0, {}};
   auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
   auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, exact);
@@ -51,6 +58,23 @@ outcome solve(const matrix& a, hetero::cg_options options) {
   o.error = std::sqrt(sums[0] / sums[1]);
   return o;
 }
+
+// Kernels a Kokkos tool was told of whose label starts with "hetero::".
+std::atomic<int> hetero_kernels_seen{0};
+void count_hetero_kernel(const char* label, std::uint32_t, std::uint64_t*) {
+  if (std::string_view(label).starts_with("hetero::")) ++hetero_kernels_seen;
+}
+
+// A Kokkos tool (as a profiler loads it) that counts hetero's kernels while it lives.
+struct kernel_counting_tool {
+  kernel_counting_tool() {
+    hetero_kernels_seen = 0;
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(count_hetero_kernel);
+  }
+  ~kernel_counting_tool() { Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr); }
+  kernel_counting_tool(const kernel_counting_tool&) = delete;
+  kernel_counting_tool& operator=(const kernel_counting_tool&) = delete;
+};
 
 }  // namespace
 
@@ -120,6 +144,41 @@ TEST_CASE("the kernels run where cg_kernels says", "[linalg][cg]") {
   CHECK(on_serial.error < 1e-5);
   CHECK(on_space.result.iterations == on_serial.result.iterations);
   CHECK(on_space.x == on_serial.x);
+}
+
+TEST_CASE("Serial kernels run as plain loops, and a loaded Kokkos tool still sees each", "[linalg][cg]") {
+  using serial_rows = Kokkos::RangePolicy<Kokkos::Serial, Kokkos::IndexType<std::int64_t>>;
+  auto gen = hetero::testing::rng(23);
+  const std::int64_t n = std::uniform_int_distribution<std::int64_t>(2, 5000)(gen);
+  const std::int64_t begin = std::uniform_int_distribution<std::int64_t>(0, n - 1)(gen);
+  for (const bool tool : {false, true}) {
+    CAPTURE(tool, n, begin);
+    std::optional<kernel_counting_tool> counting;
+    if (tool) counting.emplace();
+    REQUIRE(Kokkos::Tools::profileLibraryLoaded() == tool);
+    // Each index of the range once, none outside it.
+    std::vector<int> visits(static_cast<std::size_t>(n));
+    hetero::detail::for_rows("hetero::test rows", serial_rows(begin, n),
+                             [&](std::int64_t i) { ++visits[static_cast<std::size_t>(i)]; });
+    for (std::int64_t i = 0; i < n; ++i) REQUIRE(visits[static_cast<std::size_t>(i)] == (i >= begin ? 1 : 0));
+    CHECK(hetero_kernels_seen == (tool ? 1 : 0));
+  }
+
+  // A solve on Serial kernels, with and without the tool: the same bits, and the tool is told of
+  // every kernel (at least a product, three dot products and three updates an iteration).
+  hetero::communicator comm;
+  const hetero::distributed_csr<Kokkos::DefaultHostExecutionSpace> a(hetero::poisson_2d(16), comm);
+  const hetero::cg_options options{.variant = hetero::cg_variant::halo,
+                                   .preconditioner = hetero::cg_preconditioner::jacobi,
+                                   .kernels = hetero::cg_kernels::serial};
+  const outcome unseen = solve(a, options);
+  std::optional<kernel_counting_tool> counting(std::in_place);
+  const outcome seen = solve(a, options);
+  CHECK(hetero_kernels_seen >= 7 * seen.result.iterations);
+  counting.reset();
+  CHECK(seen.result.converged);
+  CHECK(seen.result.iterations == unseen.result.iterations);
+  CHECK(seen.x == unseen.x);
 }
 
 TEST_CASE("fixed iterations, a zero right-hand side, bad options", "[linalg][cg]") {

@@ -532,7 +532,7 @@ class cg_solver {
     } else if (m_precondition.kind() == cg_preconditioner::chebyshev) {
       chebyshev(r, z);
     } else if (m_precondition.kind() == cg_preconditioner::block_ic0) {
-      ExecutionSpace().fence();  // r's last kernel, before the host reads it
+      kernel_policy([](const auto& policy) { return (policy.space().fence(), 0); });  // r's last kernel
       m_precondition.solve_block(r, z);
     }
   }

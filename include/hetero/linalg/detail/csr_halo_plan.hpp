@@ -19,6 +19,7 @@
 #include "hetero/core/error.hpp"
 #include "hetero/core/mpi.hpp"
 #include "hetero/core/mpi/wait.hpp"
+#include "hetero/linalg/detail/vector_kernels.hpp"  // for_rows
 #include "hetero/linalg/row_block.hpp"
 
 namespace hetero::detail {
@@ -105,13 +106,13 @@ class csr_halo_plan {
           "(collectively) or end the program");
     const auto index = m_send_index;
     const auto buffer = m_send_buffer;
-    Kokkos::parallel_for(
+    for_rows(
         "hetero::halo pack",
         Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
             0, static_cast<std::int64_t>(index.extent(0))),
         KOKKOS_LAMBDA(const std::size_t k) { buffer(k) = x(static_cast<std::size_t>(index(k))); });
     ExecutionSpace().fence();
-    Kokkos::deep_copy(m_send_host, m_send_buffer);  // nothing to copy on the host
+    if (m_send_host.data() != m_send_buffer.data()) Kokkos::deep_copy(m_send_host, m_send_buffer);
     constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
     double* ghost_area = host ? x.data() + m_local : m_ghost_host.data();
     m_requests.assign(m_receives.size() + m_sends.size(), MPI_REQUEST_NULL);

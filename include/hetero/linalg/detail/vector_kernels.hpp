@@ -9,8 +9,27 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace hetero::detail {
+
+/// f(i) for every index i of the range policy: a Kokkos::parallel_for, or on Kokkos::Serial a
+/// plain loop on the calling thread while no Kokkos tool is loaded. On a small matrix Kokkos'
+/// dispatch (its tool hooks, the functor's copy) costs as much as the kernels: with it, and dot's
+/// deep_copy of its partial sums onto themselves, a 48-row solve took 1.35x the time
+/// (docs/results/linalg.md). A loaded tool (a profiler, a kernel logger) still sees every kernel.
+template <class Policy, class Functor>
+void for_rows(const char* label, const Policy& policy, const Functor& f) {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  if constexpr (std::is_same_v<typename Policy::execution_space, Kokkos::Serial>) {
+    if (!Kokkos::Tools::profileLibraryLoaded()) {
+      for (auto i = policy.begin(); i < policy.end(); ++i) f(i);
+      return;
+    }
+  }
+#endif
+  Kokkos::parallel_for(label, policy, f);
+}
 
 /// Elements per partial sum of `dot`.
 inline constexpr std::int64_t dot_chunk = 1024;
@@ -39,7 +58,7 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
   using space = typename Policy::execution_space;
   const std::int64_t begin = policy.begin(), end = policy.end();
   const auto chunks = static_cast<std::int64_t>(dot_chunks(static_cast<std::size_t>(end - begin)));
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg dot", Kokkos::RangePolicy<space, Kokkos::IndexType<std::int64_t>>(policy.space(), 0, chunks),
       KOKKOS_LAMBDA(const std::int64_t c) {
         const std::int64_t first = begin + c * dot_chunk;
@@ -52,7 +71,10 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
           if (i + l < last) s[l] += u(i + l) * v(i + l);
         partials(c) = (s[0] + s[1]) + (s[2] + s[3]);
       });
-  Kokkos::deep_copy(host_partials, partials);  // a fence where both are the same memory
+  if (host_partials.data() == partials.data())
+    policy.space().fence();  // the same memory (a host space): no copy, and no Kokkos deep_copy's hooks
+  else
+    Kokkos::deep_copy(host_partials, partials);
   double sum = 0;
   for (std::int64_t c = 0; c < chunks; ++c) sum += host_partials(c);
   return sum;
@@ -61,21 +83,21 @@ double dot(const Policy& policy, const Vector& u, const Vector& v, const Partial
 /// to = from
 template <class Policy, class Vector>
 void copy(const Policy& policy, const Vector& to, const Vector& from) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg copy", policy, KOKKOS_LAMBDA(const std::size_t i) { to(i) = from(i); });
 }
 
 /// y = a u + c v
 template <class Policy, class Vector>
 void axpby(const Policy& policy, const Vector& y, double a, const Vector& u, double c, const Vector& v) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg axpby", policy, KOKKOS_LAMBDA(const std::size_t i) { y(i) = a * u(i) + c * v(i); });
 }
 
 /// p = r + beta p
 template <class Policy, class Vector>
 void xpby(const Policy& policy, const Vector& p, const Vector& r, double beta) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg xpby", policy, KOKKOS_LAMBDA(const std::size_t i) { p(i) = r(i) + beta * p(i); });
 }
 
@@ -83,7 +105,7 @@ void xpby(const Policy& policy, const Vector& p, const Vector& r, double beta) {
 template <class Policy, class Vector>
 void cg_update(const Policy& policy, const Vector& x, const Vector& r, double alpha, const Vector& p,
                const Vector& q) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg update", policy, KOKKOS_LAMBDA(const std::size_t i) {
         x(i) += alpha * p(i);
         r(i) -= alpha * q(i);
@@ -101,7 +123,7 @@ struct pipelined_vectors {
 template <class Policy, class Vector>
 void pipelined_update(const Policy& policy, const pipelined_vectors<Vector>& v, double alpha, double beta) {
   const auto x = v.x, r = v.r, w = v.w, p = v.p, s = v.s, u = v.u;
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg pipelined update", policy, KOKKOS_LAMBDA(const std::size_t i) {
         x(i) += alpha * p(i);
         r(i) -= alpha * s(i);
@@ -114,7 +136,7 @@ void pipelined_update(const Policy& policy, const pipelined_vectors<Vector>& v, 
 /// z = d r, entry by entry (Jacobi: d the inverse diagonal)
 template <class Policy, class Vector, class Diagonal>
 void scale(const Policy& policy, const Vector& z, const Diagonal& d, const Vector& r) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg jacobi", policy, KOKKOS_LAMBDA(const std::size_t i) { z(i) = d(i) * r(i); });
 }
 
@@ -123,7 +145,7 @@ void scale(const Policy& policy, const Vector& z, const Diagonal& d, const Vecto
 template <class Policy, class Vector, class Diagonal>
 void chebyshev_first(const Policy& policy, const Vector& z, const Vector& d, const Diagonal& inverse_diagonal,
                      const Vector& r, double inverse_theta) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg chebyshev", policy, KOKKOS_LAMBDA(const std::size_t i) {
         d(i) = inverse_theta * inverse_diagonal(i) * r(i);
         z(i) = d(i);
@@ -134,7 +156,7 @@ void chebyshev_first(const Policy& policy, const Vector& z, const Vector& d, con
 template <class Policy, class Vector, class Diagonal>
 void chebyshev_step(const Policy& policy, const Vector& z, const Vector& d, const Diagonal& inverse_diagonal,
                     const Vector& r, const Vector& q, double c1, double c2) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg chebyshev", policy, KOKKOS_LAMBDA(const std::size_t i) {
         d(i) = c1 * d(i) + c2 * inverse_diagonal(i) * (r(i) - q(i));
         z(i) += d(i);
@@ -153,7 +175,7 @@ struct preconditioned_vectors {
 template <class Policy, class Vector>
 void preconditioned_update(const Policy& policy, const preconditioned_vectors<Vector>& v, double alpha) {
   const auto x = v.x, r = v.r, z = v.z, w = v.w, p = v.p, s = v.s, q = v.q, u = v.u;
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg preconditioned update", policy, KOKKOS_LAMBDA(const std::size_t i) {
         x(i) += alpha * p(i);
         r(i) -= alpha * s(i);
@@ -166,7 +188,7 @@ void preconditioned_update(const Policy& policy, const preconditioned_vectors<Ve
 template <class Policy, class Vector>
 void preconditioned_directions(const Policy& policy, const preconditioned_vectors<Vector>& v, double beta) {
   const auto z = v.z, w = v.w, p = v.p, s = v.s, q = v.q, m = v.m;
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::cg preconditioned directions", policy, KOKKOS_LAMBDA(const std::size_t i) {
         p(i) = z(i) + beta * p(i);
         s(i) = w(i) + beta * s(i);
@@ -178,7 +200,7 @@ void preconditioned_directions(const Policy& policy, const preconditioned_vector
 template <class Policy, class RowPtr, class Columns, class Values, class Vector>
 void spmv(const Policy& policy, const RowPtr& row_ptr, const Columns& cols, const Values& values, const Vector& x,
           const Vector& y) {
-  Kokkos::parallel_for(
+  for_rows(
       "hetero::spmv", policy, KOKKOS_LAMBDA(const std::size_t r) {
         // Two entries a step: half the loop's branches, and two products in flight.
         const auto end = row_ptr(r + 1);
