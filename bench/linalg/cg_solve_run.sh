@@ -5,7 +5,10 @@
 # program, since Debian's PETSc is built on Open MPI), then the table of both
 # (cg_solve_table.sh), printed and written to <results dir>/cg_solve_table.md.
 #   bench/linalg/cg_solve_run.sh <build dir> <results dir> [rounds]
-# rounds: hetero's rounds (--hetero_rounds) per rank count, and PETSc's timed solves (default 5 and 7).
+# rounds (default 5): the two programs take turns, one round each, so that both meet the same
+# spells of a shared machine (a round of hetero: one solver per case and rank count, timed over
+# 5 solves; of PETSc: 3 timed solves after a warm-up, their median). The table gives each
+# side's median over the rounds; the rounds' files are kept under <results dir>/rounds.
 # Without PETSc, the hetero columns alone (petsc_cg.sh prints why it skipped).
 set -euo pipefail
 if [[ $# -lt 2 || $# -gt 3 ]]; then
@@ -14,8 +17,8 @@ if [[ $# -lt 2 || $# -gt 3 ]]; then
 fi
 build_dir=$1
 results_dir=$2
-rounds=${3:-}
-if [[ -n $rounds && ! $rounds =~ ^[1-9][0-9]*$ ]]; then
+rounds=${3:-5}
+if [[ ! $rounds =~ ^[1-9][0-9]*$ ]]; then
   echo "cg_solve_run.sh: rounds must be a positive integer, not '$rounds'" >&2
   exit 2
 fi
@@ -25,19 +28,39 @@ bench=$build_dir/bench/linalg/bench_linalg_cg
   echo "cg_solve_run.sh: $bench not found; build the target bench_linalg_cg first" >&2
   exit 1
 }
+command -v jq > /dev/null || {
+  echo "cg_solve_run.sh: jq is missing (apt-get install jq)" >&2
+  exit 1
+}
 launcher=${MPIEXEC:-mpiexec}
-mkdir -p "$results_dir"
+mkdir -p "$results_dir/rounds"
+petsc=$results_dir/petsc_cg_solve.tsv
+rm -f "$petsc"
+petsc_skipped=0
+for ((r = 1; r <= rounds; ++r)); do
+  for n in 1 2 4; do
+    "$launcher" -n "$n" "$bench" '--benchmark_filter=^cg_solve/' --hetero_rounds=1 \
+      --benchmark_out="$results_dir/rounds/cg_solve$n.$r.json" --benchmark_out_format=json \
+      > "$results_dir/rounds/cg_solve$n.$r.log"
+  done
+  ((petsc_skipped)) && continue
+  round_dir=$results_dir/rounds/petsc$r
+  "$here/petsc_cg.sh" --solve "$build_dir" "$round_dir" 3 > "$round_dir.out"
+  if [[ ! -f $round_dir/petsc_cg_solve.tsv ]]; then # skipped: the table with no PETSc rows
+    cat "$round_dir.out" >&2
+    petsc_skipped=1
+    continue
+  fi
+  # One TSV of every round's rows (the header once): the table takes the median per matrix.
+  if [[ -f $petsc ]]; then tail -n +2 "$round_dir/petsc_cg_solve.tsv" >> "$petsc"; else cp "$round_dir/petsc_cg_solve.tsv" "$petsc"; fi
+done
 jsons=()
 for n in 1 2 4; do
-  "$launcher" -n "$n" "$bench" '--benchmark_filter=^cg_solve/' --hetero_rounds="${rounds:-5}" \
-    --benchmark_out="$results_dir/cg_solve$n.json" --benchmark_out_format=json > "$results_dir/cg_solve$n.log"
+  jq -s '{context: .[0].context, benchmarks: (map(.benchmarks) | add)}' \
+    "$results_dir"/rounds/cg_solve"$n".*.json > "$results_dir/cg_solve$n.json"
   jsons+=("$n=$results_dir/cg_solve$n.json")
 done
-rm -f "$results_dir/petsc_cg_solve.tsv"
-"$here/petsc_cg.sh" --solve "$build_dir" "$results_dir" "${rounds:-7}" > "$results_dir/petsc_cg_solve.out"
-petsc=$results_dir/petsc_cg_solve.tsv
-if [[ ! -f $petsc ]]; then # skipped: the table with no PETSc rows
-  cat "$results_dir/petsc_cg_solve.out" >&2
+if [[ ! -f $petsc ]]; then
   petsc=$(mktemp)
   trap 'rm -f "$petsc"' EXIT
 fi

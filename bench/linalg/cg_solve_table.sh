@@ -4,8 +4,9 @@
 # iterations to ||b - A x|| / ||b|| <= 1e-8 and the time to solve of hetero's cg_solve cases
 # (bench_linalg_cg, one JSON per rank count: medians over its rounds) beside PETSc's CG with its
 # default preconditioner and with none (petsc_cg.sh --solve's TSV: median time per iteration
-# times the iterations). A solve that did not reach the tolerance shows its true residual in
-# brackets; so does PETSc's, whose own stopping test reads the recurrence residual. The automatic
+# times the iterations; the median over rounds where it holds several). A solve that did not
+# reach the tolerance shows its true residual in brackets; so does PETSc's, whose own stopping
+# test reads the recurrence residual. The automatic
 # column names, in square brackets, what it chose (over the rounds: each round makes its solver).
 #   bench/linalg/cg_solve_table.sh <petsc_cg_solve.tsv> <ranks>=<cg.json> [<ranks>=<cg.json> ...]
 set -euo pipefail
@@ -29,10 +30,23 @@ shift
              chosen: ([.[].chosen] | map(tostring) | unique | join(","))})
       | .[] | [$ranks, .matrix, .pc, .iterations, .ms, .converged, .residual, .chosen] | @tsv' "$json"
   done
-  # PETSc: the same columns, preconditioner petsc_default / petsc_none.
-  awk -F'\t' 'NR > 1 {
-      split($5, mode, "pc="); ms = $6 * $7 / 1000
-      printf "%s\t%s\tpetsc_%s\t%s\t%.3f\t%d\t%s\t\n", $2, $1, mode[2], $6, ms, ($9 <= 1e-8), $9
+  # PETSc: the same columns, preconditioner petsc_default / petsc_none; where the TSV holds
+  # several rounds of a case (cg_solve_run.sh), the median of their times (the upper middle one
+  # of an even count, as jq's above), the iterations and residual of the first.
+  awk -F'\t' 'NR > 1 && $1 != "matrix" {
+      split($5, mode, "pc="); key = $2 "\t" $1 "\tpetsc_" mode[2]
+      if (!(key in count)) { order[++n] = key; iters[key] = $6; ok[key] = ($9 <= 1e-8); res[key] = $9 }
+      times[key, ++count[key]] = $6 * $7 / 1000
+    }
+    END {
+      for (i = 1; i <= n; ++i) {
+        key = order[i]; c = count[key]
+        for (a = 2; a <= c; ++a)  # insertion sort of the rounds times
+          for (b = a; b > 1 && times[key, b - 1] > times[key, b]; --b) {
+            t = times[key, b]; times[key, b] = times[key, b - 1]; times[key, b - 1] = t
+          }
+        printf "%s\t%s\t%.3f\t%d\t%s\t\n", key, iters[key], times[key, int(c / 2) + 1], ok[key], res[key]
+      }
     }' "$petsc"
 } | awk -F'\t' '
   BEGIN { names[0] = "none"; names[1] = "jacobi"; names[2] = "chebyshev"; names[3] = "block_ic0" }
