@@ -307,9 +307,10 @@ TEST_CASE("selections that fail on one rank raise on every rank and none waits i
   auto v = block_array(100);
   io_test::fill(v, salt + 1);
   const bool last = world_rank() == world_size() - 1;
-  // The failing rank's own error, or the step the others were in and that it failed elsewhere.
-  const std::string mine = "selecting this rank's block (refused by the test hook)";
-  const auto expected = [&](const std::string& step) { return last ? mine : step + " failed on another rank"; };
+  // The failing rank's own error, or the step the others were in and that it failed elsewhere:
+  // both name the call and its dataset.
+  const std::string mine = ": selecting this rank's block (refused by the test hook)";
+  const auto expected = [&](const std::string& step) { return step + (last ? mine : " failed on another rank"); };
   {
     hetero::h5file out(dir.file("f.h5"), hetero::file_mode::update);
     if (last) hetero::detail::refuse_next_selection() = true;

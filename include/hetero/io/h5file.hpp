@@ -216,15 +216,16 @@ class h5file {
         const detail::h5_target at{file, h.comm.get(), path};
         const auto host = h.block.view();
         detail::block_transfer selected;
+        const std::string what = "writing dataset '" + key + "' asynchronously";
         detail::agreed_step(
-            at, "writing dataset '" + key + "' asynchronously",
+            at, what,
             [&] {
               if (!refused.empty()) throw invalid_argument(refused);
               if (!copy_error.empty())
                 detail::raise_io(path, "writing dataset '", key, "' asynchronously: ", copy_error,
                                  "; nothing was written");
-              selected =
-                  detail::select_transfer<Rank>(detail::file_space_of(h.space), host, h.space, lower, {}, path);
+              selected = detail::select_transfer<Rank>(detail::file_space_of(h.space), host, h.space, lower, {},
+                                                       path, what);
             },
             detail::same_dataset(key, h.space));
         detail::write_block_early<T, Rank>(at, key, h.space, selected, host, *early,
@@ -295,8 +296,7 @@ class h5file {
     // Every rank must pass the same name, type and value (HDF5 writes one rank's value, silently,
     // where they differ, and creates the attribute collectively): a hash of them agreed first,
     // the value compared bit for bit (an x87 long double's 10 bytes, not its padding).
-    std::vector<std::int64_t> bytes(key.begin(), key.end());
-    bytes.push_back(static_cast<std::int64_t>(key.size()));
+    auto bytes = detail::name_key(key);
     bytes.push_back(static_cast<std::int64_t>(H5Tget_class(type.get())));
     bytes.push_back(static_cast<std::int64_t>(H5Tget_size(type.get())));
     if (H5Tget_class(type.get()) == H5T_INTEGER)

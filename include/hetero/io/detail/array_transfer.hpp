@@ -18,6 +18,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "hetero/core/mpi/owned_comm.hpp"
@@ -213,23 +214,40 @@ h5_id file_space_of(const index_space<Rank>& space) {
 /// past `lower`) from or to `file_space`, the block placed at `origin` of the dataset. Made
 /// before the collective transfer, inside the step the ranks agree on (`agreed_step`): HDF5 may
 /// fail to make them on one rank alone, which would leave the others waiting in the transfer.
+/// Its `io_error` begins with `what` (the call: "writing dataset 'u'"), which the other ranks'
+/// errors name too.
 template <int Rank, class HostView>
 block_transfer select_transfer(h5_id file_space, const HostView& host, const index_space<Rank>& space,
                                const std::array<std::int64_t, Rank>& lower,
-                               const std::array<std::int64_t, Rank>& origin, const std::string& path) {
-  if (refuse_next_selection().load(std::memory_order_relaxed) && refuse_next_selection().exchange(false))
-    raise_io(path, "selecting this rank's block (refused by the test hook)");
-  if (!file_space.valid()) raise_h5(path, "making the dataset's dataspace");
-  select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, path);
-  return {block_selection<Rank>(host, lower, space.local_extents(), path), std::move(file_space)};
+                               const std::array<std::int64_t, Rank>& origin, const std::string& path,
+                               const std::string& what) {
+  try {
+    if (refuse_next_selection().load(std::memory_order_relaxed) && refuse_next_selection().exchange(false))
+      raise_io(path, "selecting this rank's block (refused by the test hook)");
+    if (!file_space.valid()) raise_h5(path, "making the dataset's dataspace");
+    select_owned<Rank>(file_space.get(), space, space.grid().rank(), origin, path);
+    return {block_selection<Rank>(host, lower, space.local_extents(), path), std::move(file_space)};
+  } catch (const io_error& e) {
+    constexpr std::string_view prefix = "hetero::io: ";
+    std::string_view said = e.what();
+    if (said.starts_with(prefix)) said.remove_prefix(prefix.size());
+    raise_io(path, what, ": ", said);
+  }
+}
+
+/// The start of a key that ranks agree on (`same_arguments`): the name's characters and its
+/// length, so that a name and the numbers after it cannot run together ("a" then 98 is not "ab").
+inline std::vector<std::int64_t> name_key(std::string_view name) {
+  std::vector<std::int64_t> key(name.begin(), name.end());
+  key.push_back(static_cast<std::int64_t>(name.size()));
+  return key;
 }
 
 /// What every rank writing dataset `name` of `space`'s shape must pass alike (HDF5 creates and
 /// writes datasets collectively): a hash of the name and the extents, for `agreed_step`.
 template <int Rank>
 same_arguments same_dataset(const std::string& name, const index_space<Rank>& space) {
-  std::vector<std::int64_t> key(name.begin(), name.end());
-  key.push_back(static_cast<std::int64_t>(name.size()));
+  auto key = name_key(name);
   for (int d = 0; d < Rank; ++d) key.push_back(space.extent(d));
   return {hash_of(key), "dataset names or array shapes"};
 }
@@ -364,13 +382,14 @@ void write_array(const h5_target& at, const std::string& name,
   // collective write.
   decltype(host_storage(array)) host;
   block_transfer selected;
+  const std::string what = "writing dataset '" + name + "'";
   agreed_step(
-      at, "writing dataset '" + name + "'",
+      at, what,
       [&] {
         check_same_ranks(at, array, "writing");
         host = host_storage(array);
         selected = select_transfer<Rank>(file_space_of(array.space()), host, array.space(), array.shadow().lower,
-                                         {}, at.path);
+                                         {}, at.path, what);
       },
       same_dataset(name, array.space()));
   // Called once the data went out, on this thread (it may run host kernels).
@@ -472,13 +491,13 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
   // ranks than the file's, staging a device array (no memory) and the selections may fail on
   // one rank alone: agreed before the collective read, where the other ranks would wait for
   // that one for ever.
-  std::vector<std::int64_t> section(name.begin(), name.end());  // and the dataset's name
-  section.push_back(static_cast<std::int64_t>(name.size()));
+  auto section = name_key(name);  // and the dataset's name
   section.push_back(from ? 1 : 0);
   for (int d = 0; from && d < Rank; ++d) {
     section.push_back(from->begin[d]);
     section.push_back(from->end[d]);
   }
+  const std::string what = "reading dataset '" + name + "'";
   decltype(host_storage(array)) host;
   block_transfer selected;
   h5_id dataset;
@@ -512,11 +531,11 @@ void read_array(const h5_target& at, const std::string& name, const distributed_
     for (int d = 0; d < Rank; ++d) owned *= static_cast<std::size_t>(space.local_extents()[d]);
     host = host_storage(array, owned != array.local_with_shadow().span());
     selected = select_transfer<Rank>(h5_id(H5Dget_space(dataset.get()), H5Sclose), host, space,
-                                     array.shadow().lower, origin, at.path);
+                                     array.shadow().lower, origin, at.path, what);
   };
-  agreed_step(at, "reading dataset '" + name + "'", [] {},
+  agreed_step(at, what, [] {},
               {hash_of(section), "dataset names or sections (read(name, array, box), or no box)"});
-  agreed_step(at, "reading dataset '" + name + "'", prepare);
+  agreed_step(at, what, prepare);
   const auto type = h5_type_of<T>();
   const auto transfer = collective_transfer();
   {
