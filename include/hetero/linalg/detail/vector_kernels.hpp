@@ -21,7 +21,9 @@ namespace hetero::detail {
 template <class Policy, class Functor>
 void for_rows(const char* label, const Policy& policy, const Functor& f) {
 #if defined(KOKKOS_ENABLE_SERIAL)
-  if constexpr (std::is_same_v<typename Policy::execution_space, Kokkos::Serial>) {
+  // (A policy with a work tag goes to Kokkos, which calls the functor's tagged operator().)
+  if constexpr (std::is_same_v<typename Policy::execution_space, Kokkos::Serial> &&
+                std::is_void_v<typename Policy::work_tag>) {
     if (!Kokkos::Tools::profileLibraryLoaded()) {
       for (auto i = policy.begin(); i < policy.end(); ++i) f(i);
       return;
