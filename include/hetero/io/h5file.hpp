@@ -221,9 +221,7 @@ class h5file {
             at, what,
             [&] {
               if (!refused.empty()) throw invalid_argument(refused);
-              if (!copy_error.empty())
-                detail::raise_io(path, "writing dataset '", key, "' asynchronously: ", copy_error,
-                                 "; nothing was written");
+              if (!copy_error.empty()) detail::raise_io(path, what, ": ", copy_error, "; nothing was written");
               selected = detail::select_transfer<Rank>(detail::file_space_of(h.space), host, h.space, lower, {},
                                                        path, what);
             },
